@@ -1,0 +1,180 @@
+"""The frozen hierarchy: flat arrays built once per (mesh geometry, options)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..constants import BV_AABB, BV_OBB, LEAF_FLAG
+from ..kernels.bvh_build import build_binary_tree
+from ..kernels.layout import (
+    META_DEPTH,
+    META_FACES,
+    META_FANOUT,
+    META_LEAFMAX,
+    META_NODE_OFF,
+    META_NODES,
+    META_TRI_OFF,
+    META_TRIS,
+    META_WIDTH,
+)
+from .options import BuildOptions
+
+
+class BVHArrays(NamedTuple):
+    """A pool of one tree, as the kernels take it (all C-contiguous, writable
+    privately; the public views are read-only)."""
+
+    topo: NDArray[np.int32]  # (n, 3) first child / first triangle, count, flags (bit 0 = leaf)
+    bv: NDArray[np.float64]  # (n, width) node volumes, in the mesh's frame
+    tris: NDArray[np.float64]  # (F, 3, 3) triangle vertices in leaf order
+    face_ids: NDArray[np.int32]  # (F,) leaf order -> face index as given
+    meta: NDArray[np.int64]  # (1, META_WIDTH) offsets, sizes, depth, fan-out
+    scale: NDArray[np.float64]  # (1,) largest |coordinate| (sizes the volume slack)
+
+
+class BVH:
+    """A frozen bounding-volume hierarchy over a mesh's triangles.
+
+    Built by :func:`build_bvh` (or lazily by ``Mesh.bvh()``). ``arrays`` holds
+    what the kernels read; the properties give read-only views.
+    """
+
+    __slots__ = ("options", "arrays", "depth", "fanout", "build_seconds")
+
+    def __init__(self, options: BuildOptions, arrays: BVHArrays, depth: int, fanout: int, build_seconds: float):
+        self.options = options
+        self.arrays = arrays
+        self.depth = depth
+        self.fanout = fanout
+        self.build_seconds = build_seconds
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.arrays.topo.shape[0])
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.count_nonzero(self.arrays.topo[:, 2] & LEAF_FLAG))
+
+    @property
+    def topology(self) -> NDArray[np.int32]:
+        return _readonly(self.arrays.topo)
+
+    @property
+    def volumes(self) -> NDArray[np.float64]:
+        return _readonly(self.arrays.bv)
+
+    @property
+    def leaf_faces(self) -> NDArray[np.int32]:
+        return _readonly(self.arrays.face_ids)
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in self.arrays))
+
+    def __repr__(self) -> str:
+        o = self.options
+        return (
+            f"BVH(bv={o.bv!r}, split={o.split!r}, leaf_size={o.leaf_size}, nodes={self.n_nodes}, "
+            f"depth={self.depth}, faces={self.arrays.face_ids.shape[0]})"
+        )
+
+    def validate(self, triangles: NDArray[np.float64] | None = None) -> None:
+        """Check the tree's invariants; raise AssertionError naming the first broken one.
+
+        Every face sits in exactly one leaf; inner nodes point at valid,
+        consecutive children; every node volume contains all the triangles of
+        its subtree (within a few units of roundoff of the mesh size, the same
+        slack the traversal allows). ``triangles`` (F, 3, 3) in face order, if
+        given, must match the leaf-order copy.
+        """
+        validate_bvh(self, triangles)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
+    """Build a BVH over ``triangles`` (F, 3, 3) float64, F >= 1, face order."""
+    import time
+
+    tris = np.ascontiguousarray(triangles, dtype=np.float64)
+    start = time.perf_counter()
+    order, topo, bv, depth = build_binary_tree(tris, options.bv_code, options.split_code, options.leaf_size)
+    leaf_tris = np.ascontiguousarray(tris[order])
+    seconds = time.perf_counter() - start
+    counts = topo[:, 1][(topo[:, 2] & LEAF_FLAG) != 0]
+    meta = np.zeros((1, META_WIDTH), np.int64)
+    meta[0, META_NODE_OFF] = 0
+    meta[0, META_TRI_OFF] = 0
+    meta[0, META_NODES] = topo.shape[0]
+    meta[0, META_TRIS] = tris.shape[0]
+    meta[0, META_DEPTH] = depth
+    meta[0, META_FANOUT] = 2
+    meta[0, META_FACES] = tris.shape[0]
+    meta[0, META_LEAFMAX] = int(counts.max()) if counts.size else 0
+    scale = np.array([float(np.abs(tris).max())])
+    arrays = BVHArrays(topo, bv, leaf_tris, order.astype(np.int32), meta, scale)
+    return BVH(options, arrays, int(depth), 2, seconds)
+
+
+def validate_bvh(tree: BVH, triangles: NDArray[np.float64] | None = None) -> None:
+    a = tree.arrays
+    topo, bv, tris = a.topo, a.bv, a.tris
+    n = topo.shape[0]
+    F = tris.shape[0]
+    assert n >= 1, "empty tree"
+    leaf = (topo[:, 2] & LEAF_FLAG) != 0
+    seen = np.zeros(F, np.int64)
+    parent_count = np.zeros(n, np.int64)
+    for i in range(n):
+        first, count = int(topo[i, 0]), int(topo[i, 1])
+        assert count >= 1, f"node {i} has count {count}"
+        if leaf[i]:
+            assert 0 <= first and first + count <= F, f"leaf {i} triangle range out of bounds"
+            seen[first : first + count] += 1
+        else:
+            assert 0 < first and first + count <= n, f"node {i} child range out of bounds"
+            parent_count[first : first + count] += 1
+    assert parent_count[0] == 0, "root has a parent"
+    assert np.all(parent_count[1:] == 1), "a node has no parent or several"
+    assert np.all(seen == 1), "a triangle sits in no leaf or in several"
+    assert np.array_equal(np.sort(a.face_ids), np.arange(F)), "leaf order is not a permutation of the faces"
+    if triangles is not None:
+        assert np.array_equal(tris, np.asarray(triangles)[a.face_ids]), "leaf triangles differ from the mesh"
+    # containment: each node's triangle range = union of its leaves' ranges
+    lo_idx = np.zeros(n, np.int64)
+    hi_idx = np.zeros(n, np.int64)
+    for i in range(n - 1, -1, -1):
+        first, count = int(topo[i, 0]), int(topo[i, 1])
+        if leaf[i]:
+            lo_idx[i], hi_idx[i] = first, first + count
+        else:
+            kids = range(first, first + count)
+            lo_idx[i] = min(lo_idx[k] for k in kids)
+            hi_idx[i] = max(hi_idx[k] for k in kids)
+            assert hi_idx[i] - lo_idx[i] == sum(hi_idx[k] - lo_idx[k] for k in kids), (
+                f"node {i}: subtree triangles are not contiguous in leaf order"
+            )
+    # Well inside the traversal's slack (64 units of roundoff of the scale).
+    tol = 16 * 2.0**-52 * float(a.scale[0])
+    kind = tree.options.bv_code
+    for i in range(n):
+        pts = tris[lo_idx[i] : hi_idx[i]].reshape(-1, 3)
+        if kind == BV_AABB:
+            c, h = bv[i, :3], bv[i, 3:6]
+            excess = np.abs(pts - c) - h
+        elif kind == BV_OBB:
+            c, axes, h = bv[i, :3], bv[i, 3:12].reshape(3, 3), bv[i, 12:15]
+            excess = np.abs((pts - c) @ axes.T) - h
+            assert np.allclose(axes @ axes.T, np.eye(3), atol=1e-9), f"node {i}: OBB axes not orthonormal"
+        else:  # pragma: no cover - guarded by BuildOptions
+            raise AssertionError(f"unknown volume kind {kind}")
+        worst = float(excess.max())
+        assert worst <= tol, f"node {i}: volume misses a vertex of its subtree by {worst:g}"

@@ -1,0 +1,71 @@
+"""Dtypes, codes and tolerances: one home for every number the kernels share.
+
+Each value carries the reason it has the value it has.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Coordinates, poses and volumes are float64 throughout: the exact triangle
+#: predicates reason about float64 inputs, and float32 would not survive the
+#: relative-pose composition of large CAD scenes.
+FLOAT = np.float64
+#: Node and face indices inside trees: 2**31 faces is far beyond any mesh we load.
+INDEX = np.int32
+#: Counts, offsets and result rows can exceed 2**31 over big batches.
+COUNT = np.int64
+
+#: The null index of flat trees and stacks (Box2D's convention).
+NULL = -1
+
+# --- triangle-triangle tests (runtime codes, see kernels/tri_tri.py) ---------
+#: Guigue & Devillers 2003 with exact orientation predicates: exact on every branch.
+TRI_TEST_GUIGUE = 0
+#: Moller 1997 interval overlap, float64 arithmetic: inexact near degeneracy.
+TRI_TEST_MOLLER = 1
+TRI_TESTS = {"guigue": TRI_TEST_GUIGUE, "moller": TRI_TEST_MOLLER}
+
+# --- bounding-volume kinds (runtime codes, see kernels/bv_*.py) --------------
+BV_AABB = 0
+BV_OBB = 1
+BV_KINDS = {"aabb": BV_AABB, "obb": BV_OBB}
+#: Floats stored per node for each kind: AABB = centre(3), half extents(3);
+#: OBB = centre(3), axes as rows(9), half extents(3).
+BV_WIDTH = {BV_AABB: 6, BV_OBB: 15}
+
+# --- split rules --------------------------------------------------------------
+SPLIT_SAH = 0
+SPLIT_MEDIAN = 1
+SPLIT_MEAN = 2
+SPLIT_RULES = {"sah": SPLIT_SAH, "median": SPLIT_MEDIAN, "mean": SPLIT_MEAN}
+#: Bins of the binned surface-area heuristic: 16 is within a few percent of a
+#: full sweep on real meshes and keeps the build linear per level.
+SAH_BINS = 16
+
+# --- query modes ----------------------------------------------------------------
+MODE_ANY = 0  # stop at the first intersecting triangle pair, return a bool
+MODE_FIRST = 1  # stop at the first pair, report it
+MODE_ALL = 2  # every intersecting pair (optionally capped)
+MODES = {"any": MODE_ANY, "first": MODE_FIRST, "all": MODE_ALL}
+
+# --- node flags -----------------------------------------------------------------
+#: Topology rows are (first, count, flags); bit 0 of flags marks a leaf.
+LEAF_FLAG = 1
+
+# --- tolerances -------------------------------------------------------------------
+#: A pose's rotation block is accepted as rigid when max|R^T R - I| <= this.
+#: Rotations written with 9 significant digits (URDF, CAD exports) pass; a
+#: scaled or sheared matrix (error >= 1e-6 for any useful scale) does not.
+POSE_RIGIDITY_TOL = 1e-6
+#: Relative slack added to every bounding-volume test so that rounding in the
+#: float64 box arithmetic can only report overlap, never miss it: the errors of
+#: mapping a point (three products and three sums per coordinate) and of the
+#: separating-axis sums are below 32 units of roundoff of the scene's magnitude.
+BV_SLACK_ULPS = 64.0
+
+#: Poses per parallel chunk below which a batch runs on the serial entry: a
+#: parallel launch costs about 4 us, which a handful of cheap poses never repays.
+PARALLEL_MIN_POSES = 8
+#: Result rows reserved per pose (and per chunk at least) before an overflow rerun.
+PAIRS_PER_POSE_GUESS = 64

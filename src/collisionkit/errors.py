@@ -1,0 +1,26 @@
+"""Exceptions raised at the API edge, so that bad input never reaches a kernel."""
+
+from __future__ import annotations
+
+
+class CollisionKitError(Exception):
+    """Base class of every error collisionkit raises on purpose."""
+
+
+class InvalidMeshError(CollisionKitError, ValueError):
+    """The vertices, faces or file given for a mesh cannot describe a triangle mesh."""
+
+
+class InvalidPoseError(CollisionKitError, ValueError):
+    """A pose is not a finite rigid world-from-object transform.
+
+    ``index`` is the position of the offending pose in its batch (0 for a single pose).
+    """
+
+    def __init__(self, message: str, index: int = 0) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class UnsupportedPairError(CollisionKitError, TypeError):
+    """No query is implemented for this combination of shapes or strategy."""

@@ -1,0 +1,306 @@
+"""Triangle meshes: validated, read-only geometry plus a per-geometry cache of
+acceleration structures (built lazily, once, even when several threads ask)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import replace
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..bvh import BVH, BuildOptions, build_bvh
+from ..errors import InvalidMeshError
+
+
+class _Geometry:
+    """Arrays shared by every Mesh view of the same geometry, and their cache."""
+
+    __slots__ = ("vertices", "faces", "surfaces", "_triangles", "_cache", "_lock", "_building")
+
+    def __init__(self, vertices: NDArray[np.float64], faces: NDArray[np.int32], surfaces: NDArray[np.int32]):
+        self.vertices = vertices
+        self.faces = faces
+        self.surfaces = surfaces
+        self._triangles: NDArray[np.float64] | None = None
+        self._cache: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
+        self._building: dict[Hashable, threading.Lock] = {}
+
+    @property
+    def triangles(self) -> NDArray[np.float64]:
+        if self._triangles is None:
+            tris = np.ascontiguousarray(self.vertices[self.faces])
+            tris.flags.writeable = False
+            self._triangles = tris
+        return self._triangles
+
+    def cached(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """Return the structure stored under ``key``, building it once.
+
+        A per-key lock makes concurrent first queries wait for one build
+        instead of each building its own copy.
+        """
+        value = self._cache.get(key)
+        if value is not None:
+            return value
+        with self._lock:
+            key_lock = self._building.setdefault(key, threading.Lock())
+        with key_lock:
+            value = self._cache.get(key)
+            if value is None:
+                value = build()
+                self._cache[key] = value
+        return value
+
+
+def _as_vertices(vertices: ArrayLike) -> NDArray[np.float64]:
+    try:
+        v = np.array(vertices, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidMeshError(f"vertices are not numeric: {exc}") from None
+    if v.ndim != 2 or v.shape[1] != 3:
+        raise InvalidMeshError(f"vertices must have shape (V, 3), got {v.shape}")
+    if not np.all(np.isfinite(v)):
+        bad = int(np.argwhere(~np.isfinite(v))[0, 0])
+        raise InvalidMeshError(f"vertex {bad} is not finite: {v[bad].tolist()}")
+    return v
+
+
+def _as_faces(faces: ArrayLike, n_vertices: int) -> NDArray[np.int32]:
+    f = np.asarray(faces)
+    if f.dtype == object or not (np.issubdtype(f.dtype, np.integer) or f.size == 0):
+        if np.issubdtype(f.dtype, np.floating) and f.size and np.all(np.isfinite(f)) and np.all(f == np.round(f)):
+            f = f.astype(np.int64)
+        else:
+            raise InvalidMeshError(f"faces must be integer vertex indices, got dtype {f.dtype}")
+    if f.ndim != 2 or f.shape[1] != 3:
+        raise InvalidMeshError(f"faces must have shape (F, 3), got {f.shape}")
+    if f.shape[0] == 0:
+        raise InvalidMeshError("mesh has no faces")
+    lo, hi = int(f.min()), int(f.max())
+    if lo < 0 or hi >= n_vertices:
+        bad = int(np.argwhere((f < 0) | (f >= n_vertices))[0, 0])
+        raise InvalidMeshError(
+            f"face {bad} indexes vertex {f[bad].tolist()} out of range [0, {n_vertices})"
+        )
+    return np.ascontiguousarray(f, dtype=np.int32)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+class Mesh:
+    """A triangle mesh in its own (object) frame.
+
+    Parameters
+    ----------
+    vertices : array_like, (V, 3)
+        Finite coordinates; stored as a read-only float64 copy.
+    faces : array_like, (F, 3)
+        Vertex indices, F >= 1; stored as read-only int32. Face ids in every
+        query result index these rows as given. Zero-area triangles and
+        duplicate vertices are accepted: a zero-area triangle is the closed
+        segment or point it spans.
+    surfaces : array_like, (F,), optional
+        Surface (part, group) label of each face; default all 0.
+    options : BuildOptions, optional
+        How this mesh's hierarchy is built (default ``BuildOptions()``).
+
+    Raises
+    ------
+    InvalidMeshError
+        Wrong shapes, NaN/inf coordinates, indices out of range, no faces.
+
+    Examples
+    --------
+    >>> import numpy as np, collisionkit as ck
+    >>> tet = ck.Mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]],
+    ...               [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    >>> tet.n_faces
+    4
+    """
+
+    __slots__ = ("_geom", "options", "name", "_trees")
+
+    def __init__(
+        self,
+        vertices: ArrayLike,
+        faces: ArrayLike,
+        surfaces: ArrayLike | None = None,
+        options: BuildOptions | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        v = _as_vertices(vertices)
+        f = _as_faces(faces, v.shape[0])
+        if surfaces is None:
+            s = np.zeros(f.shape[0], np.int32)
+        else:
+            s = np.asarray(surfaces)
+            if s.shape != (f.shape[0],) or not np.issubdtype(s.dtype, np.integer):
+                raise InvalidMeshError(f"surfaces must be an int array of shape ({f.shape[0]},), got {s.dtype} {s.shape}")
+            s = np.ascontiguousarray(s, dtype=np.int32)
+        if options is not None and not isinstance(options, BuildOptions):
+            raise TypeError(f"options must be a BuildOptions, got {type(options).__name__}")
+        self._geom = _Geometry(_readonly(v), _readonly(f), _readonly(s))
+        self.options = options or BuildOptions()
+        self.name = name
+        self._trees: dict[str, BVH] = {}
+
+    # -- construction ----------------------------------------------------------------
+    @classmethod
+    def _from_geometry(cls, geom: _Geometry, options: BuildOptions, name: str | None) -> Mesh:
+        mesh = cls.__new__(cls)
+        mesh._geom = geom
+        mesh.options = options
+        mesh.name = name
+        mesh._trees = {}
+        return mesh
+
+    def with_options(self, options: BuildOptions | None = None, **changes: Any) -> Mesh:
+        """A mesh sharing this geometry (and its cache) with other build options.
+
+        ``mesh.with_options(BuildOptions(bv="obb"))`` or ``mesh.with_options(bv="obb")``.
+        """
+        if options is None:
+            options = replace(self.options, **changes)
+        elif changes:
+            raise TypeError("pass either a BuildOptions or keyword changes, not both")
+        if not isinstance(options, BuildOptions):
+            raise TypeError(f"options must be a BuildOptions, got {type(options).__name__}")
+        return Mesh._from_geometry(self._geom, options, self.name)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], options: BuildOptions | None = None) -> Mesh:
+        """Read any mesh file trimesh reads (STL, OBJ, PLY, OFF, GLB, ...).
+
+        Faces keep the file's order (``process=False``). A file holding several
+        objects or groups (an OBJ's ``o``/``g``, a GLB's nodes) becomes one
+        mesh whose ``surfaces`` label each face with its object's index, in the
+        file's order, with the scene graph's transforms applied.
+
+        Raises
+        ------
+        InvalidMeshError
+            Missing or unreadable file, or a file with no triangles.
+        """
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise InvalidMeshError(f"{path}: no such file")
+        import trimesh
+
+        try:
+            loaded = trimesh.load(path, process=False, maintain_order=True)
+        except Exception as exc:  # trimesh raises many types on bad files
+            raise InvalidMeshError(f"{path}: cannot read mesh ({type(exc).__name__}: {exc})") from None
+        try:
+            mesh = cls._from_loaded(loaded, options)
+        except InvalidMeshError as exc:
+            raise InvalidMeshError(f"{path}: {exc}") from None
+        mesh.name = os.path.basename(path)
+        return mesh
+
+    @classmethod
+    def from_trimesh(cls, tm: Any, options: BuildOptions | None = None) -> Mesh:
+        """Wrap a ``trimesh.Trimesh`` (or a ``trimesh.Scene``: one surface per geometry)."""
+        return cls._from_loaded(tm, options)
+
+    @classmethod
+    def _from_loaded(cls, loaded: Any, options: BuildOptions | None) -> Mesh:
+        import trimesh
+
+        if isinstance(loaded, trimesh.Trimesh):
+            return cls(loaded.vertices, loaded.faces, options=options)
+        if isinstance(loaded, trimesh.Scene):
+            verts, faces, surf = [], [], []
+            offset = 0
+            surface = 0
+            for node in loaded.graph.nodes_geometry:
+                transform, geom_name = loaded.graph[node]
+                geom = loaded.geometry[geom_name]
+                if not isinstance(geom, trimesh.Trimesh) or len(geom.faces) == 0:
+                    continue
+                v = np.asarray(geom.vertices, dtype=np.float64)
+                if not np.allclose(transform, np.eye(4)):
+                    v = v @ np.asarray(transform)[:3, :3].T + np.asarray(transform)[:3, 3]
+                verts.append(v)
+                faces.append(np.asarray(geom.faces) + offset)
+                surf.append(np.full(len(geom.faces), surface, np.int32))
+                offset += len(v)
+                surface += 1
+            if not faces:
+                raise InvalidMeshError("file holds no triangles")
+            return cls(np.vstack(verts), np.vstack(faces), np.concatenate(surf), options=options)
+        raise InvalidMeshError(f"file holds {type(loaded).__name__}, not a triangle mesh")
+
+    # -- geometry ---------------------------------------------------------------------
+    @property
+    def vertices(self) -> NDArray[np.float64]:
+        """(V, 3) float64, read-only."""
+        return self._geom.vertices
+
+    @property
+    def faces(self) -> NDArray[np.int32]:
+        """(F, 3) int32, read-only."""
+        return self._geom.faces
+
+    @property
+    def surfaces(self) -> NDArray[np.int32]:
+        """(F,) int32 surface label of each face, read-only."""
+        return self._geom.surfaces
+
+    @property
+    def triangles(self) -> NDArray[np.float64]:
+        """(F, 3, 3) float64 vertex coordinates per face (cached, read-only)."""
+        return self._geom.triangles
+
+    @property
+    def n_faces(self) -> int:
+        return int(self._geom.faces.shape[0])
+
+    @property
+    def n_vertices(self) -> int:
+        return int(self._geom.vertices.shape[0])
+
+    @property
+    def bounds(self) -> NDArray[np.float64]:
+        """(2, 3) min and max corner of the vertices used by faces."""
+        t = self.triangles.reshape(-1, 3)
+        return np.stack([t.min(axis=0), t.max(axis=0)])
+
+    def shares_geometry(self, other: Mesh) -> bool:
+        """True when both meshes view the same arrays (e.g. one came from with_options)."""
+        return self._geom is other._geom
+
+    # -- acceleration structures --------------------------------------------------------
+    def bvh(self, options: BuildOptions | None = None) -> BVH:
+        """The hierarchy for ``options`` (default: this mesh's), built on first use and cached."""
+        opts = options or self.options
+        return self._geom.cached(("bvh", opts), lambda: build_bvh(self._geom.triangles, opts))
+
+    def tree_for(self, bv: str) -> BVH:
+        """This mesh's hierarchy with its split rule and leaf size but volume kind ``bv``.
+
+        Queries traverse b with a's volume kind; the per-mesh dict spares the
+        hot path hashing the options record on every call.
+        """
+        tree = self._trees.get(bv)
+        if tree is None:
+            opts = self.options if self.options.bv == bv else replace(self.options, bv=bv)
+            tree = self.bvh(opts)
+            self._trees[bv] = tree
+        return tree
+
+    def cached(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """Cache any structure a strategy needs under a hashable key (its frozen options)."""
+        return self._geom.cached(key, build)
+
+    def __repr__(self) -> str:
+        label = f"{self.name!r}, " if self.name else ""
+        return f"Mesh({label}vertices={self.n_vertices}, faces={self.n_faces}, options={self.options})"

@@ -1,0 +1,405 @@
+"""Exact orientation predicates on float64 inputs (Shewchuk-style adaptive filter).
+
+``orient2d`` and ``orient3d`` return a float whose SIGN is exactly the sign of
+the real determinant of the float64 inputs they are given; the magnitude is
+only an approximation (or +-1 when the exact path decided).
+
+Method (Shewchuk 1997, "Adaptive precision floating-point arithmetic and fast
+robust geometric predicates"):
+
+1. Fast path: evaluate the determinant in float64 and bound its rounding error
+   by ``errbound * permanent`` with Shewchuk's static constants
+   (ccwerrboundA = (3 + 16 eps) eps, o3derrboundA = (7 + 56 eps) eps,
+   eps = 2**-53). If |det| exceeds the bound its sign is certain. The bound
+   assumes no underflow or overflow, so a permanent below 1e-200 or not finite
+   also goes to step 2. No allocation.
+2. Exact path: scale every input by one power of two so the largest magnitude
+   lies in [0.5, 1) (exact: frexp/ldexp), take each coordinate difference as an
+   exact two-term expansion (two_diff), expand the determinant into products of
+   two (orient2d) or three (orient3d) doubles, each exact as a two- or
+   four-term expansion (Dekker's split, no FMA needed), sum every term exactly
+   with grow-expansion and zero elimination, and return the sign of the most
+   significant component. Allocates one small scratch array.
+
+Limit (the only one): if the nonzero input magnitudes of ONE call span more
+than about 2**300 (~1e90) -- e.g. a coordinate of 1e-100 next to one of 1 --
+the low bits of the triple products may underflow and the sign can be wrong.
+Within that span every input, scaled so the largest is ~1, is a multiple of
+2**-353, so every product of three is a multiple of 2**-1059 and nothing
+underflows. Zeros are fine, and so are uniformly huge (1e200) or tiny (1e-200)
+inputs, since the scaling removes the common magnitude. Inputs must be finite
+(non-finite inputs return NaN).
+
+Conventions:
+
+* ``orient2d(a, b, c) = (b - a) x (c - a)``: positive when a, b, c turn
+  counter-clockwise (c left of the directed line a -> b).
+* ``orient3d(a, b, c, d) = ((b - a) x (c - a)) . (d - a)``: positive when d
+  lies on the side of plane abc toward which the normal (b - a) x (c - a)
+  points, i.e. when a, b, c are counter-clockwise seen from d. (This is the
+  NEGATIVE of Shewchuk's ``orient3d``.)
+
+EXACT: no fastmath anywhere in this module: the error-free transformations
+(two_sum, two_diff, two_product) and the static error bound are only valid
+under strict IEEE-754 round-to-nearest without reassociation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+_EPS = 2.0**-53
+#: Shewchuk's static bound for the 2x2 determinant of differences.
+_CCW_ERRBOUND_A = (3.0 + 16.0 * _EPS) * _EPS
+#: Shewchuk's static bound for the 3x3 determinant of differences.
+_O3D_ERRBOUND_A = (7.0 + 56.0 * _EPS) * _EPS
+#: Below this permanent, products may be subnormal and the relative bound fails.
+_PERM_MIN = 1e-200
+#: Dekker's splitter 2**27 + 1: splits a double into two 26-bit halves.
+_SPLITTER = 134217729.0
+#: Terms of the exact sums: orient3d has 6 x 8 triple products of 4 terms.
+_SCRATCH = 200
+
+
+# --- error-free transformations ------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _two_sum(a, b):
+    """(s, e) with s = fl(a + b) and s + e == a + b exactly (Knuth)."""
+    s = a + b
+    b_virt = s - a
+    a_virt = s - b_virt
+    return s, (a - a_virt) + (b - b_virt)
+
+
+@njit(cache=True, nogil=True)
+def _two_diff(a, b):
+    """(d, e) with d = fl(a - b) and d + e == a - b exactly."""
+    d = a - b
+    b_virt = a - d
+    a_virt = d + b_virt
+    return d, (a - a_virt) + (b_virt - b)
+
+
+@njit(cache=True, nogil=True)
+def _split(a):
+    """(hi, lo) with hi + lo == a, each fitting in 26 bits (Dekker)."""
+    c = _SPLITTER * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@njit(cache=True, nogil=True)
+def _two_product(a, b):
+    """(p, e) with p = fl(a * b) and p + e == a * b exactly (Dekker, no FMA)."""
+    p = a * b
+    ahi, alo = _split(a)
+    bhi, blo = _split(b)
+    err = p - ahi * bhi
+    err -= alo * bhi
+    err -= ahi * blo
+    return p, alo * blo - err
+
+
+@njit(cache=True, nogil=True)
+def _grow(e, n, b):
+    """Add the double b to the expansion e[:n] in place; return the new length.
+
+    e holds a nonoverlapping expansion in increasing magnitude; zero
+    components are dropped, so e[n - 1] carries the sign of the sum.
+    """
+    if b == 0.0:
+        return n
+    q = b
+    k = 0
+    for i in range(n):
+        q, h = _two_sum(q, e[i])
+        if h != 0.0:
+            e[k] = h
+            k += 1
+    if q != 0.0 or k == 0:
+        e[k] = q
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _add_product2(e, n, neg, a0, a1, b0, b1):
+    """Add +-(a0 + a1)(b0 + b1) exactly to the expansion e[:n]."""
+    for i in range(2):
+        a = a0 if i == 0 else a1
+        if a == 0.0:
+            continue
+        for j in range(2):
+            b = b0 if j == 0 else b1
+            if b == 0.0:
+                continue
+            p, q = _two_product(a, b)
+            if neg:
+                p = -p
+                q = -q
+            n = _grow(e, n, q)
+            n = _grow(e, n, p)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _add_product3(e, n, neg, a0, a1, b0, b1, c0, c1):
+    """Add +-(a0 + a1)(b0 + b1)(c0 + c1) exactly to the expansion e[:n]."""
+    for i in range(2):
+        a = a0 if i == 0 else a1
+        if a == 0.0:
+            continue
+        for j in range(2):
+            b = b0 if j == 0 else b1
+            if b == 0.0:
+                continue
+            p, q = _two_product(a, b)
+            for k in range(2):
+                c = c0 if k == 0 else c1
+                if c == 0.0:
+                    continue
+                r0, r1 = _two_product(p, c)
+                r2, r3 = _two_product(q, c)
+                if neg:
+                    r0 = -r0
+                    r1 = -r1
+                    r2 = -r2
+                    r3 = -r3
+                n = _grow(e, n, r3)
+                n = _grow(e, n, r2)
+                n = _grow(e, n, r1)
+                n = _grow(e, n, r0)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _expansion_sign(e, n):
+    top = e[n - 1]
+    if top > 0.0:
+        return 1.0
+    if top < 0.0:
+        return -1.0
+    return 0.0
+
+
+# --- exact paths -----------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _orient2d_exact(ax, ay, bx, by, cx, cy):
+    """Sign (+1.0, -1.0, 0.0) of (b - a) x (c - a), exactly."""
+    m = max(abs(ax), abs(ay), abs(bx), abs(by), abs(cx), abs(cy))
+    if not m < math.inf:
+        return math.nan
+    if m == 0.0:
+        return 0.0
+    s = -math.frexp(m)[1]  # NOTE: scaling by 2**s is exact; max |input| -> [0.5, 1)
+    ax = math.ldexp(ax, s)
+    ay = math.ldexp(ay, s)
+    bx = math.ldexp(bx, s)
+    by = math.ldexp(by, s)
+    cx = math.ldexp(cx, s)
+    cy = math.ldexp(cy, s)
+    ux0, ux1 = _two_diff(bx, ax)
+    uy0, uy1 = _two_diff(by, ay)
+    vx0, vx1 = _two_diff(cx, ax)
+    vy0, vy1 = _two_diff(cy, ay)
+    e = np.empty(_SCRATCH)
+    n = 0
+    n = _add_product2(e, n, False, ux0, ux1, vy0, vy1)
+    n = _add_product2(e, n, True, uy0, uy1, vx0, vx1)
+    if n == 0:
+        return 0.0
+    return _expansion_sign(e, n)
+
+
+@njit(cache=True, nogil=True)
+def _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """Sign (+1.0, -1.0, 0.0) of ((b - a) x (c - a)) . (d - a), exactly."""
+    m = max(
+        max(abs(ax), abs(ay), abs(az), abs(bx), abs(by), abs(bz)),
+        max(abs(cx), abs(cy), abs(cz), abs(dx), abs(dy), abs(dz)),
+    )
+    if not m < math.inf:
+        return math.nan
+    if m == 0.0:
+        return 0.0
+    s = -math.frexp(m)[1]  # NOTE: scaling by 2**s is exact; max |input| -> [0.5, 1)
+    ax = math.ldexp(ax, s)
+    ay = math.ldexp(ay, s)
+    az = math.ldexp(az, s)
+    bx = math.ldexp(bx, s)
+    by = math.ldexp(by, s)
+    bz = math.ldexp(bz, s)
+    cx = math.ldexp(cx, s)
+    cy = math.ldexp(cy, s)
+    cz = math.ldexp(cz, s)
+    dx = math.ldexp(dx, s)
+    dy = math.ldexp(dy, s)
+    dz = math.ldexp(dz, s)
+    ux0, ux1 = _two_diff(bx, ax)
+    uy0, uy1 = _two_diff(by, ay)
+    uz0, uz1 = _two_diff(bz, az)
+    vx0, vx1 = _two_diff(cx, ax)
+    vy0, vy1 = _two_diff(cy, ay)
+    vz0, vz1 = _two_diff(cz, az)
+    wx0, wx1 = _two_diff(dx, ax)
+    wy0, wy1 = _two_diff(dy, ay)
+    wz0, wz1 = _two_diff(dz, az)
+    # (u x v) . w expanded into its six signed triple products
+    e = np.empty(_SCRATCH)
+    n = 0
+    n = _add_product3(e, n, False, wx0, wx1, uy0, uy1, vz0, vz1)
+    n = _add_product3(e, n, True, wx0, wx1, uz0, uz1, vy0, vy1)
+    n = _add_product3(e, n, False, wy0, wy1, uz0, uz1, vx0, vx1)
+    n = _add_product3(e, n, True, wy0, wy1, ux0, ux1, vz0, vz1)
+    n = _add_product3(e, n, False, wz0, wz1, ux0, ux1, vy0, vy1)
+    n = _add_product3(e, n, True, wz0, wz1, uy0, uy1, vx0, vx1)
+    if n == 0:
+        return 0.0
+    return _expansion_sign(e, n)
+
+
+# --- public predicates -------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def orient2d(ax, ay, bx, by, cx, cy):
+    """Orientation of three 2-D points: sign of (b - a) x (c - a), exactly.
+
+    Parameters
+    ----------
+    ax, ay, bx, by, cx, cy : float
+        float64 coordinates of the points a, b, c.
+
+    Returns
+    -------
+    float
+        Positive if a, b, c turn counter-clockwise, negative if clockwise,
+        exactly 0.0 if they are collinear. Only the sign is meaningful.
+    """
+    ux = bx - ax
+    uy = by - ay
+    vx = cx - ax
+    vy = cy - ay
+    left = ux * vy
+    right = uy * vx
+    det = left - right
+    perm = abs(left) + abs(right)
+    if perm >= _PERM_MIN and perm < math.inf:
+        bound = _CCW_ERRBOUND_A * perm
+        if det > bound or -det > bound:
+            return det
+    return _orient2d_exact(ax, ay, bx, by, cx, cy)
+
+
+@njit(cache=True, nogil=True)
+def orient2d_filter(left, right):
+    """True if the float64 value left - right already has the exact orient2d sign.
+
+    ``left = (bx - ax) * (cy - ay)`` and ``right = (by - ay) * (cx - ax)``
+    must be evaluated in float64 exactly so (as :func:`orient2d` does); this
+    is its fast-path test, for callers that form those products anyway (a
+    triangle's float normal has one such pair per component).
+    """
+    perm = abs(left) + abs(right)
+    if perm >= _PERM_MIN and perm < math.inf:
+        det = left - right
+        bound = _CCW_ERRBOUND_A * perm
+        return det > bound or -det > bound
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz, nx, ny, nz, px, py, pz):
+    """orient3d of d against plane abc, given the plane's minors.
+
+    (nx, ny, nz) is the float cross product (b - a) x (c - a), and (px, py, pz)
+    the sums of the absolute values of the two products of each of its
+    components (the permanent's minors).
+    """
+    wx = dx - ax
+    wy = dy - ay
+    wz = dz - az
+    det = wx * nx + wy * ny + wz * nz
+    perm = abs(wx) * px + abs(wy) * py + abs(wz) * pz
+    if perm >= _PERM_MIN and perm < math.inf:
+        bound = _O3D_ERRBOUND_A * perm
+        if det > bound or -det > bound:
+            return det
+    return _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
+
+
+@njit(cache=True, nogil=True)
+def orient3d(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """Orientation of four 3-D points: sign of ((b - a) x (c - a)) . (d - a), exactly.
+
+    Parameters
+    ----------
+    ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz : float
+        float64 coordinates of the points a, b, c, d.
+
+    Returns
+    -------
+    float
+        Positive if d lies on the side of plane abc that the normal
+        (b - a) x (c - a) points to (a, b, c counter-clockwise seen from d),
+        negative on the other side, exactly 0.0 if the four points are
+        coplanar (always so when a, b, c are collinear). Only the sign is
+        meaningful.
+    """
+    ux = bx - ax
+    uy = by - ay
+    uz = bz - az
+    vx = cx - ax
+    vy = cy - ay
+    vz = cz - az
+    m1 = uy * vz
+    m2 = uz * vy
+    m3 = uz * vx
+    m4 = ux * vz
+    m5 = ux * vy
+    m6 = uy * vx
+    return _orient3d_filtered(
+        ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz,
+        m1 - m2, m3 - m4, m5 - m6,
+        abs(m1) + abs(m2), abs(m3) + abs(m4), abs(m5) + abs(m6),
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def orient3d_sides(T, P):
+    """orient3d(T0, T1, T2, Pi) for the three vertices Pi of P, sharing T's plane.
+
+    ``T`` and ``P`` are triangles as flat 9-tuples (x0, y0, z0, x1, ..., z2).
+    Returns a tuple of three floats with the same exact-sign contract as
+    :func:`orient3d`. PERF: the plane's cross product is formed once.
+    """
+    ax, ay, az, bx, by, bz, cx, cy, cz = T
+    ux = bx - ax
+    uy = by - ay
+    uz = bz - az
+    vx = cx - ax
+    vy = cy - ay
+    vz = cz - az
+    m1 = uy * vz
+    m2 = uz * vy
+    m3 = uz * vx
+    m4 = ux * vz
+    m5 = ux * vy
+    m6 = uy * vx
+    nx = m1 - m2
+    ny = m3 - m4
+    nz = m5 - m6
+    px = abs(m1) + abs(m2)
+    py = abs(m3) + abs(m4)
+    pz = abs(m5) + abs(m6)
+    d0 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[0], P[1], P[2], nx, ny, nz, px, py, pz)
+    d1 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[3], P[4], P[5], nx, ny, nz, px, py, pz)
+    d2 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[6], P[7], P[8], nx, ny, nz, px, py, pz)
+    return d0, d1, d2

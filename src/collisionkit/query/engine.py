@@ -1,0 +1,170 @@
+"""The mechanics shared by the pair queries: trees, poses, batch runs, overflow reruns.
+
+Python is crossed once per call: poses are validated and the whole batch is
+answered by one compiled call (serial, or parallel over numba threads).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from ..bvh import BVH
+from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, PAIRS_PER_POSE_GUESS, PARALLEL_MIN_POSES
+from ..errors import InvalidPoseError, UnsupportedPairError
+from ..geometry.mesh import Mesh
+from ..geometry.pose import as_poses, broadcast_poses
+from ..kernels import bvh_traverse as kt
+from ..kernels.layout import META_FACES, N_STATS
+from ..kernels.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID
+from ..strategies import Strategy, resolve
+
+_POSE_REASON = {
+    POSE_NOT_FINITE: "is not finite",
+    POSE_NOT_RIGID: "is not a rigid transform (rotation block not orthonormal with det +1)",
+    POSE_BAD_LAST_ROW: "has a last row other than [0, 0, 0, 1]",
+}
+#: Most result rows held at once before a batch is split into overflow reruns
+#: (4M int64 keys = 32 MB).
+_MAX_BUFFER = 1 << 22
+
+
+def pose_error(side: str, index: int, code: int, batched: bool) -> InvalidPoseError:
+    where = f"{side}[{index}]" if batched else side
+    return InvalidPoseError(f"{where} {_POSE_REASON.get(code, 'is invalid')}", index)
+
+
+def check_mesh(x: Any, name: str) -> Mesh:
+    if not isinstance(x, Mesh):
+        raise UnsupportedPairError(f"{name} must be a collisionkit.Mesh, got {type(x).__name__}")
+    return x
+
+
+def trees(a: Mesh, b: Mesh) -> tuple[BVH, BVH]:
+    """a's tree, and b's tree built with a's volume kind (cached on both meshes)."""
+    bv = a.options.bv
+    ta = a._trees.get(bv) or a.tree_for(bv)
+    tb = b._trees.get(bv) or b.tree_for(bv)
+    return ta, tb
+
+
+def thread_count(threads: int | None) -> int:
+    if threads is None:
+        return numba.get_num_threads()
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+    return min(int(threads), numba.config.NUMBA_NUM_THREADS)
+
+
+class BatchResult(NamedTuple):
+    n: int
+    batched: bool
+    counts: NDArray[np.int64]  # (N,) pairs found (0/1 for any/first; max_pairs+1 when capped)
+    stats: NDArray[np.int64]  # (N, 4)
+    keys: NDArray[np.int64]
+    starts: NDArray[np.int64]
+    faces_b: int
+
+
+def run_batch(
+    a: Mesh,
+    b: Mesh,
+    pose_a: Any,
+    pose_b: Any,
+    mode: int,
+    max_pairs: int,
+    strategy: str | Strategy,
+    threads: int | None,
+) -> BatchResult:
+    """Answer a (broadcast) batch of pose pairs in one compiled call."""
+    check_mesh(a, "a")
+    check_mesh(b, "b")
+    strat = resolve(strategy)
+    nthreads = thread_count(threads)
+    pa, batched_a = as_poses(pose_a, "pose_a")
+    pb, batched_b = as_poses(pose_b, "pose_b")
+    n, ia, ib = broadcast_poses(pa, pb)
+    side, index, code = kt.validate_poses(pa, pb)
+    if side >= 0:
+        raise pose_error("pose_a" if side == 0 else "pose_b", int(index), int(code), batched_a or batched_b)
+    ta, tb = trees(a, b)
+    tasks = np.zeros((n, 4), np.int64)
+    tasks[:, 2] = ia
+    tasks[:, 3] = ib
+    faces_b = int(tb.arrays.meta[0, META_FACES])
+    counts = np.zeros(n, np.int64)
+    starts = np.full(n, -1, np.int64)
+    stats = np.zeros((n, N_STATS), np.int64)
+    if n == 0:
+        return BatchResult(0, True, counts, stats, np.empty(0, np.int64), starts, faces_b)
+
+    parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES
+    nchunks = min(n, 4 * nthreads) if parallel else 1
+    per_chunk = -(-n // nchunks)
+    if mode == MODE_ANY:
+        guess = 0
+    elif mode == MODE_FIRST:
+        guess = 1
+    else:
+        guess = PAIRS_PER_POSE_GUESS + 2 * (ta.arrays.tris.shape[0] + tb.arrays.tris.shape[0])
+        if max_pairs >= 0:
+            guess = min(guess, max_pairs)
+    chunk_cap = min(guess * per_chunk, max(guess, _MAX_BUFFER // nchunks))
+    keys = np.empty(max(1, chunk_cap * nchunks), np.int64)
+    _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads)
+
+    if mode != MODE_ANY:
+        over = np.flatnonzero(starts < 0)
+        if over.size:
+            # Rerun only the poses that overflowed, each with exact room.
+            kept = counts[over] if max_pairs < 0 else np.minimum(counts[over], max_pairs)
+            sub_tasks = np.ascontiguousarray(tasks[over])
+            sub_keys = np.empty(max(1, int(kept.sum())), np.int64)
+            sub_starts = np.full(over.size, -1, np.int64)
+            sub_counts = np.zeros(over.size, np.int64)
+            sub_stats = np.zeros((over.size, N_STATS), np.int64)
+            kt.query_serial(
+                *ta.arrays, pa, *tb.arrays, pb, sub_tasks, ta.options.bv_code, strat.tri_test_code,
+                mode, max_pairs, sub_keys, sub_keys.shape[0], sub_starts, sub_counts, sub_stats, 1,
+            )
+            assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
+            starts[over] = sub_starts + keys.shape[0]
+            keys = np.concatenate([keys, sub_keys])
+    return BatchResult(n, batched_a or batched_b, counts, stats, keys, starts, faces_b)
+
+
+def _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads):
+    args = (
+        *ta.arrays, pa, *tb.arrays, pb, tasks, ta.options.bv_code, strat.tri_test_code,
+        mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks,
+    )
+    if parallel:
+        previous = numba.get_num_threads()
+        numba.set_num_threads(nthreads)
+        try:
+            kt.query_parallel(*args)
+        finally:
+            numba.set_num_threads(previous)
+    else:
+        kt.query_serial(*args)
+
+
+def gather(result: BatchResult, max_pairs: int, task_pose: NDArray[np.int64] | None = None):
+    """Result columns (pose_index, face_a, face_b, truncated) from a batch run."""
+    n = result.n
+    kept = result.counts if max_pairs < 0 else np.minimum(result.counts, max_pairs)
+    total = int(kept.sum())
+    pose_index = np.empty(total, np.int64)
+    face_a = np.empty(total, np.int64)
+    face_b = np.empty(total, np.int64)
+    truncated = np.zeros(n, np.bool_)
+    if task_pose is None:
+        task_pose = np.arange(n, dtype=np.int64)
+    kt.gather_pairs(result.keys, result.starts, result.counts, max_pairs, result.faces_b, task_pose, pose_index, face_a, face_b, truncated)
+    return pose_index, face_a, face_b, kept.astype(np.int64), truncated
+
+
+__all__ = ["MODE_ALL", "MODE_ANY", "MODE_FIRST", "BatchResult", "gather", "run_batch", "trees"]

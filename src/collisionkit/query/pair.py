@@ -1,0 +1,223 @@
+"""The pair queries: intersects, contacts, query_stats.
+
+Poses are world-from-object rigid transforms, (4, 4) or (N, 4, 4) array-likes
+(None = identity) that broadcast against each other; see ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..constants import MODES, MODE_ALL, MODE_ANY, MODE_FIRST
+from ..geometry.mesh import Mesh
+from ..geometry.pose import IDENTITY, as_poses
+from ..kernels.bvh_traverse import intersect_one
+from ..strategies import BVH, Strategy
+from .engine import check_mesh, gather, pose_error, run_batch
+from .results import Contacts, Stats
+
+_GUIGUE = BVH().tri_test_code
+_F64 = np.dtype(np.float64)
+
+
+def intersects(
+    a: Mesh,
+    b: Mesh,
+    pose_a: Any = None,
+    pose_b: Any = None,
+    *,
+    strategy: str | Strategy = "bvh",
+    threads: int | None = None,
+) -> bool | NDArray[np.bool_]:
+    """Whether mesh ``a`` at ``pose_a`` and mesh ``b`` at ``pose_b`` intersect.
+
+    Triangles are closed: touching (sharing a single point) counts. The answer
+    is exact for a's vertices against b's vertices mapped into a's frame by the
+    float64 relative pose (ARCHITECTURE.md, "Exactness").
+
+    Parameters
+    ----------
+    a, b : Mesh
+    pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
+        World-from-object rigid transforms; None is the identity. A (4, 4) pose
+        broadcasts against an (N, 4, 4) batch.
+    strategy : str or strategy record
+        "bvh" (default) or ``collisionkit.strategies.BVH(tri_test=...)``.
+    threads : int, optional
+        Threads for a batch (default: all cores); 1 runs the serial path.
+
+    Returns
+    -------
+    bool for two (4, 4) poses; an (N,) bool array as soon as either pose is a
+    3-D array (even N = 1).
+
+    Raises
+    ------
+    InvalidPoseError
+        A non-finite or non-rigid pose (its index is in the message).
+    ValueError
+        Poses of the wrong shape or batches that do not broadcast.
+
+    Examples
+    --------
+    >>> import numpy as np, collisionkit as ck
+    >>> box = ck.primitives.box_mesh([1, 1, 1])
+    >>> ck.intersects(box, box, None, ck.translation([0.5, 0, 0]))
+    True
+    """
+    # PERF: the per-call path (one pose each, default strategy) touches as
+    # little Python as it can: ~1.5 us of wrapper and dispatch around the kernel.
+    if type(a) is Mesh and type(b) is Mesh:
+        Ta = _single_pose(pose_a)
+        Tb = _single_pose(pose_b)
+        if Ta is not None and Tb is not None:
+            if strategy == "bvh":
+                tri_code = _GUIGUE
+            else:
+                tri_code = _resolve(strategy).tri_test_code
+            bv = a.options.bv
+            ta = a._trees.get(bv) or a.tree_for(bv)
+            tb = b._trees.get(bv) or b.tree_for(bv)
+            x, y = ta.arrays, tb.arrays
+            r = intersect_one(
+                x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
+                y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
+                ta.options.bv_code, tri_code,
+            )
+            if r < 0:
+                side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
+                raise pose_error(side, 0, code, False)
+            return r == 1
+    else:
+        check_mesh(a, "a")
+        check_mesh(b, "b")
+    res = run_batch(a, b, pose_a, pose_b, MODE_ANY, -1, strategy, threads)
+    if not res.batched:
+        return bool(res.counts[0])
+    return res.counts > 0
+
+
+def _single_pose(pose: Any) -> NDArray[np.float64] | None:
+    """The pose as the kernel takes it when it is one (4, 4) pose; None otherwise."""
+    if pose is None:
+        return IDENTITY
+    if type(pose) is np.ndarray:
+        if pose.dtype is _F64 and pose.shape == (4, 4):
+            flags = pose.flags
+            if flags.c_contiguous and flags.writeable:
+                return pose
+        return None
+    if isinstance(pose, (list, tuple)):
+        stack, batched = as_poses(pose, "pose")
+        return None if batched else stack[0]
+    return None
+
+
+def _resolve(strategy: str | Strategy) -> Strategy:
+    from ..strategies import resolve
+
+    return resolve(strategy)
+
+
+def _check_max_pairs(max_pairs: int | None) -> int:
+    if max_pairs is None:
+        return -1
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1:
+        raise ValueError(f"max_pairs must be a positive int or None, got {max_pairs!r}")
+    return int(max_pairs)
+
+
+def contacts(
+    a: Mesh,
+    b: Mesh,
+    pose_a: Any = None,
+    pose_b: Any = None,
+    *,
+    mode: str = "all",
+    max_pairs: int | None = None,
+    strategy: str | Strategy = "bvh",
+    threads: int | None = None,
+) -> Contacts:
+    """The intersecting triangle pairs (face of a, face of b) for each pose pair.
+
+    Parameters
+    ----------
+    mode : {"all", "first"}
+        "all": every pair; "first": one valid pair per colliding pose (which
+        one is unspecified).
+    max_pairs : int, optional
+        Cap per pose: the first pairs found are kept (then sorted) and
+        ``truncated`` is set for that pose. Never a silent cut.
+
+    Returns
+    -------
+    Contacts
+        Always a record, also for a single pose (N = 1). Without a cap, every
+        strategy, volume kind, split rule and thread count gives identical rows.
+
+    Examples
+    --------
+    >>> import collisionkit as ck
+    >>> box = ck.primitives.box_mesh([1, 1, 1])
+    >>> c = ck.contacts(box, box, None, ck.translation([0.5, 0.25, 0.125]))
+    >>> c.counts.shape, bool(c.counts[0] > 0)
+    ((1,), True)
+    """
+    if mode not in ("all", "first"):
+        raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
+    cap = _check_max_pairs(max_pairs)
+    code = MODE_ALL if mode == "all" else MODE_FIRST
+    res = run_batch(a, b, pose_a, pose_b, code, cap, strategy, threads)
+    pose_index, face_a, face_b, counts, truncated = gather(res, cap)
+    return Contacts(pose_index, face_a, face_b, counts, truncated)
+
+
+def query_stats(
+    a: Mesh,
+    b: Mesh,
+    pose_a: Any = None,
+    pose_b: Any = None,
+    *,
+    mode: str = "any",
+    strategy: str | Strategy = "bvh",
+    threads: int | None = None,
+) -> Stats:
+    """Traversal counters of a query, per pose: n_v, n_p, n_u of the seeds' cost model.
+
+    ``mode`` is the query whose work is counted: "any" (the boolean
+    ``intersects``), "first" or "all" (``contacts``). Always returns a record.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
+    res = run_batch(a, b, pose_a, pose_b, MODES[mode], -1, strategy, threads)
+    s = res.stats
+    return Stats(
+        np.ascontiguousarray(s[:, 0]),
+        np.ascontiguousarray(s[:, 1]),
+        np.ascontiguousarray(s[:, 2]),
+        np.ascontiguousarray(s[:, 3]),
+        res.counts > 0,
+    )
+
+
+def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -> tuple:
+    """The exact arguments ``intersects`` passes to its per-call kernel
+    (``kernels.bvh_traverse.intersect_one``) for one pose pair, default strategy.
+
+    For benchmarks that split a call into wrapper, dispatch and kernel time.
+    """
+    Ta = _single_pose(pose_a)
+    Tb = _single_pose(pose_b)
+    if Ta is None or Tb is None:
+        raise ValueError("single_call_args takes one (4, 4) float64 pose per side")
+    bv = a.options.bv
+    ta, tb = a.tree_for(bv), b.tree_for(bv)
+    x, y = ta.arrays, tb.arrays
+    return (
+        x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
+        y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
+        ta.options.bv_code, _GUIGUE,
+    )
