@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BV_AABB, BV_OBB, LEAF_FLAG
-from ..kernels.bvh_build import build_binary_tree
+from ..kernels.bvh_build import build_binary_tree, leaf_order_triangles
 from ..kernels.layout import (
     META_DEPTH,
     META_FACES,
@@ -107,7 +107,7 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     tris = np.ascontiguousarray(triangles, dtype=np.float64)
     start = time.perf_counter()
     order, topo, bv, depth = build_binary_tree(tris, options.bv_code, options.split_code, options.leaf_size)
-    leaf_tris = np.ascontiguousarray(tris[order])
+    leaf_tris, scale_value = leaf_order_triangles(tris, order)
     seconds = time.perf_counter() - start
     counts = topo[:, 1][(topo[:, 2] & LEAF_FLAG) != 0]
     meta = np.zeros((1, META_WIDTH), np.int64)
@@ -119,7 +119,7 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     meta[0, META_FANOUT] = 2
     meta[0, META_FACES] = tris.shape[0]
     meta[0, META_LEAFMAX] = int(counts.max()) if counts.size else 0
-    scale = np.array([float(np.abs(tris).max())])
+    scale = np.array([scale_value])
     arrays = BVHArrays(topo, bv, leaf_tris, order.astype(np.int32), meta, scale)
     return BVH(options, arrays, int(depth), 2, seconds)
 

@@ -142,10 +142,11 @@ def _frame_bounds(tris, idx, s, e, axes, flo, fhi, key):
 
 
 @njit(cache=True, nogil=True)
-def _partition(idx, key, s, e, axis, value):
+def _partition(idx, key, flo, fhi, s, e, axis, value):
     """Stable-enough in-place partition of idx[s:e] by key[:, axis] < value.
 
-    ``key`` rows travel with ``idx`` rows. Returns the first index of the right side.
+    ``key``, ``flo`` and ``fhi`` rows travel with ``idx`` rows (so AABB trees never
+    recompute them). Returns the first index of the right side.
     """
     i = s
     j = e - 1
@@ -160,6 +161,12 @@ def _partition(idx, key, s, e, axis, value):
                 kt = key[i, r]
                 key[i, r] = key[j, r]
                 key[j, r] = kt
+                kt = flo[i, r]
+                flo[i, r] = flo[j, r]
+                flo[j, r] = kt
+                kt = fhi[i, r]
+                fhi[i, r] = fhi[j, r]
+                fhi[j, r] = kt
             j -= 1
     return i
 
@@ -249,6 +256,12 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, rig
                         kt = key[i, d]
                         key[i, d] = key[j, d]
                         key[j, d] = kt
+                        kt = flo[i, d]
+                        flo[i, d] = flo[j, d]
+                        flo[j, d] = kt
+                        kt = fhi[i, d]
+                        fhi[i, d] = fhi[j, d]
+                        fhi[j, d] = kt
                     j -= 1
             return i
         return s + n // 2
@@ -258,17 +271,22 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, rig
         for k in range(s, e):
             mean += key[k, spread_axis]
         mean /= n
-        mid = _partition(idx, key, s, e, spread_axis, mean)
+        mid = _partition(idx, key, flo, fhi, s, e, spread_axis, mean)
         if s < mid < e:
             return mid
     # SPLIT_MEDIAN (and the mean rule's fallback): sort the segment on the axis.
     order = np.argsort(key[s:e, spread_axis])
     seg = idx[s:e].copy()
     kseg = key[s:e].copy()
+    lseg = flo[s:e].copy()
+    hseg = fhi[s:e].copy()
     for k in range(n):
-        idx[s + k] = seg[order[k]]
+        o = order[k]
+        idx[s + k] = seg[o]
         for d in range(3):
-            key[s + k, d] = kseg[order[k], d]
+            key[s + k, d] = kseg[o, d]
+            flo[s + k, d] = lseg[o, d]
+            fhi[s + k, d] = hseg[o, d]
     return s + n // 2
 
 
@@ -309,6 +327,13 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
         cy = uz * vx - ux * vz
         cz = ux * vy - uy * vx
         area[i] = 0.5 * np.sqrt(cx * cx + cy * cy + cz * cz)
+        for d in range(3):
+            a = tris[i, 0, d]
+            b = tris[i, 1, d]
+            c = tris[i, 2, d]
+            flo[i, d] = min(a, min(b, c))
+            fhi[i, d] = max(a, max(b, c))
+            key[i, d] = (a + b + c) / 3.0
     axes = np.eye(3)
     # PERF: one workspace for every node (per-node allocations cost a third of the build).
     cnt = np.zeros(SAH_BINS, np.int64)
@@ -342,15 +367,13 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
         if bv_kind == BV_OBB:
             _fit_obb(tris, idx, s, e, area, bv[node], axes, obb_work)
         else:
+            # flo/fhi rows are in segment order (they travel with idx): sequential reads
             for c in range(3):
                 lo = np.inf
                 hi = -np.inf
                 for k in range(s, e):
-                    i = idx[k]
-                    for v in range(3):
-                        x = tris[i, v, c]
-                        lo = min(lo, x)
-                        hi = max(hi, x)
+                    lo = min(lo, flo[k, c])
+                    hi = max(hi, fhi[k, c])
                 bv[node, c] = 0.5 * (lo + hi)
                 bv[node, 3 + c] = 0.5 * (hi - lo)
         if e - s <= leaf_size:
@@ -361,17 +384,6 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
         if bv_kind == BV_OBB:
             # Split in the node's principal frame; key rows follow idx.
             _frame_bounds(tris, idx, s, e, axes, flo, fhi, key)
-        else:
-            # World frame: refresh key/bounds rows for this segment's order.
-            for k in range(s, e):
-                i = idx[k]
-                for c in range(3):
-                    a = tris[i, 0, c]
-                    b = tris[i, 1, c]
-                    cc = tris[i, 2, c]
-                    flo[k, c] = min(a, min(b, cc))
-                    fhi[k, c] = max(a, max(b, cc))
-                    key[k, c] = (a + b + cc) / 3.0
         mid = _choose_split(idx, key, flo, fhi, s, e, split_rule, cnt, blo, bhi, right_area, right_cnt, acc, cmin, cmax)
         left = n_nodes
         n_nodes += 2
@@ -389,3 +401,19 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
         st_d[top] = d + 1
         top += 1
     return idx, topo[:n_nodes].copy(), bv[:n_nodes].copy(), depth
+
+
+@njit(cache=True, nogil=True)
+def leaf_order_triangles(tris, order):
+    """The triangles in leaf order (F, 3, 3) and the largest |coordinate| (the
+    scale that sizes the traversal's volume slack), in one pass."""
+    out = np.empty_like(tris)
+    scale = 0.0
+    for k in range(order.shape[0]):
+        i = order[k]
+        for v in range(3):
+            for d in range(3):
+                x = tris[i, v, d]
+                out[k, v, d] = x
+                scale = max(scale, abs(x))
+    return out, scale
