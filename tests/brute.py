@@ -21,7 +21,6 @@ that calling them from here adds no second specialisation
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import numpy as np
@@ -29,26 +28,10 @@ import pytest
 from numba import njit
 
 import collisionkit  # configures numba's cache folder before any kernel
+import collisionkit.constants
 from collisionkit.constants import TRI_TEST_GUIGUE
 from collisionkit.kernels.linalg import map_triangle, relative_pose
 from collisionkit.kernels.tri_tri import tri_tri_intersect
-
-
-# The kernels' pose helpers have two forms (the project moves between them):
-# relative_pose(Ta, Tb, R, t) writing arrays, or relative_pose(Ta, Tb) -> (R, t)
-# as a row-major 9-tuple and a 3-tuple; map_triangle(R, t, src, dst) on arrays,
-# or map_triangle(R, t, x0, ..., z2) -> 9-tuple. Pick the matching driver.
-_REL_TUPLES = len(inspect.signature(relative_pose.py_func).parameters) == 2
-_MAP_TUPLES = len(inspect.signature(map_triangle.py_func).parameters) > 4
-
-
-@njit(cache=True, nogil=True)
-def _map_all_arrays(Ta, Tb, tris_b, out):
-    R = np.empty((3, 3))
-    t = np.empty(3)
-    relative_pose(Ta, Tb, R, t)
-    for j in range(tris_b.shape[0]):
-        map_triangle(R, t, tris_b[j], out[j])
 
 
 @njit(cache=True, nogil=True)
@@ -66,28 +49,10 @@ def _map_tuples(R, t, tris_b, out):
 
 
 @njit(cache=True, nogil=True)
-def _map_all_arrays_then_tuples(Ta, Tb, tris_b, out):
-    Rm = np.empty((3, 3))
-    tm = np.empty(3)
-    relative_pose(Ta, Tb, Rm, tm)
-    R = (Rm[0, 0], Rm[0, 1], Rm[0, 2], Rm[1, 0], Rm[1, 1], Rm[1, 2], Rm[2, 0], Rm[2, 1], Rm[2, 2])
-    t = (tm[0], tm[1], tm[2])
-    _map_tuples(R, t, tris_b, out)
-
-
-@njit(cache=True, nogil=True)
-def _map_all_tuples(Ta, Tb, tris_b, out):
+def _map_all(Ta, Tb, tris_b, out):
+    """out[j] = tris_b[j] mapped into a's frame with the library's own arithmetic."""
     R, t = relative_pose(Ta, Tb)
     _map_tuples(R, t, tris_b, out)
-
-
-#: out[j] = tris_b[j] mapped into a's frame with the library's own arithmetic.
-if _REL_TUPLES:
-    _map_all = _map_all_tuples
-elif _MAP_TUPLES:
-    _map_all = _map_all_arrays_then_tuples
-else:
-    _map_all = _map_all_arrays
 
 
 @njit(cache=True, nogil=True)
@@ -118,9 +83,12 @@ def _brute_kernel(tris_a, tris_b, poses_a, poses_b, idx_a, idx_b, method, first_
         for i in range(fa):
             for j in range(fb):
                 if (
-                    hi_a[i, 0] < lo_b[j, 0] or lo_a[i, 0] > hi_b[j, 0]
-                    or hi_a[i, 1] < lo_b[j, 1] or lo_a[i, 1] > hi_b[j, 1]
-                    or hi_a[i, 2] < lo_b[j, 2] or lo_a[i, 2] > hi_b[j, 2]
+                    hi_a[i, 0] < lo_b[j, 0]
+                    or lo_a[i, 0] > hi_b[j, 0]
+                    or hi_a[i, 1] < lo_b[j, 1]
+                    or lo_a[i, 1] > hi_b[j, 1]
+                    or hi_a[i, 2] < lo_b[j, 2]
+                    or lo_a[i, 2] > hi_b[j, 2]
                 ):
                     continue
                 if tri_tri_intersect(tris_a[i], mapped[j], method):
@@ -222,6 +190,9 @@ def rational_pairs(a, b, pose_a=None, pose_b=None) -> np.ndarray:
 
 # --- shared helpers ---------------------------------------------------------------------
 
+#: Batches at least this long run on the parallel kernel (when threads > 1).
+PARALLEL_BATCH = 2 * int(getattr(collisionkit.constants, "PARALLEL_MIN_POSES", 32))
+
 #: ../shared/data beside the checkout.
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 _MESHES: dict[str, collisionkit.Mesh] = {}
@@ -270,7 +241,7 @@ def signed_perm(perm=(0, 1, 2), signs=(1, 1, 1), t=(0.0, 0.0, 0.0)) -> np.ndarra
     """A rigid pose whose rotation is a signed axis permutation (det +1 enforced by
     flipping the last row's sign when needed): every product with it is exact."""
     P = np.zeros((3, 3))
-    for i, (j, sgn) in enumerate(zip(perm, signs)):
+    for i, (j, sgn) in enumerate(zip(perm, signs, strict=True)):
         P[i, j] = sgn
     if np.linalg.det(P) < 0:
         P[2] *= -1

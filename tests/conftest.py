@@ -25,12 +25,21 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `from tests.brute import ...` under plain `pytest` too
     sys.path.insert(0, str(ROOT))
 
-import collisionkit as ck  # noqa: E402
-from tests.brute import SHARED_DATA, load_pb_mesh  # noqa: E402
+if not os.environ.get("NUMBA_CACHE_DIR"):
+    # numba only invalidates a cached kernel when its own file changes: key the
+    # cache folder by a hash of all kernel sources (as the Makefile does).
+    import importlib.util
 
-settings.register_profile(
-    "collisionkit", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow]
-)
+    _spec = importlib.util.spec_from_file_location("_collisionkit_numba", ROOT / "src" / "collisionkit" / "_numba.py")
+    _setup = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_setup)
+    os.environ["NUMBA_CACHE_DIR"] = str(ROOT / ".numba_cache" / _setup.kernel_source_hash())
+
+from tests.brute import PARALLEL_BATCH, SHARED_DATA, load_pb_mesh  # noqa: E402
+
+import collisionkit as ck  # noqa: E402
+
+settings.register_profile("collisionkit", deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
     "collisionkit-slow", deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -56,11 +65,12 @@ def _compile_kernels():
     box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
     shifted = ck.translation([0.75, 0.0, 0.0])
     assert ck.intersects(box, box, None, shifted) is True
-    poses = np.repeat(shifted[None], 16, axis=0)
+    n = PARALLEL_BATCH  # long enough for the parallel kernel
+    poses = np.repeat(shifted[None], n, axis=0)
     for threads in (1, None):
         assert ck.intersects(box, box, None, poses, threads=threads).all()
         assert len(ck.contacts(box, box, None, poses, threads=threads)) > 0
-        assert len(ck.contacts(box, box, None, poses, mode="first", threads=threads)) == 16
+        assert len(ck.contacts(box, box, None, poses, mode="first", threads=threads)) == n
         assert ck.query_stats(box, box, None, poses, threads=threads).colliding.all()
     assert len(ck.contacts(box, box, None, shifted)) > 0
     from tests.brute import brute_pairs

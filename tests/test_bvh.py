@@ -6,11 +6,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from tests.brute import load_shared_mesh
 
 import collisionkit as ck
 from collisionkit.bvh import BVH
 from collisionkit.constants import LEAF_FLAG
-from tests.brute import load_shared_mesh
 
 ALL_OPTIONS = [
     ck.BuildOptions(bv=bv, split=split, leaf_size=leaf)
@@ -129,14 +129,19 @@ def nasty_meshes() -> dict[str, ck.Mesh]:
         "all identical by index": ck.Mesh(tri, np.zeros((33, 3), int) + [0, 1, 2]),
         "all one point": ck.Mesh([[0.5, -2.0, 3.0]], np.zeros((20, 3), int)),
         "all degenerate": ck.Mesh(degenerate.reshape(-1, 3), np.arange(90).reshape(30, 3)),
-        "collinear": ck.Mesh(np.tile(line, (9, 1)) * np.repeat(np.arange(1, 10), 3)[:, None], np.arange(27).reshape(9, 3)),
+        "collinear": ck.Mesh(
+            np.tile(line, (9, 1)) * np.repeat(np.arange(1, 10), 3)[:, None], np.arange(27).reshape(9, 3)
+        ),
         "huge 1e200": ck.Mesh(sphere.vertices * 1e200, sphere.faces),
         "huge soup 1e200": _soup(scale=1e200),
         "tiny 1e-200": ck.Mesh(sphere.vertices * 1e-200, sphere.faces),
         "tiny soup 1e-200": _soup(scale=1e-200),
         "far offset 1e8": ck.Mesh(sphere.vertices + 1e8, sphere.faces),
         "far soup 1e8": _soup(offset=np.array([1e8, -1e8, 3e8])),
-        "mixed scales": ck.Mesh(np.vstack([sphere.vertices * 1e-6, sphere.vertices * 1e6]), np.vstack([sphere.faces, sphere.faces + sphere.n_vertices])),
+        "mixed scales": ck.Mesh(
+            np.vstack([sphere.vertices * 1e-6, sphere.vertices * 1e6]),
+            np.vstack([sphere.faces, sphere.faces + sphere.n_vertices]),
+        ),
         "flat": ck.Mesh(np.c_[rng.normal(size=(60, 2)), np.zeros(60)], rng.integers(0, 60, size=(40, 3))),
     }
 
@@ -144,16 +149,11 @@ def nasty_meshes() -> dict[str, ck.Mesh]:
 NASTY = nasty_meshes()
 
 
-OBB_HUGE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="kernels/bvh_build.py: triangle areas sqrt(|cross|^2) overflow to inf for coordinates "
-    "above ~1e77, so _fit_obb's area-weighted covariance is inf/inf = NaN and every OBB volume is NaN",
-)
 NASTY_CASES = [
-    pytest.param(name, opts, id=f"{name}-{oid}", marks=[OBB_HUGE_BUG] if opts.bv == "obb" and "huge" in name else [])
+    pytest.param(name, opts, id=f"{name}-{oid}")
     for name in NASTY
-    for opts, oid in zip(ALL_OPTIONS, OPTION_IDS)
-    # one leaf size per split rule is enough to show the OBB overflow bug
+    for opts, oid in zip(ALL_OPTIONS, OPTION_IDS, strict=True)
+    # one leaf size per split rule is enough (regression: OBB overflow above ~1e77)
     if not (opts.bv == "obb" and "huge" in name and opts.leaf_size != 4)
 ]
 

@@ -158,11 +158,6 @@ def test_load_multi_object_obj_keeps_face_order(tmp_path):
     assert np.array_equal(m.triangles[:, :, 0], MULTI_OBJ_X)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Mesh.load: trimesh 5.2 merges an OBJ's o/g objects into one Trimesh unless "
-    "split_objects/split_groups are passed, so every face gets surface 0",
-)
 def test_load_multi_object_obj_gives_per_face_surfaces(tmp_path):
     path = tmp_path / "multi.obj"
     path.write_text(MULTI_OBJ)
@@ -171,10 +166,6 @@ def test_load_multi_object_obj_gives_per_face_surfaces(tmp_path):
     assert np.array_equal(m.surfaces, [0, 0, 1, 1, 1])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Mesh.load: an OBJ group ('g') inside an object is not a surface of its own (objects merged)",
-)
 def test_load_obj_groups_give_surfaces(tmp_path):
     path = tmp_path / "groups.obj"
     path.write_text(MULTI_OBJ + "g third\nv 4 0 0\nv 5 0 0\nv 4 1 0\nf 8 9 10\n")
@@ -183,11 +174,6 @@ def test_load_obj_groups_give_surfaces(tmp_path):
     assert np.array_equal(m.surfaces, [0, 0, 1, 1, 1, 2])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Mesh.load/_from_loaded: a GLB's nodes come back from trimesh's scene graph in reverse "
-    "order (graph.nodes_geometry), so faces and surface labels are not in the file's order",
-)
 def test_load_glb_with_two_nodes_in_file_order(tmp_path):
     trimesh = pytest.importorskip("trimesh")
     tm, v, f = _shuffled_sphere()

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.brute import load_shared_mesh, referee, rows_of, scene
 
 import collisionkit as ck
-from tests.brute import referee, rows_of, scene
-from tests.brute import load_shared_mesh
 
 fcl = pytest.importorskip("fcl")
 
@@ -68,11 +67,11 @@ def compare_with_fcl(a, b, pose_a, pose_b, label: str) -> dict[str, int]:
         only_fcl = sorted(theirs - mine)
         if only_ours:
             verdicts = referee(a, b, Ta, Tb, only_ours)
-            wrong = [p for p, v in zip(only_ours, verdicts) if not v]
+            wrong = [p for p, v in zip(only_ours, verdicts, strict=True) if not v]
             assert not wrong, f"{label} pose {k}: collisionkit reports non-intersecting pairs {wrong[:5]}"
         if only_fcl:
             verdicts = referee(a, b, Ta, Tb, only_fcl)
-            wrong = [p for p, v in zip(only_fcl, verdicts) if v]
+            wrong = [p for p, v in zip(only_fcl, verdicts, strict=True) if v]
             assert not wrong, f"{label} pose {k}: collisionkit misses intersecting pairs {wrong[:5]} (FCL has them)"
         if fcl_hit != bool(hits[k]):
             tally["bool"] += 1
@@ -119,3 +118,17 @@ def test_many_poses_agree_with_fcl_or_are_refereed(pb_mesh, name_a, name_b, fact
     a, b = pb_mesh(name_a), pb_mesh(name_b)
     pose_a, pose_b = scene(a, b, factor, 10 * n, seed=77)
     compare_with_fcl(a, b, pose_a, pose_b, f"{name_a} vs {name_b} (slow)")
+
+
+def test_near_touching_fcl_disagreements_are_refereed():
+    """Gaps and overlaps of a few ulps, where FCL's tolerances may differ from exact answers."""
+    box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+    rot = ck.rotation([1, 2, 3], 0.3)
+    shifts = []
+    for d in (np.nextafter(1.0, 2.0), np.nextafter(1.0, 0.0), 1.0 + 1e-12, 1.0 - 1e-12, 1.0 + 1e-9):
+        shifts += [ck.translation([d, 0.25, 0.125]), ck.translation([d, d, 0.0]), ck.translation([d, d, d])]
+    # the same configurations moved by a general rotation: relative poses pick up rounding
+    pose_a = np.stack([np.eye(4)] * len(shifts) + [rot] * len(shifts))
+    pose_b = np.stack(shifts + [rot @ s for s in shifts])
+    tally = compare_with_fcl(box, box, pose_a, pose_b, "near-touching boxes")
+    assert tally["colliding"] > 0

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.brute import PARALLEL_BATCH, rows_of
 
 import collisionkit as ck
 from collisionkit import InvalidPoseError
 from collisionkit.strategies import BVH as BVHStrategy
-from tests.brute import rows_of
 
 BOX = ck.primitives.box_mesh([1.0, 1.0, 1.0])
 SPHERE = ck.primitives.uv_sphere_mesh(0.5, 6, 10)
@@ -44,7 +44,13 @@ def test_two_single_poses_give_a_python_bool():
 @pytest.mark.parametrize("threads", [1, None])
 def test_any_3d_pose_gives_an_array(threads):
     hit = ck.translation([0.5, 0, 0])
-    for pa, pb in [(None, hit[None]), (hit[None], None), (hit[None], hit[None]), (np.eye(4), hit[None]), ([hit.tolist()], None)]:
+    for pa, pb in [
+        (None, hit[None]),
+        (hit[None], None),
+        (hit[None], hit[None]),
+        (np.eye(4), hit[None]),
+        ([hit.tolist()], None),
+    ]:
         r = ck.intersects(BOX, SPHERE, pa, pb, threads=threads)
         assert isinstance(r, np.ndarray) and r.dtype == np.bool_ and r.shape == (1,)
         assert r[0]
@@ -52,17 +58,18 @@ def test_any_3d_pose_gives_an_array(threads):
 
 @pytest.mark.parametrize("threads", [1, 2, None])
 def test_broadcasting(threads):
-    P = poses(13)
+    n = PARALLEL_BATCH + 3
+    P = poses(n)
     one = ck.translation([0.25, 0.125, 0])
     expected_ab = np.array([ck.intersects(BOX, SPHERE, one, p) for p in P])
     expected_ba = np.array([ck.intersects(BOX, SPHERE, p, one) for p in P])
-    expected_nn = np.array([ck.intersects(BOX, SPHERE, p, q) for p, q in zip(P, P[::-1])])
-    assert 0 < expected_ab.sum() < 13 and 0 < expected_ba.sum() < 13
+    expected_nn = np.array([ck.intersects(BOX, SPHERE, p, q) for p, q in zip(P, P[::-1], strict=True)])
+    assert 0 < expected_ab.sum() < n and 0 < expected_ba.sum() < n
     assert np.array_equal(ck.intersects(BOX, SPHERE, one, P, threads=threads), expected_ab)
     assert np.array_equal(ck.intersects(BOX, SPHERE, P, one, threads=threads), expected_ba)
     assert np.array_equal(ck.intersects(BOX, SPHERE, P, P[::-1].copy(), threads=threads), expected_nn)
     assert np.array_equal(ck.intersects(BOX, SPHERE, P, P[::-1], threads=threads), expected_nn)  # a view
-    tiled = np.repeat(one[None], 13, axis=0)
+    tiled = np.repeat(one[None], n, axis=0)
     for fn in (ck.contacts, ck.query_stats):
         r1 = fn(BOX, SPHERE, one, P, threads=threads)
         r2 = fn(BOX, SPHERE, tiled, P, threads=threads)
@@ -211,7 +218,9 @@ def test_pose_arrays_are_not_modified():
     assert np.array_equal(P, P_copy)
 
 
-@pytest.mark.parametrize("strategy", ["bvh", BVHStrategy(), BVHStrategy(tri_test="guigue"), BVHStrategy(tri_test="moller")])
+@pytest.mark.parametrize(
+    "strategy", ["bvh", BVHStrategy(), BVHStrategy(tri_test="guigue"), BVHStrategy(tri_test="moller")]
+)
 def test_strategies_are_accepted(strategy):
     P = poses(10)
     expected = ck.intersects(BOX, SPHERE, None, P)
@@ -253,11 +262,6 @@ def test_bad_thread_counts(threads):
             call(BOX, SPHERE, None, None, threads=threads)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="query/pair.py intersects(): the single-pose fast path (two (4, 4) poses) never "
-    "validates `threads`, so threads=0/-1/1.5/'2' are silently accepted there",
-)
 @pytest.mark.parametrize("threads", [0, "2"])
 def test_bad_thread_counts_single_pose_intersects(threads):
     with pytest.raises(ValueError, match="threads"):
@@ -265,7 +269,7 @@ def test_bad_thread_counts_single_pose_intersects(threads):
 
 
 def test_good_thread_counts():
-    P = poses(40)
+    P = poses(PARALLEL_BATCH)
     expected = ck.intersects(BOX, SPHERE, None, P, threads=1)
     for threads in (None, 1, 2, 3, 64, np.int64(2), np.int32(1)):
         assert np.array_equal(ck.intersects(BOX, SPHERE, None, P, threads=threads), expected)

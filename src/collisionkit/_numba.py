@@ -31,10 +31,14 @@ _KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 
 
 def kernel_source_hash() -> str:
-    """Hash of the kernel sources and the numba version (names the cache folder)."""
-    import numba
+    """Hash of the kernel sources and the numba version (names the cache folder).
 
-    h = hashlib.sha256(numba.__version__.encode())
+    Imports nothing heavy (not even numba), so the test configuration can load
+    this file on its own and set ``NUMBA_CACHE_DIR`` before numba starts.
+    """
+    from importlib.metadata import version
+
+    h = hashlib.sha256(version("numba").encode())
     for path in sorted(_KERNEL_DIR.glob("*.py")):
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -57,6 +61,10 @@ def _preload_tbb() -> bool:
 
 
 def configure() -> None:
+    """Point numba at the keyed cache folder and choose the threading layer.
+
+    Called once by ``collisionkit/__init__.py`` before any kernel module loads.
+    """
     import numba
 
     if not os.environ.get("NUMBA_CACHE_DIR"):
@@ -71,6 +79,3 @@ def configure() -> None:
         except ImportError:
             pass
     numba.config.THREADING_LAYER = "threadsafe"
-
-
-configure()

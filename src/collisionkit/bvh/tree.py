@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BV_AABB, BV_OBB, LEAF_FLAG
-from ..kernels.bvh_build import build_binary_tree, leaf_order_triangles
+from ..kernels.bvh_build import build_binary_tree, leaf_order_triangles, max_abs_coordinate
 from ..kernels.layout import (
     META_DEPTH,
     META_FACES,
@@ -104,9 +104,20 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     """Build a BVH over ``triangles`` (F, 3, 3) float64, F >= 1, face order."""
     import time
 
-    tris = np.ascontiguousarray(triangles, dtype=np.float64)
+    # A private writable copy: every kernel sees one array type (read-only inputs
+    # such as Mesh.triangles would compile a second signature).
+    tris = np.array(triangles, dtype=np.float64, order="C", copy=True)
     start = time.perf_counter()
-    order, topo, bv, depth = build_binary_tree(tris, options.bv_code, options.split_code, options.leaf_size)
+    scale_value = max_abs_coordinate(tris)
+    # NOTE: fit on coordinates scaled by a power of two (exact) so the largest is
+    # about 1: areas, covariances and SAH costs square and cube coordinates and
+    # would overflow above ~1e77 (or underflow below ~1e-77) otherwise.
+    exponent = int(np.frexp(scale_value)[1]) if scale_value > 0 else 0
+    scaled = np.ldexp(tris, -exponent) if exponent else tris  # ldexp returns a new writable array
+    order, topo, bv, depth = build_binary_tree(scaled, options.bv_code, options.split_code, options.leaf_size)
+    if exponent:
+        centre_half = [0, 1, 2, 3, 4, 5] if options.bv_code == BV_AABB else [0, 1, 2, 12, 13, 14]
+        bv[:, centre_half] = np.ldexp(bv[:, centre_half], exponent)
     leaf_tris, scale_value = leaf_order_triangles(tris, order)
     seconds = time.perf_counter() - start
     counts = topo[:, 1][(topo[:, 2] & LEAF_FLAG) != 0]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import replace
 from collections.abc import Callable, Hashable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -203,6 +203,12 @@ class Mesh:
             mesh = cls._from_loaded(loaded, options)
         except InvalidMeshError as exc:
             raise InvalidMeshError(f"{path}: {exc}") from None
+        if path.lower().endswith(".obj") and isinstance(loaded, trimesh.Trimesh):
+            # trimesh merges an OBJ's objects and groups into one mesh (faces in
+            # file order); the file's o/g lines give the surfaces back.
+            labels = _obj_surface_labels(path, mesh.n_faces)
+            if labels is not None:
+                mesh = cls(mesh.vertices, mesh.faces, labels, options=options)
         mesh.name = os.path.basename(path)
         return mesh
 
@@ -221,9 +227,13 @@ class Mesh:
             verts, faces, surf = [], [], []
             offset = 0
             surface = 0
-            for node in loaded.graph.nodes_geometry:
-                transform, geom_name = loaded.graph[node]
-                geom = loaded.geometry[geom_name]
+            # Geometry in the file's order (the scene graph lists nodes in no fixed
+            # order), each instance with its node's transform.
+            instances = []
+            for geom_name, geom in loaded.geometry.items():
+                for node in loaded.graph.geometry_nodes.get(geom_name, []):
+                    instances.append((loaded.graph[node][0], geom))
+            for transform, geom in instances:
                 if not isinstance(geom, trimesh.Trimesh) or len(geom.faces) == 0:
                     continue
                 v = np.asarray(geom.vertices, dtype=np.float64)
@@ -304,3 +314,28 @@ class Mesh:
     def __repr__(self) -> str:
         label = f"{self.name!r}, " if self.name else ""
         return f"Mesh({label}vertices={self.n_vertices}, faces={self.n_faces}, options={self.options})"
+
+
+def _obj_surface_labels(path: str, n_faces: int) -> NDArray[np.int32] | None:
+    """Per-triangle surface labels of an OBJ file: each ``o`` or ``g`` line that is
+    followed by faces starts a new surface; a polygon of n vertices is n - 2
+    triangles (trimesh fans it). None if the count disagrees with the mesh."""
+    labels: list[int] = []
+    current = -1
+    new_surface = True
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                head = line[:2]
+                if head in ("o ", "g ") or line.strip() in ("o", "g"):
+                    new_surface = True
+                elif head == "f ":
+                    if new_surface:
+                        current += 1
+                        new_surface = False
+                    labels.extend([current] * max(len(line.split()) - 3, 0))
+    except OSError:
+        return None
+    if len(labels) != n_faces:
+        return None
+    return np.asarray(labels, dtype=np.int32)

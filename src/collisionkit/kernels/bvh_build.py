@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..constants import BV_OBB, LEAF_FLAG, SAH_BINS, SPLIT_MEAN, SPLIT_MEDIAN, SPLIT_SAH
+from ..constants import BV_OBB, LEAF_FLAG, SAH_BINS, SPLIT_MEAN, SPLIT_SAH
 from .linalg import symmetric_eigen3
 
 
@@ -175,7 +175,7 @@ def _partition(idx, key, flo, fhi, s, e, axis, value):
 def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, right_cnt, acc, cmin, cmax):
     """Partition idx[s:e] (with key rows) and return the split position."""
     n = e - s
-    spread_axis = -1
+    spread_axis = np.int64(-1)  # not a literal: one signature for _partition
     best_spread = 0.0
     for r in range(3):
         lo = np.inf
@@ -417,3 +417,14 @@ def leaf_order_triangles(tris, order):
                 out[k, v, d] = x
                 scale = max(scale, abs(x))
     return out, scale
+
+
+@njit(cache=True, nogil=True)
+def max_abs_coordinate(tris):
+    """Largest |coordinate| of an (F, 3, 3) array, without a temporary."""
+    m = 0.0
+    for i in range(tris.shape[0]):
+        for v in range(3):
+            for d in range(3):
+                m = max(m, abs(tris[i, v, d]))
+    return m

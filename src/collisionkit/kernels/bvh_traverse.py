@@ -287,11 +287,13 @@ def intersect_one(
     stats = scratch[0:4].reshape((1, 4))
     keys = scratch[4:5]
     no_ids = topo_a[0]  # MODE_ANY never reads face ids
+    # int64 values, not literals: collide_task keeps the one signature _run_chunk uses
+    zero = np.int64(0)
     return collide_task(
-        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, 0, Ta,
-        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, 0, Tb,
-        bv_kind, tri_test, MODE_ANY, -1,
-        keys, 0, 0, stack, stats, 0,
+        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, zero, Ta,
+        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, zero, Tb,
+        bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
+        keys, zero, zero, stack, stats, zero,
     )
 
 
@@ -372,7 +374,7 @@ def query_parallel(
     happens inside each task, never by breaking the parallel loop."""
     for c in prange(nchunks):
         _run_chunk(
-            c, nchunks,
+            np.int64(c), nchunks,  # prange's index is unsigned: keep _run_chunk's one signature
             topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
             topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
             tasks, bv_kind, tri_test, mode, max_pairs,

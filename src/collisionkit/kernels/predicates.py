@@ -128,8 +128,12 @@ def _grow(e, n, b):
 
 
 @njit(cache=True, nogil=True)
-def _add_product2(e, n, neg, a0, a1, b0, b1):
-    """Add +-(a0 + a1)(b0 + b1) exactly to the expansion e[:n]."""
+def _add_product2(e, n, sign, a0, a1, b0, b1):
+    """Add sign * (a0 + a1)(b0 + b1) exactly to the expansion e[:n] (sign = +-1.0).
+
+    NOTE: sign is a float, n an int64 at every call site: constant bool/int
+    arguments would compile one specialisation per literal value.
+    """
     for i in range(2):
         a = a0 if i == 0 else a1
         if a == 0.0:
@@ -139,17 +143,16 @@ def _add_product2(e, n, neg, a0, a1, b0, b1):
             if b == 0.0:
                 continue
             p, q = _two_product(a, b)
-            if neg:
-                p = -p
-                q = -q
+            p = sign * p
+            q = sign * q
             n = _grow(e, n, q)
             n = _grow(e, n, p)
     return n
 
 
 @njit(cache=True, nogil=True)
-def _add_product3(e, n, neg, a0, a1, b0, b1, c0, c1):
-    """Add +-(a0 + a1)(b0 + b1)(c0 + c1) exactly to the expansion e[:n]."""
+def _add_product3(e, n, sign, a0, a1, b0, b1, c0, c1):
+    """Add sign * (a0 + a1)(b0 + b1)(c0 + c1) exactly to the expansion e[:n] (sign = +-1.0)."""
     for i in range(2):
         a = a0 if i == 0 else a1
         if a == 0.0:
@@ -165,11 +168,10 @@ def _add_product3(e, n, neg, a0, a1, b0, b1, c0, c1):
                     continue
                 r0, r1 = _two_product(p, c)
                 r2, r3 = _two_product(q, c)
-                if neg:
-                    r0 = -r0
-                    r1 = -r1
-                    r2 = -r2
-                    r3 = -r3
+                r0 = sign * r0  # exact: sign is +-1.0
+                r1 = sign * r1
+                r2 = sign * r2
+                r3 = sign * r3
                 n = _grow(e, n, r3)
                 n = _grow(e, n, r2)
                 n = _grow(e, n, r1)
@@ -210,9 +212,9 @@ def _orient2d_exact(ax, ay, bx, by, cx, cy):
     vx0, vx1 = _two_diff(cx, ax)
     vy0, vy1 = _two_diff(cy, ay)
     e = np.empty(_SCRATCH)
-    n = 0
-    n = _add_product2(e, n, False, ux0, ux1, vy0, vy1)
-    n = _add_product2(e, n, True, uy0, uy1, vx0, vx1)
+    n = np.int64(0)
+    n = _add_product2(e, n, 1.0, ux0, ux1, vy0, vy1)
+    n = _add_product2(e, n, -1.0, uy0, uy1, vx0, vx1)
     if n == 0:
         return 0.0
     return _expansion_sign(e, n)
@@ -253,13 +255,13 @@ def _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     wz0, wz1 = _two_diff(dz, az)
     # (u x v) . w expanded into its six signed triple products
     e = np.empty(_SCRATCH)
-    n = 0
-    n = _add_product3(e, n, False, wx0, wx1, uy0, uy1, vz0, vz1)
-    n = _add_product3(e, n, True, wx0, wx1, uz0, uz1, vy0, vy1)
-    n = _add_product3(e, n, False, wy0, wy1, uz0, uz1, vx0, vx1)
-    n = _add_product3(e, n, True, wy0, wy1, ux0, ux1, vz0, vz1)
-    n = _add_product3(e, n, False, wz0, wz1, ux0, ux1, vy0, vy1)
-    n = _add_product3(e, n, True, wz0, wz1, uy0, uy1, vx0, vx1)
+    n = np.int64(0)
+    n = _add_product3(e, n, 1.0, wx0, wx1, uy0, uy1, vz0, vz1)
+    n = _add_product3(e, n, -1.0, wx0, wx1, uz0, uz1, vy0, vy1)
+    n = _add_product3(e, n, 1.0, wy0, wy1, uz0, uz1, vx0, vx1)
+    n = _add_product3(e, n, -1.0, wy0, wy1, ux0, ux1, vz0, vz1)
+    n = _add_product3(e, n, 1.0, wz0, wz1, ux0, ux1, vy0, vy1)
+    n = _add_product3(e, n, -1.0, wz0, wz1, uy0, uy1, vx0, vx1)
     if n == 0:
         return 0.0
     return _expansion_sign(e, n)

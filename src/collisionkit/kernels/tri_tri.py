@@ -63,7 +63,7 @@ def _load(t):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _o3(P, i, Q, j, R, k, S, m):
     """Exact orient3d(P_i, Q_j, R_k, S_m) on vertices of 9-tuple triangles."""
     return orient3d(
@@ -173,7 +173,11 @@ def _coplanar_on_axis(P, Q, k):
 @njit(cache=True, nogil=True)
 def _coplanar_all_axes(P, Q):
     """Coplanar P, Q (possibly degenerate): meet iff all three projections meet."""
-    return _coplanar_on_axis(P, Q, 0) and _coplanar_on_axis(P, Q, 1) and _coplanar_on_axis(P, Q, 2)
+    # a loop, not three literal axes: one compiled signature for _coplanar_on_axis
+    for k in range(3):
+        if not _coplanar_on_axis(P, Q, k):
+            return False
+    return True
 
 
 # --- degeneracy --------------------------------------------------------------------

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constants import MODES, MODE_ALL, MODE_ANY, MODE_FIRST
+from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.bvh_traverse import intersect_one
 from ..strategies import BVH, Strategy
-from .engine import check_mesh, gather, pose_error, run_batch
+from .engine import check_mesh, gather, pose_error, run_batch, thread_count
 from .results import Contacts, Stats
 
 _GUIGUE = BVH().tri_test_code
@@ -70,6 +70,8 @@ def intersects(
     """
     # PERF: the per-call path (one pose each, default strategy) touches as
     # little Python as it can: ~1.5 us of wrapper and dispatch around the kernel.
+    if threads is not None:
+        thread_count(threads)  # validate even where the single-pose path ignores it
     if type(a) is Mesh and type(b) is Mesh:
         Ta = _single_pose(pose_a)
         Tb = _single_pose(pose_b)

@@ -1,0 +1,191 @@
+"""Runs LAST (file name): every compiled kernel has exactly one specialisation.
+
+STYLE.md: variants are runtime integer codes inside one generic kernel, so
+compile time and the cache stay small. A second signature means some caller
+passes other types (a read-only array, a literal int, a uint64 loop index, a
+float32 pose) and numba compiled the whole kernel again.
+
+The fixture first runs every public code path once (so the answer does not
+depend on which tests were selected), then checks what the session compiled.
+
+NOTE: with a warm on-disk cache, numba loads an entry point's machine code
+without typing its body, so the helpers it calls never show their
+signatures; with a cold cache they do. To give the same answer either way,
+the entry points that ran in this session are typed again (fresh, uncached
+copies of their Python functions, compiled for the same signatures), which
+makes every helper they call record the signatures it is called with.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import numba
+import pytest
+from numba.core.registry import CPUDispatcher
+from tests.brute import PARALLEL_BATCH
+
+import collisionkit as ck
+import collisionkit.kernels as kernels_pkg
+from collisionkit.strategies import BVH as BVHStrategy
+
+
+def kernel_dispatchers() -> dict[str, CPUDispatcher]:
+    """'module.function' -> dispatcher, for every @njit function defined in collisionkit.kernels."""
+    found: dict[int, tuple[str, CPUDispatcher]] = {}
+    for info in pkgutil.iter_modules(kernels_pkg.__path__):
+        mod = importlib.import_module(f"{kernels_pkg.__name__}.{info.name}")
+        for name, obj in vars(mod).items():
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
+                found[id(obj)] = (f"{info.name}.{name}", obj)
+    return dict(found.values())
+
+
+def _calls_kernels(disp: CPUDispatcher) -> bool:
+    """Does the function's body name another dispatcher (so typing it types callees)?"""
+    g = disp.py_func.__globals__
+    return any(isinstance(g.get(n), CPUDispatcher) for n in disp.py_func.__code__.co_names)
+
+
+def _type_only_compiler():
+    """A numba pipeline that stops right after type inference (typing a body makes every
+    dispatcher it calls compile, or load from the cache, the signature it is called with).
+    None when numba's internals differ from what this needs (then bodies are compiled fully)."""
+    try:
+        from numba.core.compiler import CompilerBase, DefaultPassBuilder, _EarlyPipelineCompletion
+        from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
+        from numba.core.typed_passes import NopythonTypeInference
+    except ImportError:  # pragma: no cover - other numba versions
+        return None
+
+    @register_pass(mutates_CFG=False, analysis_only=True)
+    class StopAfterTyping(FunctionPass):
+        _name = "collisionkit_tests_stop_after_typing"
+
+        def __init__(self):
+            FunctionPass.__init__(self)
+
+        def run_pass(self, state):
+            raise _EarlyPipelineCompletion("typed")  # any non-None result ends the compile
+
+    class TypeOnly(CompilerBase):
+        def define_pipelines(self):
+            pm = PassManager("collisionkit_tests_type_only")
+            for pass_cls, description in DefaultPassBuilder.define_untyped_pipeline(self.state).passes:
+                pm.add_pass(pass_cls, description)
+            pm.add_pass(NopythonTypeInference, "nopython frontend")
+            pm.add_pass(StopAfterTyping, "stop after typing")
+            pm.finalize()
+            return [pm]
+
+    return TypeOnly
+
+
+def _retype(disp: CPUDispatcher, sig, type_only) -> None:
+    options = {k: v for k, v in disp.targetoptions.items() if k not in ("cache", "nopython")}
+    # parfors type the loop body again at lowering (uint64 prange indices): compile those fully
+    if type_only is not None and not options.get("parallel"):
+        from numba.core.compiler import Flags, compile_extra
+        from numba.core.registry import cpu_target
+
+        flags = disp.targetdescr.options.parse_as_flags(Flags(), options)
+        try:
+            compile_extra(
+                cpu_target.typing_context, cpu_target.target_context, disp.py_func,
+                tuple(sig), None, flags, {}, pipeline_class=type_only,
+            )  # fmt: skip
+            return
+        except Exception:  # internals changed: fall back to a full compile
+            pass
+    numba.njit(**options)(disp.py_func).compile(sig)
+
+
+def _calls_kernels(disp: CPUDispatcher) -> bool:
+    """Does the function's body name another dispatcher (so typing it types callees)?"""
+    g = disp.py_func.__globals__
+    return any(isinstance(g.get(n), CPUDispatcher) for n in disp.py_func.__code__.co_names)
+
+
+def _retype_entry_points(dispatchers: dict[str, CPUDispatcher]) -> None:
+    """Type compiled kernels' bodies again, to a fixpoint, so callees record their signatures."""
+    type_only = _type_only_compiler()
+    done: set[tuple[str, str]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, disp in sorted(dispatchers.items()):
+            if not _calls_kernels(disp):
+                continue
+            for sig in list(disp.signatures):
+                if (name, str(sig)) in done:
+                    continue
+                done.add((name, str(sig)))
+                changed = True
+                _retype(disp, sig, type_only)
+
+
+def _library_workload() -> None:
+    """Every public code path once (whatever tests were selected before this file):
+    each volume kind and split rule, every query mode, serial and parallel, both tests."""
+    sphere = ck.primitives.uv_sphere_mesh(0.5, 6, 10)
+    poses = ck.random_poses(PARALLEL_BATCH, radius=1.0, seed=0)
+    for bv in ("aabb", "obb"):
+        for split in ("sah", "median", "mean"):
+            a = ck.primitives.box_mesh([1.0, 0.5, 0.25]).with_options(bv=bv, split=split, leaf_size=1)
+            for strategy in ("bvh", BVHStrategy(tri_test="moller")):
+                ck.intersects(a, sphere, None, poses[0], strategy=strategy)
+                for threads in (1, 2):
+                    ck.intersects(a, sphere, None, poses, threads=threads, strategy=strategy)
+                    ck.contacts(a, sphere, None, poses, threads=threads, strategy=strategy)
+                    ck.contacts(a, sphere, None, poses, mode="first", threads=threads, strategy=strategy)
+                    ck.contacts(a, sphere, None, poses, max_pairs=2, threads=threads, strategy=strategy)
+                    ck.query_stats(a, sphere, None, poses, mode="all", threads=threads, strategy=strategy)
+    ck.threading_layer()
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    _library_workload()
+    dispatchers = kernel_dispatchers()
+    _retype_entry_points(dispatchers)
+    return {name: d for name, d in dispatchers.items() if d.signatures}
+
+
+#: Kernels allowed several signatures, with why (none today: list one here only
+#: with a reason a reviewer accepts).
+KNOWN_SEVERAL: dict[str, str] = {}
+
+
+def _offenders(compiled) -> dict[str, list[str]]:
+    return {name: [str(s) for s in d.signatures] for name, d in compiled.items() if len(d.signatures) > 1}
+
+
+def test_session_compiled_the_query_kernels(compiled):
+    names = kernel_dispatchers()
+    for name in ("bvh_traverse.query_serial", "bvh_traverse.query_parallel", "bvh_traverse.intersect_one"):
+        if name in names:
+            assert name in compiled, f"{name} never ran in this session"
+
+
+#: Extra specialisations other test files make ON PURPOSE by calling a kernel directly
+#: (allowed here, not required: they exist only when those tests were selected).
+BY_OTHER_TESTS = {
+    # tests/kernels/test_tri_tri.py::test_entry_points_and_codes passes a strided (F-ordered) triangle
+    "tri_tri.tri_tri_intersect": "Array(float64, 2, 'F'",
+    "tri_tri._load": "Array(float64, 2, 'F'",
+}
+
+
+def _library_signatures(name: str, sigs: list[str]) -> list[str]:
+    marker = BY_OTHER_TESTS.get(name)
+    return [s for s in sigs if marker is None or marker not in s]
+
+
+def test_one_signature_per_kernel(compiled):
+    offenders = {
+        k: v for k, v in _offenders(compiled).items() if k not in KNOWN_SEVERAL and len(_library_signatures(k, v)) > 1
+    }
+    assert not offenders, "kernels compiled for several signatures:\n" + "\n".join(
+        f"  {name}:\n    " + "\n    ".join(sigs) for name, sigs in sorted(offenders.items())
+    )
