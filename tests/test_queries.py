@@ -446,3 +446,21 @@ def test_far_offsets(pb_mesh):
     assert 0 < len(expected_far)
     assert_matches_brute(far_a, far_b, None, pb, expected_far)
     assert_matches_brute(far_a.with_options(bv="obb"), far_b, None, pb, expected_far)
+
+
+def test_uniform_overflow_takes_the_parallel_rerun():
+    """Every pose overflows by the same amount: the rerun runs one chunk per pose in
+    parallel (engine.run_batch), and must give the serial rows exactly."""
+    from collisionkit.query import engine
+
+    a, b = grid_mesh(12), grid_mesh(12)
+    n = PARALLEL_BATCH
+    pose_b = np.repeat(ck.translation([0.25, 0.375, 0.0])[None], n, axis=0)
+    expected = brute_pairs(a, b, None, pose_b)
+    counts = counts_of(expected, n)
+    guess = engine.PAIRS_PER_POSE_GUESS + (a.n_faces + b.n_faces) // 8
+    assert counts.min() > guess, "scene does not overflow every pose"
+    assert_matches_brute(a, b, None, pose_b, expected, threads=2)
+    serial = ck.contacts(a, b, None, pose_b, threads=1)
+    parallel = ck.contacts(a, b, None, pose_b, threads=2)
+    assert np.array_equal(rows_of(serial), rows_of(parallel))

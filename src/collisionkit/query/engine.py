@@ -27,9 +27,11 @@ _POSE_REASON = {
     POSE_NOT_RIGID: "is not a rigid transform (rotation block not orthonormal with det +1)",
     POSE_BAD_LAST_ROW: "has a last row other than [0, 0, 0, 1]",
 }
-#: Most result rows held at once before a batch is split into overflow reruns
-#: (4M int64 keys = 32 MB).
-_MAX_BUFFER = 1 << 22
+#: Result rows reserved for the first pass of a batch (2 MB of int64 keys). PERF:
+#: a larger first buffer made parallel all-pairs batches 3x slower (env/rob, 1000
+#: poses: 64 vs 11 us a pose with a 32 MB buffer), the page faults of a fresh
+#: mapping serialising the threads; poses that do not fit are rerun with exact room.
+_FIRST_PASS_ROWS = 1 << 18
 
 
 def pose_error(side: str, index: int, code: int, batched: bool) -> InvalidPoseError:
@@ -109,26 +111,34 @@ def run_batch(
     elif mode == MODE_FIRST:
         guess = 1
     else:
-        guess = PAIRS_PER_POSE_GUESS + 2 * (ta.arrays.tris.shape[0] + tb.arrays.tris.shape[0])
+        guess = PAIRS_PER_POSE_GUESS + (ta.arrays.tris.shape[0] + tb.arrays.tris.shape[0]) // 8
         if max_pairs >= 0:
             guess = min(guess, max_pairs)
-    chunk_cap = min(guess * per_chunk, max(guess, _MAX_BUFFER // nchunks))
+    chunk_cap = max(guess, min(guess * per_chunk, _FIRST_PASS_ROWS // nchunks))
     keys = np.empty(max(1, chunk_cap * nchunks), np.int64)
     _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads)
 
     if mode != MODE_ANY:
         over = np.flatnonzero(starts < 0)
         if over.size:
-            # Rerun only the poses that overflowed, each with exact room.
+            # Rerun only the poses that overflowed, now with exact room: one chunk
+            # per pose of the largest count (parallel when that wastes little),
+            # else all of them serially in one exactly sized buffer.
             kept = counts[over] if max_pairs < 0 else np.minimum(counts[over], max_pairs)
             sub_tasks = np.ascontiguousarray(tasks[over])
-            sub_keys = np.empty(max(1, int(kept.sum())), np.int64)
             sub_starts = np.full(over.size, -1, np.int64)
             sub_counts = np.zeros(over.size, np.int64)
             sub_stats = np.zeros((over.size, N_STATS), np.int64)
-            kt.query_serial(
-                *ta.arrays, pa, *tb.arrays, pb, sub_tasks, ta.options.bv_code, strat.tri_test_code,
-                mode, max_pairs, sub_keys, sub_keys.shape[0], sub_starts, sub_counts, sub_stats, 1,
+            total, widest = int(kept.sum()), int(kept.max())
+            rerun_parallel = parallel and over.size >= 2 and over.size * widest <= 2 * total
+            if rerun_parallel:
+                sub_chunks, sub_cap = over.size, widest
+            else:
+                sub_chunks, sub_cap = 1, total
+            sub_keys = np.empty(max(1, sub_chunks * sub_cap), np.int64)
+            _launch(
+                ta, tb, pa, pb, sub_tasks, strat, mode, max_pairs, sub_keys, sub_cap,
+                sub_starts, sub_counts, sub_stats, sub_chunks, rerun_parallel, nthreads,
             )
             assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
             starts[over] = sub_starts + keys.shape[0]
