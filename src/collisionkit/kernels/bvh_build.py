@@ -239,31 +239,15 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, rig
                     best_axis = r
                     best_bin = b
         if best_axis >= 0:
-            # Same arithmetic as the binning, so the partition matches the counts.
+            # The bin boundary as a coordinate: int((key - cmin) * scale) < best_bin
+            # iff key < cmin + best_bin / scale, up to rounding at the boundary,
+            # which may move an element across; should a side end up empty, the
+            # segment is halved instead (any split keeps the tree valid).
             r = best_axis
-            scale = SAH_BINS / (cmax[r] - cmin[r])
-            i = s
-            j = e - 1
-            while i <= j:
-                b = int((key[i, r] - cmin[r]) * scale)
-                if b < best_bin:
-                    i += 1
-                else:
-                    t = idx[i]
-                    idx[i] = idx[j]
-                    idx[j] = t
-                    for d in range(3):
-                        kt = key[i, d]
-                        key[i, d] = key[j, d]
-                        key[j, d] = kt
-                        kt = flo[i, d]
-                        flo[i, d] = flo[j, d]
-                        flo[j, d] = kt
-                        kt = fhi[i, d]
-                        fhi[i, d] = fhi[j, d]
-                        fhi[j, d] = kt
-                    j -= 1
-            return i
+            value = cmin[r] + best_bin * (cmax[r] - cmin[r]) / SAH_BINS
+            mid = _partition(idx, key, flo, fhi, s, e, r, value)
+            if s < mid < e:
+                return mid
         return s + n // 2
 
     if rule == SPLIT_MEAN:
