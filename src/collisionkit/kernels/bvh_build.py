@@ -193,8 +193,8 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, rig
 
     if rule == SPLIT_SAH:
         best_cost = np.inf
-        best_axis = -1
-        best_bin = -1
+        best_axis = np.int64(-1)  # not a literal: one signature for _partition
+        best_bin = np.int64(-1)
         for r in range(3):
             extent = cmax[r] - cmin[r]
             if extent <= 0.0:
