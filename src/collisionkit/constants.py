@@ -68,5 +68,6 @@ BV_SLACK_ULPS = 64.0
 #: about 5 us; measured on env/rob (about 0.8 us a pose): serial 37 us vs parallel
 #: 41 us at 32 poses, equal at 64; costlier poses break even sooner.
 PARALLEL_MIN_POSES = 32
-#: Result rows reserved per pose (and per chunk at least) before an overflow rerun.
+#: Result rows reserved per pose in the first pass of an all-pairs batch, plus
+#: (faces_a + faces_b) / 8; poses with more pairs are rerun with exact room.
 PAIRS_PER_POSE_GUESS = 64
