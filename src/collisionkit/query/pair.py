@@ -15,7 +15,7 @@ from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.bvh_traverse import intersect_one
-from ..strategies import BVH, Strategy
+from ..strategies import BVH, Strategy, resolve
 from .engine import check_mesh, gather, pose_error, run_batch, thread_count
 from .results import Contacts, Stats
 
@@ -79,7 +79,7 @@ def intersects(
             if strategy == "bvh":
                 tri_code = _GUIGUE
             else:
-                tri_code = _resolve(strategy).tri_test_code
+                tri_code = resolve(strategy).tri_test_code
             bv = a.options.bv
             ta = a._trees.get(bv) or a.tree_for(bv)
             tb = b._trees.get(bv) or b.tree_for(bv)
@@ -116,12 +116,6 @@ def _single_pose(pose: Any) -> NDArray[np.float64] | None:
         stack, batched = as_poses(pose, "pose")
         return None if batched else stack[0]
     return None
-
-
-def _resolve(strategy: str | Strategy) -> Strategy:
-    from ..strategies import resolve
-
-    return resolve(strategy)
 
 
 def _check_max_pairs(max_pairs: int | None) -> int:
