@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BV_AABB, BV_OBB, LEAF_FLAG
-from ..kernels.bvh_build import build_binary_tree, leaf_order_triangles, max_abs_coordinate
+from ..kernels.bvh_build import build_binary_tree, max_abs_coordinate
 from ..kernels.layout import (
     META_DEPTH,
     META_FACES,
@@ -118,7 +118,7 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     if exponent:
         centre_half = [0, 1, 2, 3, 4, 5] if options.bv_code == BV_AABB else [0, 1, 2, 12, 13, 14]
         bv[:, centre_half] = np.ldexp(bv[:, centre_half], exponent)
-    leaf_tris, scale_value = leaf_order_triangles(tris, order)
+    leaf_tris = np.ascontiguousarray(tris[order])
     seconds = time.perf_counter() - start
     counts = topo[:, 1][(topo[:, 2] & LEAF_FLAG) != 0]
     meta = np.zeros((1, META_WIDTH), np.int64)

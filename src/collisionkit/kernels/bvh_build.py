@@ -388,22 +388,6 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
 
 
 @njit(cache=True, nogil=True)
-def leaf_order_triangles(tris, order):
-    """The triangles in leaf order (F, 3, 3) and the largest |coordinate| (the
-    scale that sizes the traversal's volume slack), in one pass."""
-    out = np.empty_like(tris)
-    scale = 0.0
-    for k in range(order.shape[0]):
-        i = order[k]
-        for v in range(3):
-            for d in range(3):
-                x = tris[i, v, d]
-                out[k, v, d] = x
-                scale = max(scale, abs(x))
-    return out, scale
-
-
-@njit(cache=True, nogil=True)
 def max_abs_coordinate(tris):
     """Largest |coordinate| of an (F, 3, 3) array, without a temporary."""
     m = 0.0

@@ -32,6 +32,10 @@ from .layout import (
     META_FANOUT,
     META_NODE_OFF,
     META_TRI_OFF,
+    STAT_BV_TESTS,
+    STAT_BV_UPDATES,
+    STAT_NODE_PAIRS,
+    STAT_TRI_TESTS,
 )
 from .linalg import first_bad_pose, map_triangle, pose_error, relative_pose
 from .tri_tri import tri_tri_intersect_tuples
@@ -119,6 +123,15 @@ def _aabb_overlap(R, AbsR, t, bv_a, ia, bv_b, ib, slack):
 
 
 @njit(cache=True, nogil=True)
+def _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd):
+    """Add one task's counters to its stats row (once per task, at its exit)."""
+    stats[srow, STAT_BV_TESTS] += n_bv
+    stats[srow, STAT_TRI_TESTS] += n_tri
+    stats[srow, STAT_NODE_PAIRS] += n_pairs
+    stats[srow, STAT_BV_UPDATES] += n_upd
+
+
+@njit(cache=True, nogil=True)
 def collide_task(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tree_a, Ta,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tree_b, Tb,
@@ -150,10 +163,11 @@ def collide_task(
     tb0 = meta_b[tree_b, META_TRI_OFF]
     faces_b = meta_b[tree_b, META_FACES]
 
-    n_bv = 0
-    n_tri = 0
-    n_pairs = 0
-    n_upd = 0
+    # int64, not literal 0: _add_stats keeps one signature at every exit
+    n_bv = np.int64(0)
+    n_tri = np.int64(0)
+    n_pairs = np.int64(0)
+    n_upd = np.int64(0)
     found = 0
     stack[0, 0] = 0
     stack[0, 1] = 0
@@ -218,18 +232,12 @@ def collide_task(
                         continue
                     found += 1
                     if mode == MODE_ANY:
-                        stats[srow, 0] += n_bv
-                        stats[srow, 1] += n_tri
-                        stats[srow, 2] += n_pairs
-                        stats[srow, 3] += n_upd
+                        _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
                         return 1
                     if found <= wcap:
                         keys[wpos + found - 1] = np.int64(ids_a[ja]) * faces_b + ids_b[jb]
                     if mode == MODE_FIRST or (max_pairs >= 0 and found > max_pairs):
-                        stats[srow, 0] += n_bv
-                        stats[srow, 1] += n_tri
-                        stats[srow, 2] += n_pairs
-                        stats[srow, 3] += n_upd
+                        _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
                         return found
             continue
         # Descend the larger node (or the only inner one); children pushed in
@@ -254,10 +262,7 @@ def collide_task(
                 stack[top, 1] = c
                 top += 1
                 c -= 1
-    stats[srow, 0] += n_bv
-    stats[srow, 1] += n_tri
-    stats[srow, 2] += n_pairs
-    stats[srow, 3] += n_upd
+    _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
     return found
 
 

@@ -48,9 +48,7 @@ def check_mesh(x: Any, name: str) -> Mesh:
 def trees(a: Mesh, b: Mesh) -> tuple[BVH, BVH]:
     """a's tree, and b's tree built with a's volume kind (cached on both meshes)."""
     bv = a.options.bv
-    ta = a._trees.get(bv) or a.tree_for(bv)
-    tb = b._trees.get(bv) or b.tree_for(bv)
-    return ta, tb
+    return a.tree_for(bv), b.tree_for(bv)
 
 
 def thread_count(threads: int | None) -> int:

@@ -15,6 +15,7 @@ from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.bvh_traverse import intersect_one
+from ..kernels.layout import STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..strategies import BVH, Strategy, resolve
 from .engine import check_mesh, gather, pose_error, run_batch, thread_count
 from .results import Contacts, Stats
@@ -191,10 +192,10 @@ def query_stats(
     res = run_batch(a, b, pose_a, pose_b, MODES[mode], -1, strategy, threads)
     s = res.stats
     return Stats(
-        np.ascontiguousarray(s[:, 0]),
-        np.ascontiguousarray(s[:, 1]),
-        np.ascontiguousarray(s[:, 2]),
-        np.ascontiguousarray(s[:, 3]),
+        np.ascontiguousarray(s[:, STAT_BV_TESTS]),
+        np.ascontiguousarray(s[:, STAT_TRI_TESTS]),
+        np.ascontiguousarray(s[:, STAT_NODE_PAIRS]),
+        np.ascontiguousarray(s[:, STAT_BV_UPDATES]),
         res.counts > 0,
     )
 
