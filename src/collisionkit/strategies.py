@@ -2,13 +2,20 @@
 
 A strategy is passed by name (``strategy="bvh"``) or as a frozen record
 (``strategy=collisionkit.strategies.BVH(tri_test="moller")``); options never
-travel as loose keyword arguments. Later strategies (the R-tree/overlap-box
-search, breadth-first traversal, double boxes) add records here.
+travel as loose keyword arguments.
+
+Adding a strategy: define a frozen dataclass with a ``run(request)`` method
+(``request`` is a ``query.engine.BatchRequest``: validated, broadcast poses and
+the query mode; it returns a ``query.engine.BatchResult``), then
+``register("name", Record())`` from the module that implements it and import
+that module in ``collisionkit/__init__.py``. ``BVH`` is the built-in default
+and has no ``run``: the engine answers it itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .constants import TRI_TESTS
 
@@ -37,9 +44,25 @@ class BVH:
         return TRI_TESTS[self.tri_test]
 
 
-_BY_NAME = {"bvh": BVH()}
+_BY_NAME: dict[str, Any] = {"bvh": BVH()}
+_RECORD_TYPES: list[type] = [BVH]
 
-Strategy = BVH
+#: Any strategy record (BVH or a registered one).
+Strategy = Any
+
+
+def register(name: str, record: Any) -> None:
+    """Make ``record`` reachable as ``strategy=name``, and its type accepted as a record."""
+    if not callable(getattr(record, "run", None)):
+        raise TypeError(f"strategy record {record!r} has no run(request) method")
+    _BY_NAME[name] = record
+    if type(record) not in _RECORD_TYPES:
+        _RECORD_TYPES.append(type(record))
+
+
+def names() -> list[str]:
+    """The registered strategy names."""
+    return sorted(_BY_NAME)
 
 
 def resolve(strategy: str | Strategy) -> Strategy:
@@ -49,6 +72,6 @@ def resolve(strategy: str | Strategy) -> Strategy:
             return _BY_NAME[strategy]
         except KeyError:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {sorted(_BY_NAME)}") from None
-    if isinstance(strategy, BVH):
+    if isinstance(strategy, tuple(_RECORD_TYPES)):
         return strategy
     raise TypeError(f"strategy must be a name or a strategy record, got {type(strategy).__name__}")

@@ -280,8 +280,14 @@ class Mesh:
 
     @property
     def bounds(self) -> NDArray[np.float64]:
-        """(2, 3) min and max corner of the vertices used by faces."""
+        """(2, 3) min and max corner of the vertices used by faces, in the mesh's frame.
+
+        Every shape kind has this property (the World's broad phase uses it).
+        An empty mesh has the inverted box (+inf, -inf), which overlaps nothing.
+        """
         t = self.triangles.reshape(-1, 3)
+        if t.shape[0] == 0:
+            return np.stack([np.full(3, np.inf), np.full(3, -np.inf)])
         return np.stack([t.min(axis=0), t.max(axis=0)])
 
     def shares_geometry(self, other: Mesh) -> bool:

@@ -20,7 +20,9 @@ from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels import bvh_traverse as kt
 from ..kernels.layout import META_FACES, N_STATS
 from ..kernels.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID
+from ..strategies import BVH as BVHStrategy
 from ..strategies import Strategy, resolve
+from . import dispatch
 
 _POSE_REASON = {
     POSE_NOT_FINITE: "is not finite",
@@ -59,6 +61,23 @@ def thread_count(threads: int | None) -> int:
     return min(int(threads), numba.config.NUMBA_NUM_THREADS)
 
 
+class BatchRequest(NamedTuple):
+    """What a registered strategy's ``run`` receives: everything validated."""
+
+    a: Any  # Mesh (or another shape, for pair handlers)
+    b: Any
+    pa: NDArray[np.float64]  # (Na, 4, 4) validated poses
+    pb: NDArray[np.float64]  # (Nb, 4, 4)
+    ia: NDArray[np.int64]  # (N,) index into pa per task (broadcast)
+    ib: NDArray[np.int64]
+    n: int
+    batched: bool  # whether the caller passed a batch (results are arrays)
+    mode: int  # MODE_ANY / MODE_FIRST / MODE_ALL
+    max_pairs: int  # -1: no cap
+    strategy: Any  # the resolved record
+    threads: int  # validated thread count
+
+
 class BatchResult(NamedTuple):
     n: int
     batched: bool
@@ -67,6 +86,46 @@ class BatchResult(NamedTuple):
     keys: NDArray[np.int64]
     starts: NDArray[np.int64]
     faces_b: int
+
+
+def result_from_pairs(
+    n: int, batched: bool, pose_of_pair: NDArray[np.int64], face_a: NDArray[np.int64],
+    face_b: NDArray[np.int64], faces_b: int, mode: int, max_pairs: int, stats: NDArray[np.int64] | None = None,
+) -> BatchResult:
+    """A BatchResult from flat pair columns (any order; duplicates not allowed).
+
+    For strategies and shape handlers that find their pairs outside the
+    engine's kernels: counts are per pose, capped as ``max_pairs`` asks
+    (``counts`` is then max_pairs + 1 where more exist, as the kernels do).
+    """
+    pose_of_pair = np.asarray(pose_of_pair, np.int64)
+    key = np.asarray(face_a, np.int64) * max(faces_b, 1) + np.asarray(face_b, np.int64)
+    order = np.lexsort((key, pose_of_pair))
+    pose_of_pair, key = pose_of_pair[order], key[order]
+    counts = np.bincount(pose_of_pair, minlength=n).astype(np.int64)
+    starts = np.zeros(n, np.int64)
+    if n:
+        starts[1:] = np.cumsum(counts)[:-1]
+    if mode != MODE_ALL:
+        counts = np.minimum(counts, 1)
+    elif max_pairs >= 0:
+        counts = np.minimum(counts, max_pairs + 1)
+    if stats is None:
+        stats = np.zeros((n, N_STATS), np.int64)
+    return BatchResult(n, batched, counts, stats, key, starts, faces_b)
+
+
+def prepare(a: Any, b: Any, pose_a: Any, pose_b: Any, mode: int, max_pairs: int, strategy: Any, threads: int | None) -> BatchRequest:
+    """Validate and broadcast the poses of a query; resolve its strategy."""
+    strat = resolve(strategy)
+    nthreads = thread_count(threads)
+    pa, batched_a = as_poses(pose_a, "pose_a")
+    pb, batched_b = as_poses(pose_b, "pose_b")
+    n, ia, ib = broadcast_poses(pa, pb)
+    side, index, code = kt.validate_poses(pa, pb)
+    if side >= 0:
+        raise pose_error("pose_a" if side == 0 else "pose_b", int(index), int(code), batched_a or batched_b)
+    return BatchRequest(a, b, pa, pb, ia, ib, n, batched_a or batched_b, mode, max_pairs, strat, nthreads)
 
 
 def run_batch(
@@ -79,17 +138,24 @@ def run_batch(
     strategy: str | Strategy,
     threads: int | None,
 ) -> BatchResult:
-    """Answer a (broadcast) batch of pose pairs in one compiled call."""
-    check_mesh(a, "a")
-    check_mesh(b, "b")
-    strat = resolve(strategy)
-    nthreads = thread_count(threads)
-    pa, batched_a = as_poses(pose_a, "pose_a")
-    pb, batched_b = as_poses(pose_b, "pose_b")
-    n, ia, ib = broadcast_poses(pa, pb)
-    side, index, code = kt.validate_poses(pa, pb)
-    if side >= 0:
-        raise pose_error("pose_a" if side == 0 else "pose_b", int(index), int(code), batched_a or batched_b)
+    """Answer a (broadcast) batch of pose pairs in one compiled call.
+
+    Pairs that are not two meshes go to the handler registered for their
+    types (``query.dispatch``); strategies other than the built-in BVH to
+    their own ``run``.
+    """
+    if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
+        handler = dispatch.handler_for(a, b)
+        if handler is None:
+            check_mesh(a, "a")
+            check_mesh(b, "b")
+        req = prepare(a, b, pose_a, pose_b, mode, max_pairs, strategy, threads)
+        return handler(req)
+    req = prepare(a, b, pose_a, pose_b, mode, max_pairs, strategy, threads)
+    if not isinstance(req.strategy, BVHStrategy):
+        return req.strategy.run(req)
+    strat, nthreads, pa, pb, ia, ib, n = req.strategy, req.threads, req.pa, req.pb, req.ia, req.ib, req.n
+    batched_a = batched_b = req.batched
     ta, tb = trees(a, b)
     tasks = np.zeros((n, 4), np.int64)
     tasks[:, 2] = ia
@@ -175,4 +241,4 @@ def gather(result: BatchResult, max_pairs: int, task_pose: NDArray[np.int64] | N
     return pose_index, face_a, face_b, kept.astype(np.int64), truncated
 
 
-__all__ = ["MODE_ALL", "MODE_ANY", "MODE_FIRST", "BatchResult", "gather", "run_batch", "trees"]
+__all__ = ["MODE_ALL", "MODE_ANY", "MODE_FIRST", "BatchRequest", "BatchResult", "gather", "prepare", "result_from_pairs", "run_batch", "trees"]

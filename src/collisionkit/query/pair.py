@@ -17,10 +17,11 @@ from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.bvh_traverse import intersect_one
 from ..kernels.layout import STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..strategies import BVH, Strategy, resolve
-from .engine import check_mesh, gather, pose_error, run_batch, thread_count
+from .engine import gather, pose_error, run_batch, thread_count
 from .results import Contacts, Stats
 
-_GUIGUE = BVH().tri_test_code
+_DEFAULT = BVH()
+_GUIGUE = _DEFAULT.tri_test_code
 _F64 = np.dtype(np.float64)
 
 
@@ -76,11 +77,9 @@ def intersects(
     if type(a) is Mesh and type(b) is Mesh:
         Ta = _single_pose(pose_a)
         Tb = _single_pose(pose_b)
-        if Ta is not None and Tb is not None:
-            if strategy == "bvh":
-                tri_code = _GUIGUE
-            else:
-                tri_code = resolve(strategy).tri_test_code
+        strat = _DEFAULT if strategy == "bvh" else resolve(strategy)
+        if Ta is not None and Tb is not None and type(strat) is BVH:
+            tri_code = strat.tri_test_code
             bv = a.options.bv
             ta = a._trees.get(bv) or a.tree_for(bv)
             tb = b._trees.get(bv) or b.tree_for(bv)
@@ -94,9 +93,6 @@ def intersects(
                 side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
                 raise pose_error(side, 0, code, False)
             return r == 1
-    else:
-        check_mesh(a, "a")
-        check_mesh(b, "b")
     res = run_batch(a, b, pose_a, pose_b, MODE_ANY, -1, strategy, threads)
     if not res.batched:
         return bool(res.counts[0])

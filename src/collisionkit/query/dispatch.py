@@ -1,0 +1,30 @@
+"""Shape-pair handlers: how a query answers pairs that are not two meshes.
+
+The built-in path is mesh-mesh (``query.engine``). A module that adds a shape
+kind (convex polyhedra, primitives) registers a handler per pair of types::
+
+    dispatch.register(Convex, Convex, gjk_handler)   # also serves (Convex, Convex) subclasses
+
+A handler takes a ``query.engine.BatchRequest`` (poses validated and
+broadcast) and returns a ``query.engine.BatchResult``. Lookup is by
+``isinstance`` in registration order; the first match wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+_HANDLERS: list[tuple[type, type, Callable[[Any], Any]]] = []
+
+
+def register(type_a: type, type_b: type, handler: Callable[[Any], Any]) -> None:
+    """Answer queries on (type_a, type_b) pairs with ``handler(request) -> BatchResult``."""
+    _HANDLERS.append((type_a, type_b, handler))
+
+
+def handler_for(a: Any, b: Any) -> Callable[[Any], Any] | None:
+    """The handler registered for the types of ``a`` and ``b``; None if there is none."""
+    for ta, tb, handler in _HANDLERS:
+        if isinstance(a, ta) and isinstance(b, tb):
+            return handler
+    return None
