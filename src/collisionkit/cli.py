@@ -1,51 +1,224 @@
 """Command line: ``collisionkit`` / ``python -m collisionkit``.
 
-Exit codes: 0 success / no collision, 1 collision found, 2 error.
+Every command has ``--help``; results print as a readable table, or as JSON with
+``--json``. Exit codes: 0 no collision (or success), 1 collision found, 2 error.
+Bad input (missing file, unreadable mesh, malformed YAML/CSV, wrong joint count)
+prints one line naming the file (and line) on stderr and exits 2: no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+EXIT_CLEAR, EXIT_COLLISION, EXIT_ERROR = 0, 1, 2
+
+
+class CliError(Exception):
+    """An error the command line reports in one line (exit code 2)."""
+
+
+# -- argument helpers ------------------------------------------------------------------
+def parse_pose(text: str | None, what: str) -> np.ndarray | None:
+    """A pose from the command line: "x,y,z", "x,y,z,roll,pitch,yaw" (radians, URDF order),
+    16 numbers (row-major 4x4), or a .npy/.txt/.json file holding (4, 4) or (N, 4, 4)."""
+    if text is None:
+        return None
+    from .geometry.transforms import pose_from
+
+    p = Path(text)
+    if p.suffix.lower() in (".npy", ".txt", ".json", ".csv") or p.is_file():
+        if not p.is_file():
+            raise CliError(f"{what}: file not found: {text}")
+        try:
+            if p.suffix.lower() == ".npy":
+                arr = np.load(p)
+            elif p.suffix.lower() == ".json":
+                arr = np.asarray(json.loads(p.read_text()), dtype=np.float64)
+            else:
+                arr = np.loadtxt(p, delimiter="," if p.suffix.lower() == ".csv" else None, ndmin=2)
+        except (OSError, ValueError) as exc:
+            raise CliError(f"{what}: cannot read {text}: {exc}") from None
+        arr = np.asarray(arr, dtype=np.float64)
+        if arr.shape[-2:] == (4, 4) and arr.ndim in (2, 3):
+            return arr
+        if arr.ndim == 2 and arr.shape[1] == 16:
+            return arr.reshape(-1, 4, 4)
+        raise CliError(f"{what}: {text} holds shape {arr.shape}; expected (4, 4), (N, 4, 4) or (N, 16)")
+    try:
+        vals = [float(v) for v in text.replace(",", " ").split()]
+    except ValueError:
+        raise CliError(f"{what}: expected numbers like 'x,y,z[,roll,pitch,yaw]', got {text!r}") from None
+    if len(vals) == 3:
+        return pose_from(vals)
+    if len(vals) == 6:
+        return pose_from(vals[:3], vals[3:])
+    if len(vals) == 16:
+        return np.asarray(vals).reshape(4, 4)
+    raise CliError(f"{what}: expected 3, 6 or 16 numbers, got {len(vals)}")
+
+
+def load_mesh(path: str) -> Any:
+    from .geometry.mesh import Mesh
+
+    if not Path(path).is_file():
+        raise CliError(f"{path}: file not found")
+    return Mesh.load(path)
+
+
+def emit(args: argparse.Namespace, data: dict[str, Any], text: Callable[[], str]) -> None:
+    """Print ``data`` as JSON with --json, else the readable ``text()``."""
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, default=_jsonable))
+    else:
+        print(text())
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, (np.bool_,)):
+        return bool(x)
+    if isinstance(x, Path):
+        return str(x)
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def table(rows: list[list[Any]], header: list[str]) -> str:
+    """A plain-text table with aligned columns."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# -- commands --------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run
+
+    run(args.poses)
+    return EXIT_CLEAR
+
+
+def _pair_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
+    a, b = load_mesh(args.a), load_mesh(args.b)
+    return a, b, parse_pose(args.pose_a, "--pose-a"), parse_pose(args.pose_b, "--pose-b")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .query.pair import intersects
+
+    a, b, pa, pb = _pair_inputs(args)
+    hit = np.atleast_1d(np.asarray(intersects(a, b, pa, pb)))
+    n_hit = int(hit.sum())
+    data = {"a": args.a, "b": args.b, "poses": int(hit.size), "colliding": hit, "n_colliding": n_hit}
+
+    def text() -> str:
+        if hit.size == 1:
+            return f"{args.a} vs {args.b}: {'COLLIDING' if n_hit else 'no collision'}"
+        first = int(np.argmax(hit)) if n_hit else None
+        tail = f"; first at pose {first}" if first is not None else ""
+        return f"{args.a} vs {args.b}: {n_hit} of {hit.size} poses collide{tail}"
+
+    emit(args, data, text)
+    return EXIT_COLLISION if n_hit else EXIT_CLEAR
+
+
+def cmd_contacts(args: argparse.Namespace) -> int:
+    from .query.pair import contacts
+
+    a, b, pa, pb = _pair_inputs(args)
+    c = contacts(a, b, pa, pb, max_pairs=args.max_pairs)
+    rows = np.stack([c.pose_index, c.face_a, c.face_b], axis=1)
+    data = {
+        "a": args.a, "b": args.b, "counts": c.counts, "truncated": c.truncated,
+        "pairs": [{"pose": int(p), "face_a": int(fa), "face_b": int(fb)} for p, fa, fb in rows],
+    }  # fmt: skip
+
+    def text() -> str:
+        head = f"{args.a} vs {args.b}: {len(c)} intersecting triangle pairs"
+        if c.truncated.any():
+            head += f" (capped at {args.max_pairs} per pose)"
+        shown = rows[: args.show]
+        body = table([list(r) for r in shown], ["pose", "face_a", "face_b"]) if len(shown) else ""
+        more = f"\n... {len(rows) - len(shown)} more (--show N or --json for all)" if len(rows) > len(shown) else ""
+        return head + ("\n" + body if body else "") + more
+
+    emit(args, data, text)
+    return EXIT_COLLISION if len(c) else EXIT_CLEAR
+
+
+def cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
+    try:
+        from benchmarks.pairs import main as bench_main
+    except ImportError:
+        raise CliError("the benchmarks package is not importable; run from the repository root") from None
+    return int(bench_main(rest) or 0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="collisionkit",
+        description="Exact, batched collision detection. Exit codes: 0 no collision, 1 collision, 2 error.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="check built-in objects at many random poses, with timings")
+    p.add_argument("--poses", type=int, default=100_000, help="poses per object pair (default 100000)")
+    p.set_defaults(func=cmd_demo)
+
+    pose_help = (
+        "pose: 'x,y,z', 'x,y,z,roll,pitch,yaw' (radians), 16 numbers (row-major 4x4), "
+        "or a .npy/.json/.txt file of (4,4) or (N,4,4) poses (default identity)"
+    )
+    for name, func, help_ in [
+        ("check", cmd_check, "do two mesh files intersect?"),
+        ("contacts", cmd_contacts, "list the intersecting triangle pairs of two mesh files"),
+    ]:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("a", help="mesh file (anything trimesh reads: STL, OBJ, PLY, GLB, ...)")
+        p.add_argument("b", help="mesh file")
+        p.add_argument("--pose-a", help=pose_help)
+        p.add_argument("--pose-b", help=pose_help)
+        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        if name == "contacts":
+            p.add_argument("--max-pairs", type=int, default=None, help="keep at most this many pairs per pose")
+            p.add_argument("--show", type=int, default=20, help="rows to print in the table (default 20)")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("bench", help="run the pair benchmark (python -m benchmarks.pairs; needs the repository)")
+    p.set_defaults(func=None)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="collisionkit", description="Exact, batched collision detection.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="check built-in objects at many random poses, with timings")
-    p_demo.add_argument("--poses", type=int, default=100_000, help="poses per object pair (default 100000)")
-    p_check = sub.add_parser("check", help="do two mesh files intersect (identity poses)?")
-    p_check.add_argument("a")
-    p_check.add_argument("b")
-    sub.add_parser("bench", help="run the pair benchmark (python -m benchmarks.pairs; needs the repository)")
+    from .errors import CollisionKitError
+
+    parser = build_parser()
     args, rest = parser.parse_known_args(argv)
-
-    if args.command == "demo":
-        from .demo import run
-
-        run(args.poses)
-        return 0
-    if args.command == "check":
-        from .errors import CollisionKitError
-        from .geometry.mesh import Mesh
-        from .query.pair import contacts
-
-        try:
-            a, b = Mesh.load(args.a), Mesh.load(args.b)
-        except CollisionKitError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        c = contacts(a, b)
-        print(f"{args.a} vs {args.b}: {'COLLIDING' if len(c) else 'no collision'} ({len(c)} triangle pairs)")
-        return 1 if len(c) else 0
-    if args.command == "bench":
-        try:
-            from benchmarks.pairs import main as bench_main
-        except ImportError:
-            print("error: the benchmarks package is not importable; run from the repository root", file=sys.stderr)
-            return 2
-        return int(bench_main(rest) or 0)
-    return 2  # pragma: no cover
+    if rest and args.command != "bench":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        if args.command == "bench":
+            return cmd_bench(args, rest)
+        return int(args.func(args))
+    except (CliError, CollisionKitError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -61,3 +61,24 @@ def random_poses(
     T[:, :3, 3] = d * r[:, None] + np.asarray(center, dtype=np.float64)
     T[:, 3, 3] = 1.0
     return T
+
+
+def rpy_matrix(rpy: ArrayLike) -> NDArray[np.float64]:
+    """(3, 3) rotation of URDF roll-pitch-yaw angles (radians): R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    r, p, y = np.asarray(rpy, dtype=np.float64).reshape(3)
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def pose_from(translation: ArrayLike = (0.0, 0.0, 0.0), rpy: ArrayLike = (0.0, 0.0, 0.0)) -> NDArray[np.float64]:
+    """(4, 4) pose from a translation (3,) and URDF roll-pitch-yaw angles (3,) in radians."""
+    T = np.eye(4)
+    T[:3, :3] = rpy_matrix(rpy)
+    T[:3, 3] = np.asarray(translation, dtype=np.float64).reshape(3)
+    return T

@@ -1,0 +1,351 @@
+"""Scene files: mesh parts, convex shapes and robots with poses, in YAML.
+
+The format (paths are relative to the scene file, or absolute)::
+
+    objects:
+      - name: ring
+        mesh: parts/ring.stl
+        pose: {translation: [0, 0, 0], rpy: [0, 0, 0]}    # optional; or  matrix: 4x4 list
+      - name: post
+        box: [0.1, 0.1, 2.0]                             # full side lengths
+        pose: {translation: [1, 0, 1]}
+      - name: ball
+        sphere: 0.25                                     # radius
+      - name: pin
+        capsule: {radius: 0.05, length: 0.4}             # or cylinder: {radius:, length:}
+      - name: arm
+        robot: kuka_iiwa/model.urdf
+        joints: [0, 0.3, 0, -1.2, 0, 0.5, 0]             # or {joint_name: value, ...}
+        pose: {translation: [0, 0, 0.6]}                 # the robot's base
+    exclude:                                             # optional: pairs never checked
+      - [arm, post]
+
+Every mistake raises ``SceneError`` naming the file and the line.
+Trajectories (one row of joint values per step) are read by ``load_trajectory``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import CollisionKitError
+from .geometry.transforms import pose_from
+
+#: Keys that name an object's shape; exactly one per object.
+SHAPE_KEYS = ("mesh", "box", "sphere", "capsule", "cylinder", "robot")
+
+
+class SceneError(CollisionKitError, ValueError):
+    """A scene or trajectory file that cannot be used; names the file and line."""
+
+    def __init__(self, path: str | os.PathLike[str], line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class SceneObject:
+    """One entry of a scene file.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"mesh", "box", "sphere", "capsule", "cylinder", "robot"}
+    pose : (4, 4) float64
+        World-from-object (for a robot: world-from-base).
+    source : Path or None
+        Mesh or URDF file (resolved).
+    params : dict
+        box: ``size`` (3,); sphere: ``radius``; capsule/cylinder: ``radius``, ``length``;
+        robot: ``joints`` (list of floats or {name: value}).
+    line : int
+        Line of the entry in the scene file (for messages).
+    """
+
+    name: str
+    kind: str
+    pose: NDArray[np.float64]
+    source: Path | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A parsed scene file: its objects in file order and the excluded name pairs."""
+
+    path: Path
+    objects: tuple[SceneObject, ...]
+    exclude: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Scene:
+        """Parse and check a scene file (files named in it must exist; they are loaded later)."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise SceneError(p, None, "file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SceneError(p, None, f"cannot read: {exc}") from None
+        return cls.parse(text, p)
+
+    @classmethod
+    def parse(cls, text: str, path: str | os.PathLike[str] = "<scene>") -> Scene:
+        """Parse scene YAML ``text``; relative file names resolve against ``path``'s folder."""
+        import yaml
+
+        p = Path(path)
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise SceneError(p, line, f"malformed YAML: {problem}") from None
+        if root is None:
+            raise SceneError(p, None, "empty scene file (expected a mapping with 'objects:')")
+        top = _mapping(root, p, "the scene")
+        unknown = set(top) - {"objects", "exclude"}
+        if unknown:
+            key = sorted(unknown)[0]
+            raise SceneError(p, _line(top[key][0]), f"unknown top-level key {key!r} (expected 'objects', 'exclude')")
+        if "objects" not in top:
+            raise SceneError(p, _line(root), "missing 'objects:' list")
+        objs_node = top["objects"][1]
+        if not isinstance(objs_node, yaml.SequenceNode):
+            raise SceneError(p, _line(objs_node), "'objects' must be a list")
+        base = p.parent
+        objects: list[SceneObject] = []
+        seen: dict[str, int] = {}
+        for i, node in enumerate(objs_node.value):
+            obj = _object(node, i, base, p)
+            if obj.name in seen:
+                raise SceneError(p, obj.line, f"duplicate object name {obj.name!r} (first on line {seen[obj.name]})")
+            seen[obj.name] = obj.line
+            objects.append(obj)
+        exclude: list[tuple[str, str]] = []
+        if "exclude" in top:
+            ex = top["exclude"][1]
+            if not isinstance(ex, yaml.SequenceNode):
+                raise SceneError(p, _line(ex), "'exclude' must be a list of [name, name] pairs")
+            for pair in ex.value:
+                names = _value(pair)
+                if not (isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) for n in names)):
+                    raise SceneError(p, _line(pair), "each 'exclude' entry must be a [name, name] pair")
+                for n in names:
+                    if n not in seen:
+                        raise SceneError(p, _line(pair), f"'exclude' names unknown object {n!r}")
+                exclude.append((names[0], names[1]))
+        return cls(p, tuple(objects), tuple(exclude))
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f"{o.name} ({o.kind})" for o in self.objects)
+        return f"Scene({str(self.path)!r}: {kinds})"
+
+
+# -- YAML nodes with their lines ---------------------------------------------------------
+def _line(node: Any) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _value(node: Any) -> Any:
+    import yaml
+
+    return yaml.SafeLoader(io.StringIO("")).construct_object(node, deep=True)
+
+
+def _mapping(node: Any, path: Path, what: str) -> dict[str, tuple[Any, Any]]:
+    """A mapping node as {key: (key node, value node)}."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        raise SceneError(path, _line(node), f"{what} must be a mapping (key: value)")
+    out: dict[str, tuple[Any, Any]] = {}
+    for k, v in node.value:
+        key = _value(k)
+        if not isinstance(key, str):
+            raise SceneError(path, _line(k), f"keys of {what} must be names, got {key!r}")
+        out[key] = (k, v)
+    return out
+
+
+def _floats(node: Any, path: Path, what: str, shape: tuple[int, ...] | None = None) -> NDArray[np.float64]:
+    raw = _value(node)
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SceneError(path, _line(node), f"{what} must be numbers, got {raw!r}") from None
+    if arr.dtype == object or (shape is not None and arr.shape != shape):
+        want = "x".join(map(str, shape)) if shape else "numbers"
+        raise SceneError(path, _line(node), f"{what} must be {want} numbers, got {raw!r}")
+    if not np.all(np.isfinite(arr)):
+        raise SceneError(path, _line(node), f"{what} must be finite, got {raw!r}")
+    return arr
+
+
+def _positive(node: Any, path: Path, what: str) -> float:
+    v = _floats(node, path, what, ())
+    if v <= 0:
+        raise SceneError(path, _line(node), f"{what} must be positive, got {float(v)}")
+    return float(v)
+
+
+def _pose(node: Any, path: Path) -> NDArray[np.float64]:
+    m = _mapping(node, path, "'pose'")
+    unknown = set(m) - {"translation", "rpy", "matrix"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise SceneError(path, _line(m[key][0]), f"unknown pose key {key!r} (expected translation, rpy or matrix)")
+    if "matrix" in m:
+        if len(m) > 1:
+            raise SceneError(path, _line(node), "give either 'matrix' or 'translation'/'rpy', not both")
+        T = _floats(m["matrix"][1], path, "pose matrix", (4, 4))
+        R = T[:3, :3]
+        if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0 or not np.allclose(T[3], [0, 0, 0, 1]):
+            raise SceneError(path, _line(m["matrix"][1]), "pose matrix is not a rigid transform")
+        return T
+    t = _floats(m["translation"][1], path, "translation", (3,)) if "translation" in m else np.zeros(3)
+    rpy = _floats(m["rpy"][1], path, "rpy", (3,)) if "rpy" in m else np.zeros(3)
+    return pose_from(t, rpy)
+
+
+def _file(node: Any, base: Path, path: Path, what: str) -> Path:
+    raw = _value(node)
+    if not isinstance(raw, str) or not raw:
+        raise SceneError(path, _line(node), f"{what} must be a file name, got {raw!r}")
+    f = Path(raw).expanduser()
+    if not f.is_absolute():
+        f = base / f
+    if not f.is_file():
+        raise SceneError(path, _line(node), f"{what} file not found: {raw} (looked at {f})")
+    return f
+
+
+def _object(node: Any, index: int, base: Path, path: Path) -> SceneObject:
+    m = _mapping(node, path, f"objects[{index}]")
+    line = _line(node)
+    if "name" not in m:
+        raise SceneError(path, line, f"objects[{index}] has no 'name'")
+    name = _value(m["name"][1])
+    if not isinstance(name, str) or not name:
+        raise SceneError(path, _line(m["name"][1]), f"object name must be a non-empty string, got {name!r}")
+    kinds = [k for k in SHAPE_KEYS if k in m]
+    if len(kinds) != 1:
+        got = f"got {', '.join(kinds)}" if kinds else "got none"
+        raise SceneError(path, line, f"object {name!r} needs exactly one of {', '.join(SHAPE_KEYS)} ({got})")
+    kind = kinds[0]
+    allowed = {"name", "pose", kind} | ({"joints"} if kind == "robot" else set())
+    unknown = set(m) - allowed
+    if unknown:
+        key = sorted(unknown)[0]
+        raise SceneError(path, _line(m[key][0]), f"object {name!r}: unknown key {key!r}")
+    pose = _pose(m["pose"][1], path) if "pose" in m else np.eye(4)
+    shape_node = m[kind][1]
+    params: dict[str, Any] = {}
+    source = None
+    if kind == "mesh":
+        source = _file(shape_node, base, path, "mesh")
+    elif kind == "robot":
+        source = _file(shape_node, base, path, "robot URDF")
+        if "joints" in m:
+            jn = m["joints"][1]
+            raw = _value(jn)
+            if isinstance(raw, dict):
+                joints: Any = {
+                    k: float(_floats(v, path, f"joint {k!r}", ())) for k, (_, v) in _mapping(jn, path, "'joints'").items()
+                }
+            else:
+                joints = [float(x) for x in _floats(jn, path, "joints").reshape(-1)]
+            params["joints"] = joints
+            params["joints_line"] = _line(jn)
+    elif kind == "box":
+        size = _floats(shape_node, path, "box size", (3,))
+        if np.any(size <= 0):
+            raise SceneError(path, _line(shape_node), f"box sides must be positive, got {size.tolist()}")
+        params["size"] = size
+    elif kind == "sphere":
+        params["radius"] = _positive(shape_node, path, "sphere radius")
+    else:  # capsule, cylinder
+        sm = _mapping(shape_node, path, f"'{kind}'")
+        for key in ("radius", "length"):
+            if key not in sm:
+                raise SceneError(path, _line(shape_node), f"{kind} needs '{key}'")
+            params[key] = _positive(sm[key][1], path, f"{kind} {key}")
+        extra = set(sm) - {"radius", "length"}
+        if extra:
+            key = sorted(extra)[0]
+            raise SceneError(path, _line(sm[key][0]), f"{kind}: unknown key {key!r}")
+    return SceneObject(name, kind, pose, source, params, line)
+
+
+# -- trajectories --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Trajectory:
+    """Joint values per step: ``values`` (steps, dof), ``names`` from the header (or None)."""
+
+    path: Path
+    values: NDArray[np.float64]
+    names: tuple[str, ...] | None
+    lines: NDArray[np.int64]  # file line of each step (for messages)
+
+
+def load_trajectory(path: str | os.PathLike[str]) -> Trajectory:
+    """Read a CSV trajectory: one row of joint values per step, an optional header of joint names.
+
+    Blank lines and lines starting with '#' are skipped. Every row must have the
+    same number of values, all finite numbers.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SceneError(p, None, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SceneError(p, None, f"cannot read: {exc}") from None
+    rows: list[list[float]] = []
+    lines: list[int] = []
+    names: tuple[str, ...] | None = None
+    width = None
+    for lineno, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        cells = [c.strip() for c in row]
+        if not cells or all(c == "" for c in cells) or cells[0].startswith("#"):
+            continue
+        try:
+            vals = [float(c) for c in cells]
+        except ValueError:
+            if not rows and names is None and not any(_is_number(c) for c in cells):
+                names = tuple(cells)
+                width = len(cells)
+                continue
+            bad = next(c for c in cells if not _is_number(c))
+            raise SceneError(p, lineno, f"not a number: {bad!r}") from None
+        if width is None:
+            width = len(vals)
+        if len(vals) != width:
+            raise SceneError(p, lineno, f"expected {width} values, got {len(vals)}")
+        if not all(np.isfinite(vals)):
+            raise SceneError(p, lineno, "values must be finite")
+        rows.append(vals)
+        lines.append(lineno)
+    if not rows:
+        raise SceneError(p, None, "no trajectory rows")
+    return Trajectory(p, np.asarray(rows, dtype=np.float64), names, np.asarray(lines, dtype=np.int64))
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
