@@ -21,6 +21,7 @@ from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
+from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -32,12 +33,18 @@ def build_bvh(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
 
 __all__ = [
     "BVH",
+    "Box",
+    "Capsule",
+    "Convex",
+    "ConvexShape",
+    "Cylinder",
     "BuildOptions",
     "CollisionKitError",
     "Contacts",
     "InvalidMeshError",
     "InvalidPoseError",
     "Mesh",
+    "Sphere",
     "Stats",
     "UnsupportedPairError",
     "build_bvh",
