@@ -10,7 +10,7 @@ the logarithm makes the objective concave and the problem convex:
 
 We solve it with a small dedicated barrier (interior-point) method: six
 unknowns, damped Newton steps on t * (-sum log(u - l)) - sum log(b - A+ u + A- l),
-t multiplied by 20 until the duality gap m / t is below 1e-12 of the scale
+t multiplied by 50 until the duality gap m / t is below 1e-12 of the scale
 (Boyd & Vandenberghe 2004, 11.3). It starts from a cube inside the Chebyshev
 ball (one ``scipy.optimize.linprog`` call). At the optimum m / t bounds the
 gap of the log-volume, so the volume is within a relative 1e-12 of the best.
@@ -94,6 +94,7 @@ def largest_box(A: ArrayLike, b: ArrayLike, *, rel_gap: float = 1e-12) -> tuple[
     stalled = False
     best = z.copy()
     for _outer in range(60):
+        prev_dec = np.inf
         for _newton in range(100):
             w = D @ z
             s = b - C @ z
@@ -110,8 +111,9 @@ def largest_box(A: ArrayLike, b: ArrayLike, *, rel_gap: float = 1e-12) -> tuple[
             if not np.isfinite(dec):
                 stalled = True
                 break
-            if dec / 2.0 <= 1e-20:
-                break
+            if dec / 2.0 <= 1e-11 or (dec < 1e-6 and dec >= prev_dec):
+                break  # centred, or round-off stopped the decrease
+            prev_dec = dec
             # Damped Newton (the barrier is self-concordant: the step
             # 1 / (1 + lambda) stays feasible and decreases it, Nesterov &
             # Nemirovski); pure Newton steps once lambda is small. No function
@@ -130,7 +132,7 @@ def largest_box(A: ArrayLike, b: ArrayLike, *, rel_gap: float = 1e-12) -> tuple[
         best = z.copy()
         if m / t < rel_gap * min(1.0, 1.0 / scale):
             break
-        t *= 20.0
+        t *= 50.0
     hi, lo = z[:3].copy(), z[3:].copy()
     return lo, hi
 
