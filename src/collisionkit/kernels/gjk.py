@@ -585,6 +585,14 @@ def exact_solids_intersect(tris_a, tris_b, R, t, counter):
     return point_in_mapped_solid(tris_b, R, t, tris_a[0, 0, 0], tris_a[0, 0, 1], tris_a[0, 0, 2])
 
 
+@njit(cache=True, nogil=True)
+def exact_convex_pair(tris_a, tris_b, Ta, Tb):
+    """The exact solid test alone for one pose pair (the referee of benchmarks and tests)."""
+    R, t = relative_pose(Ta, Tb)
+    counter = np.zeros(1, np.int64)
+    return exact_solids_intersect(tris_a, tris_b, R, t, counter)
+
+
 # --- entries -------------------------------------------------------------------------------------
 
 
