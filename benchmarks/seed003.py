@@ -241,6 +241,101 @@ def per_call(f, A, B, idx) -> tuple[float, np.ndarray]:
 # --- the run ---------------------------------------------------------------------------------
 
 
+def run_config(a, b, na, nb, target, pi, seed, n, sample, threads) -> dict:
+    """Tables 2 and 3 for one pair and one space size."""
+    rad = calibrate(a, b, target, seed + 100 * pi)
+    pa, pb = poses(n, rad, seed + 100 * pi + int(target * 100))
+    idx = np.arange(n, dtype=np.int64)
+    truth = ck.intersects(a, b, pa, pb)  # GJK, exact for polyhedra
+    # table 2: what decided each pose, time per class (serial batched kernel)
+    _, decided = batch_double(a, b, pa, pb, idx, 1)
+    assert np.array_equal(decided != kd.DECIDED_REJECT, truth), "double hierarchy != GJK"
+    cls = {}
+    for name, code in (("inner", kd.DECIDED_INNER), ("faces", kd.DECIDED_FACES),
+                       ("contained", kd.DECIDED_CONTAINED), ("reject", kd.DECIDED_REJECT)):
+        sel = np.flatnonzero(decided == code).astype(np.int64)
+        t = batch_double(a, b, pa, pb, sel, 1)[0] / max(sel.size, 1) * 1e6 if sel.size else 0.0
+        cls[name] = {"count": int(sel.size), "us": t}
+    row = {"pair": f"{na}-{nb}", "target": target, "radius": rad, "rate": float(truth.mean()), "table2": cls}
+    # table 3
+    coll = np.flatnonzero(truth).astype(np.int64)
+    free = np.flatnonzero(~truth).astype(np.int64)
+    rng = np.random.default_rng(seed)
+    sc = np.sort(rng.choice(coll, min(sample, coll.size), replace=False)) if coll.size else coll
+    sf = np.sort(rng.choice(free, min(sample, free.size), replace=False)) if free.size else free
+    eng: dict = {}
+
+    def batched(fn):
+        return [fn(sel) / max(sel.size, 1) * 1e6 if sel.size else 0.0 for sel in (coll, free)]
+
+    eng["double hierarchy"] = {
+        "batched_serial": batched(lambda sel: batch_double(a, b, pa, pb, sel, 1)[0]),
+        "batched_parallel": batched(lambda sel: batch_double(a, b, pa, pb, sel, 4 * threads)[0]),
+    }
+    eng["GJK"] = {
+        "batched_serial": batched(lambda sel: batch_gjk(a, b, pa, pb, sel, False)),
+        "batched_parallel": batched(lambda sel: batch_gjk(a, b, pa, pb, sel, True)),
+    }
+    eng["mesh BVH"] = {
+        "batched_serial": batched(lambda sel: batch_mesh(a, b, pa, pb, sel, 1)),
+        "batched_parallel": batched(lambda sel: batch_mesh(a, b, pa, pb, sel, None)),
+    }
+    # per call: public API and kernel entries
+    ka, kb = a.kernel_args(), b.kernel_args()
+    ha, hb = hierarchy_of(a, 4), hierarchy_of(b, 4)
+    ss = np.int64(2 * (ha.depth + hb.depth) + 2)
+
+    def dbl_one(Ta, Tb):
+        return kd.double_box_one(ha.topo, ha.outer, ha.inner, ha.tri_ids, a._tris, a.scale, Ta,
+                                 hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, Tb, np.int64(0), ss) > 0
+
+    def gjk_one(Ta, Tb):
+        return kg.gjk_intersect_one(ka[0], ka[1], ka[2], ka[3], a.scale, Ta, kb[0], kb[1], kb[2], kb[3], b.scale, Tb)
+
+    ma, mb = a.mesh, b.mesh
+    calls = {
+        ("double hierarchy", "per_call_kernel"): dbl_one,
+        ("double hierarchy", "per_call_api"): lambda Ta, Tb: ck.intersects(a, b, Ta, Tb, strategy="double-box"),
+        ("GJK", "per_call_kernel"): gjk_one,
+        ("GJK", "per_call_api"): lambda Ta, Tb: ck.intersects(a, b, Ta, Tb),
+        ("mesh BVH", "per_call_api"): lambda Ta, Tb: ck.intersects(ma, mb, Ta, Tb),
+    }
+    for (e, col), f in calls.items():
+        tc, _ = per_call(f, pa, pb, sc)
+        tf, _ = per_call(f, pa, pb, sf)
+        eng[e][col] = [tc, tf]
+    # peers, refereed
+    peers = []
+    for cls_ in (CoalPeer, FclPeer, BulletPeer):
+        try:
+            peers.append(cls_(a, b))
+        except Exception as exc:  # noqa: BLE001 - absent engine
+            print(f"  {cls_.name}: unavailable ({exc})")
+    for peer in peers:
+        if isinstance(peer, BulletPeer):
+            A, B = peer.prepare(pa[np.concatenate([sc, sf])]), peer.prepare(pb[np.concatenate([sc, sf])])
+            ia_ = np.arange(len(sc) + len(sf))
+            tc, oc = per_call(peer, A, B, ia_[: len(sc)])
+            tf, of = per_call(peer, A, B, ia_[len(sc):])
+            peer.close()
+        else:
+            tc, oc = per_call(peer, pa, pb, sc)
+            tf, of = per_call(peer, pa, pb, sf)
+        wrong_c = sc[~oc]
+        wrong_f = sf[of]
+        refereed = []
+        for k in np.concatenate([wrong_c, wrong_f])[:50]:
+            exact = kg.exact_convex_pair(a._tris, b._tris, pa[k], pb[k])
+            gd = float(ck.convex.gjk_distance(a, b, pa[k], pb[k])[0])
+            refereed.append({"pose": int(k), "ours": bool(truth[k]), "exact": bool(exact), "gjk_distance": gd})
+        eng[peer.name] = {"per_call_api": [tc, tf], "missed": int(wrong_c.size), "extra": int(wrong_f.size), "refereed": refereed}
+    row["table3"] = eng
+    print(f"{na}-{nb} {int(target * 100)}%: radius {rad:.4f}, rate {truth.mean():.3f}, "
+          f"inner {cls['inner']['count']} ({cls['inner']['us']:.2f} us), faces {cls['faces']['count']} "
+          f"({cls['faces']['us']:.2f} us), contained {cls['contained']['count']}", flush=True)
+    return row
+
+
 def run(n: int, sample: int, seed: int) -> dict:
     S = shapes()
     for s in S.values():
@@ -262,97 +357,7 @@ def run(n: int, sample: int, seed: int) -> dict:
     for pi, (na, nb) in enumerate(PAIRS):
         a, b = S[na], S[nb]
         for target in (0.25, 0.75):
-            rad = calibrate(a, b, target, seed + 100 * pi)
-            pa, pb = poses(n, rad, seed + 100 * pi + int(target * 100))
-            idx = np.arange(n, dtype=np.int64)
-            truth = ck.intersects(a, b, pa, pb)  # GJK, exact for polyhedra
-            # table 2: what decided each pose, time per class (serial batched kernel)
-            _, decided = batch_double(a, b, pa, pb, idx, 1)
-            assert np.array_equal(decided != kd.DECIDED_REJECT, truth), "double hierarchy != GJK"
-            cls = {}
-            for name, code in (("inner", kd.DECIDED_INNER), ("faces", kd.DECIDED_FACES),
-                               ("contained", kd.DECIDED_CONTAINED), ("reject", kd.DECIDED_REJECT)):
-                sel = np.flatnonzero(decided == code).astype(np.int64)
-                t = batch_double(a, b, pa, pb, sel, 1)[0] / max(sel.size, 1) * 1e6 if sel.size else 0.0
-                cls[name] = {"count": int(sel.size), "us": t}
-            row = {"pair": f"{na}-{nb}", "target": target, "radius": rad, "rate": float(truth.mean()), "table2": cls}
-            # table 3
-            coll = np.flatnonzero(truth).astype(np.int64)
-            free = np.flatnonzero(~truth).astype(np.int64)
-            rng = np.random.default_rng(seed)
-            sc = np.sort(rng.choice(coll, min(sample, coll.size), replace=False)) if coll.size else coll
-            sf = np.sort(rng.choice(free, min(sample, free.size), replace=False)) if free.size else free
-            eng: dict = {}
-
-            def batched(fn):
-                return [fn(sel) / max(sel.size, 1) * 1e6 if sel.size else 0.0 for sel in (coll, free)]
-
-            eng["double hierarchy"] = {
-                "batched_serial": batched(lambda sel: batch_double(a, b, pa, pb, sel, 1)[0]),
-                "batched_parallel": batched(lambda sel: batch_double(a, b, pa, pb, sel, 4 * threads)[0]),
-            }
-            eng["GJK"] = {
-                "batched_serial": batched(lambda sel: batch_gjk(a, b, pa, pb, sel, False)),
-                "batched_parallel": batched(lambda sel: batch_gjk(a, b, pa, pb, sel, True)),
-            }
-            eng["mesh BVH"] = {
-                "batched_serial": batched(lambda sel: batch_mesh(a, b, pa, pb, sel, 1)),
-                "batched_parallel": batched(lambda sel: batch_mesh(a, b, pa, pb, sel, None)),
-            }
-            # per call: public API and kernel entries
-            ka, kb = a.kernel_args(), b.kernel_args()
-            ha, hb = hierarchy_of(a, 4), hierarchy_of(b, 4)
-            ss = np.int64(2 * (ha.depth + hb.depth) + 2)
-
-            def dbl_one(Ta, Tb):
-                return kd.double_box_one(ha.topo, ha.outer, ha.inner, ha.tri_ids, a._tris, a.scale, Ta,
-                                         hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, Tb, np.int64(0), ss) > 0
-
-            def gjk_one(Ta, Tb):
-                return kg.gjk_intersect_one(ka[0], ka[1], ka[2], ka[3], a.scale, Ta, kb[0], kb[1], kb[2], kb[3], b.scale, Tb)
-
-            ma, mb = a.mesh, b.mesh
-            calls = {
-                ("double hierarchy", "per_call_kernel"): dbl_one,
-                ("double hierarchy", "per_call_api"): lambda Ta, Tb: ck.intersects(a, b, Ta, Tb, strategy="double-box"),
-                ("GJK", "per_call_kernel"): gjk_one,
-                ("GJK", "per_call_api"): lambda Ta, Tb: ck.intersects(a, b, Ta, Tb),
-                ("mesh BVH", "per_call_api"): lambda Ta, Tb: ck.intersects(ma, mb, Ta, Tb),
-            }
-            for (e, col), f in calls.items():
-                tc, _ = per_call(f, pa, pb, sc)
-                tf, _ = per_call(f, pa, pb, sf)
-                eng[e][col] = [tc, tf]
-            # peers, refereed
-            peers = []
-            for cls_ in (CoalPeer, FclPeer, BulletPeer):
-                try:
-                    peers.append(cls_(a, b))
-                except Exception as exc:  # noqa: BLE001 - absent engine
-                    print(f"  {cls_.name}: unavailable ({exc})")
-            for peer in peers:
-                if isinstance(peer, BulletPeer):
-                    A, B = peer.prepare(pa[np.concatenate([sc, sf])]), peer.prepare(pb[np.concatenate([sc, sf])])
-                    ia_ = np.arange(len(sc) + len(sf))
-                    tc, oc = per_call(peer, A, B, ia_[: len(sc)])
-                    tf, of = per_call(peer, A, B, ia_[len(sc):])
-                    peer.close()
-                else:
-                    tc, oc = per_call(peer, pa, pb, sc)
-                    tf, of = per_call(peer, pa, pb, sf)
-                wrong_c = sc[~oc]
-                wrong_f = sf[of]
-                refereed = []
-                for k in np.concatenate([wrong_c, wrong_f])[:50]:
-                    exact = kg.exact_convex_pair(a._tris, b._tris, pa[k], pb[k])
-                    gd = float(ck.convex.gjk_distance(a, b, pa[k], pb[k])[0])
-                    refereed.append({"pose": int(k), "ours": bool(truth[k]), "exact": bool(exact), "gjk_distance": gd})
-                eng[peer.name] = {"per_call_api": [tc, tf], "missed": int(wrong_c.size), "extra": int(wrong_f.size), "refereed": refereed}
-            row["table3"] = eng
-            out["pairs"].append(row)
-            print(f"{na}-{nb} {int(target * 100)}%: radius {rad:.4f}, rate {truth.mean():.3f}, "
-                  f"inner {cls['inner']['count']} ({cls['inner']['us']:.2f} us), faces {cls['faces']['count']} "
-                  f"({cls['faces']['us']:.2f} us), contained {cls['contained']['count']}", flush=True)
+            out["pairs"].append(run_config(a, b, na, nb, target, pi, seed, n, sample, threads))
     out["build_s"] = {k: getattr(s, "_build_s", 0.0) for k, s in S.items()}
     return out
 

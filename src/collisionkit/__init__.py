@@ -15,13 +15,13 @@ _numba.configure()  # numba's cache folder and threading layer, before any kerne
 from . import strategies  # noqa: E402
 from .bvh import BVH, BuildOptions  # noqa: E402
 from .bvh import build_bvh as _build_bvh_from_triangles  # noqa: E402
+from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
 from .errors import CollisionKitError, InvalidMeshError, InvalidPoseError, UnsupportedPairError  # noqa: E402
 from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
-from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
 
 __version__ = "0.1.0"
 

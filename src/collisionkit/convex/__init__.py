@@ -6,8 +6,10 @@ Importing this package registers the convex pair handlers with
 """
 
 from .shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # isort: skip
-from . import query  # noqa: F401  (registers handlers and the "gjk" strategy)
-from . import double_hierarchy  # noqa: F401  (registers the "double-box" strategy)
+from . import (
+    double_hierarchy,  # noqa: F401  (registers the "double-box" strategy)
+    query,  # noqa: F401  (registers handlers and the "gjk" strategy)
+)
 from .double_hierarchy import DoubleBox, build_double_hierarchy
 from .inscribed import inscribed_box, inscribed_box_oriented, largest_box
 from .query import GJK, gjk_distance

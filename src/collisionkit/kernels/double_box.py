@@ -34,7 +34,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..constants import TRI_TEST_GUIGUE
 from .bvh_traverse import _obb_overlap
 from .gjk import point_in_mapped_solid, point_in_solid
 from .layout import STAT_BV_TESTS, STAT_NODE_PAIRS, STAT_TRI_TESTS

@@ -236,27 +236,31 @@ def _closest_simplex(W, n, lam, tmp, force):
     ``force`` != 0 takes the closest point of its boundary instead (used when
     an "inside" verdict on a flat tetrahedron cannot be trusted).
     """
+    # int64 values, not literals: one compiled signature per helper
+    i0 = np.int64(0)
+    i1 = np.int64(1)
+    i2 = np.int64(2)
     if n == 1:
         lam[0] = 1.0
         return True
     if n == 2:
-        _closest_segment(W, 0, 1, lam)
+        _closest_segment(W, i0, i1, lam)
         return True
     if n == 3:
-        _closest_triangle(W, 0, 1, 2, lam)
+        _closest_triangle(W, i0, i1, i2, lam)
         return True
     best = math.inf
     inside = True
     for f in range(4):
         # faces (0,1,2|3), (0,2,3|1), (0,3,1|2), (1,3,2|0)
         if f == 0:
-            i, j, k, m = 0, 1, 2, 3
+            i, j, k, m = i0, i1, i2, np.int64(3)
         elif f == 1:
-            i, j, k, m = 0, 2, 3, 1
+            i, j, k, m = i0, i2, np.int64(3), i1
         elif f == 2:
-            i, j, k, m = 0, 3, 1, 2
+            i, j, k, m = i0, np.int64(3), i1, i2
         else:
-            i, j, k, m = 1, 3, 2, 0
+            i, j, k, m = i1, np.int64(3), i2, i0
         if force == 0 and not _origin_outside(W, i, j, k, m):
             continue
         inside = False
@@ -306,7 +310,8 @@ def _tetra_depth_certified(W, margin, scale):
         sd = (W[m, 0] - W[i, 0]) * nx + (W[m, 1] - W[i, 1]) * ny + (W[m, 2] - W[i, 2]) * nz
         if sd == 0.0:
             return False
-        depth = _dot(W, i, nx, ny, nz)  # = -n.(0 - W_i): > 0 when the origin is on W_m's side
+        # n.(0 - W_i), signed so that it is > 0 when the origin is on W_m's side
+        depth = -_dot(W, i, nx, ny, nz)
         if sd < 0.0:
             depth = -depth
         nn = math.sqrt(nx * nx + ny * ny + nz * nz)
@@ -336,8 +341,8 @@ def gjk_core(
     boolean : int64
         Stop as soon as the answer is certified (intersects); else run to
         convergence (distance).
-    sim : (4, 10) float64 scratch: columns 0-2 simplex points of A - B, 3-5 a's
-        support points, 6-8 b's, 9 barycentrics; row-major scratch reused per call.
+    sim : (4, 11) float64 scratch: columns 0-2 simplex points of A - B, 3-5 a's
+        support points, 6-8 b's, 9 barycentrics, 10 scratch; reused per call.
     out : (8,) float64
         Written: core distance upper bound |v|, its lower bound, closest point
         on a's core (3), on b's core (3).
@@ -351,7 +356,7 @@ def gjk_core(
     A = sim[:, 3:6]
     B = sim[:, 6:9]
     lam = sim[:, 9]
-    tmp = out[0:4]  # scratch for the tetrahedron faces; out is written at the end
+    tmp = sim[:, 10]  # scratch for the tetrahedron faces (same layout as lam: one signature)
     # Initial point of A - B: support points along the centre offset.
     dx = t[0]
     dy = t[1]
@@ -419,13 +424,13 @@ def gjk_core(
         B[n, 1] = by
         B[n, 2] = bz
         n += 1
-        outside = _closest_simplex(W, n, lam, tmp, 0)
+        outside = _closest_simplex(W, n, lam, tmp, np.int64(0))
         if not outside and (boolean != 0 or lower > margin) and not _tetra_depth_certified(W, margin, scale):
             # "Inside" a flat tetrahedron or within the margin of a face: not
             # trusted by the boolean (the bounds or the exact fallback decide),
             # nor by the distance when a positive lower bound contradicts it;
             # continue from the closest boundary point instead.
-            outside = _closest_simplex(W, n, lam, tmp, 1)
+            outside = _closest_simplex(W, n, lam, tmp, np.int64(1))
         if not outside:
             # Origin inside the tetrahedron, certified: the cores overlap.
             code = GJK_INTERSECTING
@@ -649,7 +654,7 @@ def gjk_intersect_one(
     kind_b, verts_b, params_b, tris_b, scale_b, Tb,
 ):
     """The per-call boolean entry (poses validated by the caller)."""
-    sim = np.empty((4, 10))
+    sim = np.empty((4, 11))
     out = np.empty(8)
     stat = np.zeros(4, np.int64)
     return intersect_convex_convex(
@@ -707,7 +712,7 @@ def _gjk_chunk(
     c, nchunks, kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
     kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats,
 ):
-    sim = np.empty((4, 10))
+    sim = np.empty((4, 11))
     out = np.empty(8)
     for k in range(c, ia.shape[0], nchunks):
         if distance:
