@@ -284,13 +284,15 @@ def run_config(a, b, na, nb, target, pi, seed, n, sample, threads) -> dict:
     ka, kb = a.kernel_args(), b.kernel_args()
     ha, hb = hierarchy_of(a, 4), hierarchy_of(b, 4)
     ss = np.int64(2 * (ha.depth + hb.depth) + 2)
+    st0 = np.zeros(4, np.int64)
+    st1 = np.zeros((1, N_STATS), np.int64)
 
     def dbl_one(Ta, Tb):
         return kd.double_box_one(ha.topo, ha.outer, ha.inner, ha.tri_ids, a._tris, a.scale, Ta,
-                                 hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, Tb, np.int64(0), ss) > 0
+                                 hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, Tb, np.int64(0), ss, st1) > 0
 
     def gjk_one(Ta, Tb):
-        return kg.gjk_intersect_one(ka[0], ka[1], ka[2], ka[3], a.scale, Ta, kb[0], kb[1], kb[2], kb[3], b.scale, Tb)
+        return kg.gjk_intersect_one(ka[0], ka[1], ka[2], ka[3], a.scale, Ta, kb[0], kb[1], kb[2], kb[3], b.scale, Tb, st0)
 
     ma, mb = a.mesh, b.mesh
     calls = {

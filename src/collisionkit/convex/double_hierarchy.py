@@ -296,6 +296,16 @@ class DoubleBox:
             raise UnsupportedPairError(f"strategy 'double-box' answers polyhedron pairs (Convex, Box), got {names}")
         if req.mode != MODE_ANY:
             return _mesh_request(req, a.mesh, b.mesh)
+        if req.n == 1 and req.mode == MODE_ANY:
+            # PERF: one pose pair: the per-call kernel, no batch buffers
+            ha, hb = hierarchy_of(a, self.depth), hierarchy_of(b, self.depth)
+            stats1 = np.zeros((1, N_STATS), np.int64)
+            code = kd.double_box_one(
+                ha.topo, ha.outer, ha.inner, ha.tri_ids, a._tris, a.scale, req.pa[req.ia[0]],
+                hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, req.pb[req.ib[0]],
+                np.int64(TRI_TESTS[self.tri_test]), np.int64(2 * (ha.depth + hb.depth) + 2), stats1,
+            )  # fmt: skip
+            return _bool_result(req, np.array([code > 0]))._replace(stats=stats1)
         decided, stats = double_box_batch(a, b, req, self.depth, TRI_TESTS[self.tri_test])
         res = _bool_result(req, decided != kd.DECIDED_REJECT)
         return res._replace(stats=stats)

@@ -91,6 +91,12 @@ class GJK:
             )
         if req.mode != MODE_ANY:
             return _mesh_request(req, a.mesh, b.mesh)
+        if req.n == 1:
+            # PERF: one pose pair: the per-call kernel (fewer arguments to dispatch, no batch buffers)
+            ka, kb = a.kernel_args(), b.kernel_args()
+            stats = np.zeros((1, 4), np.int64)
+            hit1 = kg.gjk_intersect_one(*ka, req.pa[req.ia[0]], *kb, req.pb[req.ib[0]], stats[0])
+            return _bool_result(req, np.array([hit1]), stats)
         hit, _, _, stats = gjk_batch(a, b, req)
         return _bool_result(req, hit, stats)
 

@@ -175,9 +175,10 @@ def double_box_task(
 @njit(cache=True)
 def double_box_one(
     topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, Ta,
-    topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, Tb, tri_test, stack_size,
+    topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, Tb, tri_test, stack_size, stats,
 ):
-    """Per-call entry: decision code (>= 0), or a negative pose error like bvh_traverse.intersect_one."""
+    """Per-call entry: decision code (>= 0), or a negative pose error like
+    bvh_traverse.intersect_one; counters added to stats (1, 4)."""
     ea = pose_error(Ta)
     if ea != 0:
         return -(1 + ea)
@@ -185,7 +186,6 @@ def double_box_one(
     if eb != 0:
         return -(11 + eb)
     stack = np.empty((stack_size, 2), np.int64)
-    stats = np.zeros((1, 4), np.int64)
     return double_box_task(
         topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, Ta,
         topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, Tb,

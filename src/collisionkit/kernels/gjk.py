@@ -651,12 +651,11 @@ def intersect_convex_convex(
 @njit(cache=True)
 def gjk_intersect_one(
     kind_a, verts_a, params_a, tris_a, scale_a, Ta,
-    kind_b, verts_b, params_b, tris_b, scale_b, Tb,
+    kind_b, verts_b, params_b, tris_b, scale_b, Tb, stat,
 ):
-    """The per-call boolean entry (poses validated by the caller)."""
+    """The per-call boolean entry (poses validated by the caller); counters added to stat (4,)."""
     sim = np.empty((4, 11))
     out = np.empty(8)
-    stat = np.zeros(4, np.int64)
     return intersect_convex_convex(
         kind_a, verts_a, params_a, tris_a, scale_a, Ta,
         kind_b, verts_b, params_b, tris_b, scale_b, Tb, sim, out, stat,
