@@ -41,6 +41,10 @@ decided by the GJK bounds alone: they count as touching within the margin.
 
 The simplex sub-algorithm is Ericson's closest point on a triangle /
 tetrahedron by Voronoi regions (Real-Time Collision Detection, 5.1.5-5.1.6).
+
+PERF: the simplex helpers take the scratch arrays, so they are inlined
+(an array argument costs an atomic incref/decref per call, see
+bvh_traverse.py).
 """
 
 from __future__ import annotations
@@ -114,7 +118,7 @@ def _dot(W, i, x, y, z):
     return W[i, 0] * x + W[i, 1] * y + W[i, 2] * z
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _closest_segment(W, i, j, lam):
     """Closest point of segment W_i W_j to the origin: barycentrics into lam."""
     ex = W[j, 0] - W[i, 0]
@@ -134,7 +138,7 @@ def _closest_segment(W, i, j, lam):
         lam[j] = u
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _closest_triangle(W, i, j, k, lam):
     """Closest point of triangle W_i W_j W_k to the origin (Ericson 5.1.5, p = 0)."""
     abx = W[j, 0] - W[i, 0]
@@ -209,7 +213,7 @@ def _closest_triangle(W, i, j, k, lam):
     lam[k] = w
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _origin_outside(W, i, j, k, m):
     """Origin and W_m on opposite sides of plane W_i W_j W_k (or the tetra is flat)."""
     abx = W[j, 0] - W[i, 0]
@@ -228,7 +232,7 @@ def _origin_outside(W, i, j, k, m):
     return sp * sd < 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _closest_simplex(W, n, lam, tmp, force):
     """Barycentrics (into lam[:n]) of the point of conv(W[:n]) closest to the origin.
 
@@ -285,7 +289,7 @@ def _closest_simplex(W, n, lam, tmp, force):
     return not inside
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _tetra_depth_certified(W, margin, scale):
     """The origin is inside tetrahedron W[:4] deeper than ``margin`` from every
     face, allowing for the rounding of the computed depths."""
