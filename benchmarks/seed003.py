@@ -62,7 +62,9 @@ SEED_TABLE3 = {  # seed 003, table 3 "Propuesto" row and the best peer (QuickCD 
 
 
 def shapes() -> dict[str, ck.Convex]:
-    cube = ck.Convex.from_points([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)], name="cube")
+    cube = ck.Convex.from_points(
+        [[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)], name="cube"
+    )
     octa = ck.Convex.from_points(np.vstack([np.eye(3), -np.eye(3)]) * 0.75, name="octahedron")
     p = [[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
     for s1 in (-1, 1):
@@ -71,7 +73,10 @@ def shapes() -> dict[str, ck.Convex]:
     dode = ck.Convex.from_points(np.array(p, dtype=np.float64) * (0.75 / np.sqrt(3.0)), name="dodecahedron")
     a = 2 * np.pi * np.arange(9) / 9
     ring = np.stack([0.5 * np.cos(a), 0.5 * np.sin(a)], axis=1)
-    enn = ck.Convex.from_points(np.vstack([np.column_stack([ring, np.full(9, -0.5)]), np.column_stack([ring, np.full(9, 0.5)])]), name="enneagonal")
+    enn = ck.Convex.from_points(
+        np.vstack([np.column_stack([ring, np.full(9, -0.5)]), np.column_stack([ring, np.full(9, 0.5)])]),
+        name="enneagonal",
+    )
     return {"cube": cube, "octahedron": octa, "dodecahedron": dode, "enneagonal": enn}
 
 
@@ -185,7 +190,9 @@ class FclPeer:
 
         def conv(s):
             f = np.asarray(s.faces)
-            return fcl.Convex(np.asarray(s.vertices, dtype=np.float64), len(f), np.column_stack([np.full(len(f), 3), f]).ravel())
+            return fcl.Convex(
+                np.asarray(s.vertices, dtype=np.float64), len(f), np.column_stack([np.full(len(f), 3), f]).ravel()
+            )
 
         self.oa = fcl.CollisionObject(conv(a), fcl.Transform())
         self.ob = fcl.CollisionObject(conv(b), fcl.Transform())
@@ -208,7 +215,9 @@ class BulletPeer:
         self.cid = p.connect(p.DIRECT)
 
         def body(s):
-            shape = p.createCollisionShape(p.GEOM_MESH, vertices=np.asarray(s.vertices).tolist(), physicsClientId=self.cid)
+            shape = p.createCollisionShape(
+                p.GEOM_MESH, vertices=np.asarray(s.vertices).tolist(), physicsClientId=self.cid
+            )
             return p.createMultiBody(0, shape, physicsClientId=self.cid)
 
         self.ba, self.bb = body(a), body(b)
@@ -251,8 +260,12 @@ def run_config(a, b, na, nb, target, pi, seed, n, sample, threads) -> dict:
     _, decided = batch_double(a, b, pa, pb, idx, 1)
     assert np.array_equal(decided != kd.DECIDED_REJECT, truth), "double hierarchy != GJK"
     cls = {}
-    for name, code in (("inner", kd.DECIDED_INNER), ("faces", kd.DECIDED_FACES),
-                       ("contained", kd.DECIDED_CONTAINED), ("reject", kd.DECIDED_REJECT)):
+    for name, code in (
+        ("inner", kd.DECIDED_INNER),
+        ("faces", kd.DECIDED_FACES),
+        ("contained", kd.DECIDED_CONTAINED),
+        ("reject", kd.DECIDED_REJECT),
+    ):
         sel = np.flatnonzero(decided == code).astype(np.int64)
         t = batch_double(a, b, pa, pb, sel, 1)[0] / max(sel.size, 1) * 1e6 if sel.size else 0.0
         cls[name] = {"count": int(sel.size), "us": t}
@@ -288,11 +301,33 @@ def run_config(a, b, na, nb, target, pi, seed, n, sample, threads) -> dict:
     st1 = np.zeros((1, N_STATS), np.int64)
 
     def dbl_one(Ta, Tb):
-        return kd.double_box_one(ha.topo, ha.outer, ha.inner, ha.tri_ids, a._tris, a.scale, Ta,
-                                 hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, Tb, np.int64(0), ss, st1) > 0
+        return (
+            kd.double_box_one(
+                ha.topo,
+                ha.outer,
+                ha.inner,
+                ha.tri_ids,
+                a._tris,
+                a.scale,
+                Ta,
+                hb.topo,
+                hb.outer,
+                hb.inner,
+                hb.tri_ids,
+                b._tris,
+                b.scale,
+                Tb,
+                np.int64(0),
+                ss,
+                st1,
+            )
+            > 0
+        )
 
     def gjk_one(Ta, Tb):
-        return kg.gjk_intersect_one(ka[0], ka[1], ka[2], ka[3], a.scale, Ta, kb[0], kb[1], kb[2], kb[3], b.scale, Tb, st0)
+        return kg.gjk_intersect_one(
+            ka[0], ka[1], ka[2], ka[3], a.scale, Ta, kb[0], kb[1], kb[2], kb[3], b.scale, Tb, st0
+        )
 
     ma, mb = a.mesh, b.mesh
     ck.intersects(ma, mb, pa[0], pb[0])  # build (and cache) the meshes' trees before timing
@@ -319,7 +354,7 @@ def run_config(a, b, na, nb, target, pi, seed, n, sample, threads) -> dict:
             A, B = peer.prepare(pa[np.concatenate([sc, sf])]), peer.prepare(pb[np.concatenate([sc, sf])])
             ia_ = np.arange(len(sc) + len(sf))
             tc, oc = per_call(peer, A, B, ia_[: len(sc)])
-            tf, of = per_call(peer, A, B, ia_[len(sc):])
+            tf, of = per_call(peer, A, B, ia_[len(sc) :])
             peer.close()
         else:
             tc, oc = per_call(peer, pa, pb, sc)
@@ -331,11 +366,19 @@ def run_config(a, b, na, nb, target, pi, seed, n, sample, threads) -> dict:
             exact = kg.exact_convex_pair(a._tris, b._tris, pa[k], pb[k])
             gd = float(ck.convex.gjk_distance(a, b, pa[k], pb[k])[0])
             refereed.append({"pose": int(k), "ours": bool(truth[k]), "exact": bool(exact), "gjk_distance": gd})
-        eng[peer.name] = {"per_call_api": [tc, tf], "missed": int(wrong_c.size), "extra": int(wrong_f.size), "refereed": refereed}
+        eng[peer.name] = {
+            "per_call_api": [tc, tf],
+            "missed": int(wrong_c.size),
+            "extra": int(wrong_f.size),
+            "refereed": refereed,
+        }
     row["table3"] = eng
-    print(f"{na}-{nb} {int(target * 100)}%: radius {rad:.4f}, rate {truth.mean():.3f}, "
-          f"inner {cls['inner']['count']} ({cls['inner']['us']:.2f} us), faces {cls['faces']['count']} "
-          f"({cls['faces']['us']:.2f} us), contained {cls['contained']['count']}", flush=True)
+    print(
+        f"{na}-{nb} {int(target * 100)}%: radius {rad:.4f}, rate {truth.mean():.3f}, "
+        f"inner {cls['inner']['count']} ({cls['inner']['us']:.2f} us), faces {cls['faces']['count']} "
+        f"({cls['faces']['us']:.2f} us), contained {cls['contained']['count']}",
+        flush=True,
+    )
     return row
 
 
@@ -401,15 +444,25 @@ def write(res: dict, quick: bool) -> None:
     for row in res["pairs"]:
         L.append(f"### {row['pair']}, {int(row['target'] * 100)}% space (collision rate {row['rate']:.3f})")
         L.append("")
-        L.append("| engine | per call, API | per call, kernel | batched serial | batched parallel | wrong (missed / extra) |")
+        L.append(
+            "| engine | per call, API | per call, kernel | batched serial | batched parallel | wrong (missed / extra) |"
+        )
         L.append("|---|---|---|---|---|---|")
         for e, d in row["table3"].items():
+
             def f(col, d=d):
                 v = d.get(col)
                 return f"{v[0]:.3f} / {v[1]:.3f}" if v else "-"
 
-            wrong = f"{d['missed']} / {d['extra']}" if "missed" in d else "0 / 0 (exact)"
-            L.append(f"| {e} | {f('per_call_api')} | {f('per_call_kernel')} | {f('batched_serial')} | {f('batched_parallel')} | {wrong} |")
+            if "missed" in d:
+                wrong = f"{d['missed']} / {d['extra']}"
+            elif e == "mesh BVH":
+                wrong = "surfaces only (no containment)"
+            else:
+                wrong = "0 / 0 (exact, = GJK)"
+            L.append(
+                f"| {e} | {f('per_call_api')} | {f('per_call_kernel')} | {f('batched_serial')} | {f('batched_parallel')} | {wrong} |"
+            )
         key = tuple(row["pair"].split("-"))
         if key in SEED_TABLE3:
             sc = SEED_TABLE3[key]["25%" if row["target"] == 0.25 else "75%"]
@@ -430,9 +483,13 @@ def main(argv=None) -> None:
     sample = args.sample or (300 if args.quick else 3000)
     t0 = time.perf_counter()
     res = run(n, sample, args.seed)
-    res["machine"] = f"{platform.node()} ({os.cpu_count()} cores, {platform.processor() or platform.machine()}), shared 2-core VM"
+    res["machine"] = (
+        f"{platform.node()} ({os.cpu_count()} cores, {platform.processor() or platform.machine()}), shared 2-core VM"
+    )
     res["date"] = _dt.date.today().isoformat()
-    res["command"] = "python -m benchmarks.seed003" + (" --quick" if args.quick else "") + (f" --n {args.n}" if args.n else "")
+    res["command"] = (
+        "python -m benchmarks.seed003" + (" --quick" if args.quick else "") + (f" --n {args.n}" if args.n else "")
+    )
     res["wall_s"] = time.perf_counter() - t0
     if not args.no_write:
         write(res, args.quick)

@@ -18,7 +18,9 @@ PHI = (1.0 + 5.0**0.5) / 2.0
 
 
 def cube() -> ck.Convex:
-    return ck.Convex.from_points([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)], name="cube")
+    return ck.Convex.from_points(
+        [[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)], name="cube"
+    )
 
 
 def octahedron(r: float = 0.75) -> ck.Convex:

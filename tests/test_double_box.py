@@ -61,9 +61,24 @@ def test_contained_cases_by_every_path():
     stats = np.zeros((1, 4), np.int64)
     ht = build_double_hierarchy(tiny, 4)
     code = kd.double_box_task(
-        h.topo, h.outer, h.inner, h.tri_ids, o._tris, o.scale, np.eye(4),
-        ht.topo, ht.outer, ht.inner, ht.tri_ids, tiny._tris, tiny.scale, T.copy(),
-        np.int64(0), stack, stats, np.int64(0),
+        h.topo,
+        h.outer,
+        h.inner,
+        h.tri_ids,
+        o._tris,
+        o.scale,
+        np.eye(4),
+        ht.topo,
+        ht.outer,
+        ht.inner,
+        ht.tri_ids,
+        tiny._tris,
+        tiny.scale,
+        T.copy(),
+        np.int64(0),
+        stack,
+        stats,
+        np.int64(0),
     )
     assert code in (kd.DECIDED_INNER, res)
 
@@ -127,19 +142,32 @@ def test_vs_coal_and_fcl_refereed(shapes, na, nb):
     ours = ck.intersects(a, b, pa, pb, strategy="double-box")
     ga, gb = _coal_convex(a), _coal_convex(b)
     req = coal.CollisionRequest()
-    coal_hit = np.array([coal.collide(ga, _tf(coal, pa[k]), gb, _tf(coal, pb[k]), req, coal.CollisionResult()) > 0 for k in range(len(pa))])
+    coal_hit = np.array(
+        [
+            coal.collide(ga, _tf(coal, pa[k]), gb, _tf(coal, pb[k]), req, coal.CollisionResult()) > 0
+            for k in range(len(pa))
+        ]
+    )
 
     def fcl_conv(s):
         f = np.asarray(s.faces)
-        return fcl.Convex(np.asarray(s.vertices, dtype=np.float64), len(f), np.column_stack([np.full(len(f), 3), f]).ravel())
+        return fcl.Convex(
+            np.asarray(s.vertices, dtype=np.float64), len(f), np.column_stack([np.full(len(f), 3), f]).ravel()
+        )
 
     fa, fb = fcl_conv(a), fcl_conv(b)
-    fcl_hit = np.array([
-        fcl.collide(fcl.CollisionObject(fa, fcl.Transform(pa[k][:3, :3], pa[k][:3, 3])),
-                    fcl.CollisionObject(fb, fcl.Transform(pb[k][:3, :3], pb[k][:3, 3])),
-                    fcl.CollisionRequest(), fcl.CollisionResult()) > 0
-        for k in range(len(pa))
-    ])
+    fcl_hit = np.array(
+        [
+            fcl.collide(
+                fcl.CollisionObject(fa, fcl.Transform(pa[k][:3, :3], pa[k][:3, 3])),
+                fcl.CollisionObject(fb, fcl.Transform(pb[k][:3, :3], pb[k][:3, 3])),
+                fcl.CollisionRequest(),
+                fcl.CollisionResult(),
+            )
+            > 0
+            for k in range(len(pa))
+        ]
+    )
     for peer in (coal_hit, fcl_hit):
         bad = np.flatnonzero(peer != ours)
         assert bad.size <= 0.02 * len(pa)  # peers err only rarely (tolerances, deep-penetration misses)

@@ -153,7 +153,9 @@ def brute_distance(a: ck.Convex, b: ck.Convex, Ta, Tb) -> float:
     return float(min(d, _seg_seg(ea[i, 0], ea[i, 1], eb[j, 0], eb[j, 1]).min()))
 
 
-@pytest.mark.parametrize("pair", [(cube, dodecahedron), (prism, octahedron), (lambda: random_hull(7), lambda: random_hull(8, 25))])
+@pytest.mark.parametrize(
+    "pair", [(cube, dodecahedron), (prism, octahedron), (lambda: random_hull(7), lambda: random_hull(8, 25))]
+)
 def test_distance_vs_brute_force(pair):
     a, b = pair[0](), pair[1]()
     pa, pb = scene(a.mesh, b.mesh, 1.5, 60, seed=11)

@@ -65,8 +65,13 @@ def test_random_hulls_box_inside_and_locally_optimal(seed):
     Ap, Am = np.maximum(A, 0), np.maximum(-A, 0)
     cons = {"type": "ineq", "fun": lambda z: b - Ap @ z[:3] + Am @ z[3:]}
     mid = (lo + hi) / 2
-    res = minimize(lambda z: -np.log(np.maximum(z[:3] - z[3:], 1e-300)).sum(), np.concatenate([mid + 1e-3, mid - 1e-3]),
-                   constraints=[cons], method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
+    res = minimize(
+        lambda z: -np.log(np.maximum(z[:3] - z[3:], 1e-300)).sum(),
+        np.concatenate([mid + 1e-3, mid - 1e-3]),
+        constraints=[cons],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
     assert -res.fun <= np.log(hi - lo).sum() + 1e-7
 
 

@@ -15,6 +15,17 @@ from .inscribed import inscribed_box, inscribed_box_oriented, largest_box
 from .query import GJK, gjk_distance
 
 __all__ = [
-    "GJK", "Box", "Capsule", "Convex", "ConvexShape", "Cylinder", "DoubleBox", "Sphere",
-    "build_double_hierarchy", "gjk_distance", "inscribed_box", "inscribed_box_oriented", "largest_box",
+    "GJK",
+    "Box",
+    "Capsule",
+    "Convex",
+    "ConvexShape",
+    "Cylinder",
+    "DoubleBox",
+    "Sphere",
+    "build_double_hierarchy",
+    "gjk_distance",
+    "inscribed_box",
+    "inscribed_box_oriented",
+    "largest_box",
 ]

@@ -50,7 +50,9 @@ class OrientedBox(NamedTuple):
         return self.centre + (s * self.half_extents) @ self.axes
 
 
-def largest_box(A: ArrayLike, b: ArrayLike, *, rel_gap: float = 1e-12) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def largest_box(
+    A: ArrayLike, b: ArrayLike, *, rel_gap: float = 1e-12
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The axis-aligned box [lo, hi] of largest volume inside {v : A v <= b}.
 
     Parameters

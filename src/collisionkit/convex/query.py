@@ -50,7 +50,21 @@ def gjk_batch(a: ConvexShape, b: ConvexShape, req: engine.BatchRequest, distance
     stats = np.zeros((n, 4), np.int64)
     if n == 0:
         return hit, dist, points, stats
-    args = (*a.kernel_args()[:4], a.scale, req.pa, *b.kernel_args()[:4], b.scale, req.pb, req.ia, req.ib, bool(distance), hit, dist, points, stats)
+    args = (
+        *a.kernel_args()[:4],
+        a.scale,
+        req.pa,
+        *b.kernel_args()[:4],
+        b.scale,
+        req.pb,
+        req.ia,
+        req.ib,
+        bool(distance),
+        hit,
+        dist,
+        points,
+        stats,
+    )
     if req.threads > 1 and n >= PARALLEL_MIN_POSES:
         previous = numba.get_num_threads()
         numba.set_num_threads(req.threads)
@@ -117,9 +131,14 @@ def _with_containment(req: engine.BatchRequest, res: engine.BatchResult) -> engi
         return res
     convex_is_a = isinstance(req.a, ConvexShape)
     shape, mesh = (req.a, req.b) if convex_is_a else (req.b, req.a)
-    verts = mesh.cached(("used-vertices",), lambda: np.ascontiguousarray(np.asarray(mesh.vertices)[np.unique(np.asarray(mesh.faces).ravel())]))
+    verts = mesh.cached(
+        ("used-vertices",),
+        lambda: np.ascontiguousarray(np.asarray(mesh.vertices)[np.unique(np.asarray(mesh.faces).ravel())]),
+    )
     out = np.zeros(req.n, np.bool_)
-    kg.mesh_vertices_in_solid(shape._tris, verts, req.pa, req.pb, req.ia, req.ib, np.int64(1 if convex_is_a else 0), todo, out)
+    kg.mesh_vertices_in_solid(
+        shape._tris, verts, req.pa, req.pb, req.ia, req.ib, np.int64(1 if convex_is_a else 0), todo, out
+    )
     counts = res.counts.copy()
     counts[out] = 1
     return res._replace(counts=counts)

@@ -51,7 +51,9 @@ def _hull(points: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.
         hull = ConvexHull(points)
     except QhullError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "qhull failed"
-        raise InvalidMeshError(f"points do not span a 3-D convex hull (coplanar, collinear or repeated): {first}") from None
+        raise InvalidMeshError(
+            f"points do not span a 3-D convex hull (coplanar, collinear or repeated): {first}"
+        ) from None
     used = hull.vertices
     remap = np.full(points.shape[0], -1, np.int64)
     remap[used] = np.arange(used.size)
@@ -349,7 +351,14 @@ class Capsule(ConvexShape):
     it with ``segments`` around the axis and ``segments // 4`` rings per cap.
     """
 
-    def __init__(self, radius: float = 0.25, length: float = 1.0, *, segments: int = DEFAULT_SEGMENTS, name: str | None = "capsule") -> None:
+    def __init__(
+        self,
+        radius: float = 0.25,
+        length: float = 1.0,
+        *,
+        segments: int = DEFAULT_SEGMENTS,
+        name: str | None = "capsule",
+    ) -> None:
         r = _positive(radius, "radius")
         L = _positive(length, "length")
         h = L / 2.0
@@ -379,7 +388,14 @@ class Cylinder(ConvexShape):
     a prism with ``segments`` sides (vertices on the true rims).
     """
 
-    def __init__(self, radius: float = 0.5, length: float = 1.0, *, segments: int = DEFAULT_SEGMENTS, name: str | None = "cylinder") -> None:
+    def __init__(
+        self,
+        radius: float = 0.5,
+        length: float = 1.0,
+        *,
+        segments: int = DEFAULT_SEGMENTS,
+        name: str | None = "cylinder",
+    ) -> None:
         r = _positive(radius, "radius")
         L = _positive(length, "length")
         h = L / 2.0
