@@ -15,6 +15,7 @@ _numba.configure()  # numba's cache folder and threading layer, before any kerne
 from . import strategies  # noqa: E402
 from .bvh import BVH, BuildOptions  # noqa: E402
 from .bvh import build_bvh as _build_bvh_from_triangles  # noqa: E402
+from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
 from .errors import CollisionKitError, InvalidMeshError, InvalidPoseError, UnsupportedPairError  # noqa: E402
 from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
@@ -32,12 +33,18 @@ def build_bvh(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
 
 __all__ = [
     "BVH",
+    "Box",
+    "Capsule",
+    "Convex",
+    "ConvexShape",
+    "Cylinder",
     "BuildOptions",
     "CollisionKitError",
     "Contacts",
     "InvalidMeshError",
     "InvalidPoseError",
     "Mesh",
+    "Sphere",
     "Stats",
     "UnsupportedPairError",
     "build_bvh",

@@ -71,3 +71,16 @@ PARALLEL_MIN_POSES = 32
 #: Result rows reserved per pose in the first pass of an all-pairs batch, plus
 #: (faces_a + faces_b) / 8; poses with more pairs are rerun with exact room.
 PAIRS_PER_POSE_GUESS = 64
+
+# --- convex shapes and GJK (issue 9, kernels/gjk.py) ------------------------------
+#: GJK decides a polytope pair in float64 only when its answer clears this margin,
+#: relative to the scene size (scale_a + scale_b + |t|_1): about 2**13 times the
+#: rounding of the support points and of the simplex depths, so a certified
+#: answer is the exact one. Closer pairs go to the exact solid test.
+GJK_CERTIFY_REL = 2.0**-40
+#: Convergence: stop when |v|^2 - v.w <= GJK_REL_TOL * |v|^2 (van den Bergen 2003);
+#: the distance is then within about GJK_REL_TOL / 2 relative of the true one.
+GJK_REL_TOL = 1e-12
+#: Iteration cap: polytopes converge in a few dozen rounds; curved cores
+#: (cylinders) converge linearly and are stopped here (then decided by bounds).
+GJK_MAX_ITERS = 128

@@ -1,0 +1,179 @@
+"""How the public queries answer pairs with convex shapes (registered in ``query.dispatch``).
+
+* convex-convex ``intersects`` (mode "any"): GJK (``kernels/gjk.py``) unless
+  the strategy is ``"double-box"``; exact for polyhedron pairs, one solid
+  inside the other included. ``query_stats`` counts GJK rounds as ``bv_tests``
+  and the exact fallback's triangle tests as ``tri_tests``.
+* convex-convex ``contacts`` and ``query_stats(mode="first"/"all")``: the
+  intersecting triangle pairs of the two ``.mesh`` surfaces by the mesh BVH
+  engine (face ids index ``shape.mesh.faces``). A solid inside the other has
+  no triangle pair: ``contacts`` is empty while ``intersects`` is True.
+* convex-mesh and mesh-convex: the convex shape's ``.mesh`` against the mesh
+  by the BVH engine; for ``intersects`` a pose without a triangle pair is
+  still a collision when a mesh vertex lies in the convex solid (exact
+  orientation predicates): the mesh is a surface, the convex shape a solid, so
+  a mesh triangle wholly inside the solid intersects it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .. import strategies
+from ..constants import MODE_ANY, PARALLEL_MIN_POSES
+from ..errors import UnsupportedPairError
+from ..geometry.mesh import Mesh
+from ..kernels import gjk as kg
+from ..kernels.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
+from ..query import dispatch, engine
+from ..strategies import BVH
+from .shapes import ConvexShape
+
+
+def _mesh_request(req: engine.BatchRequest, ma: Mesh, mb: Mesh) -> engine.BatchResult:
+    """Answer the request on two triangle meshes with the BVH engine."""
+    pa = req.pa if req.batched else req.pa[0]
+    pb = req.pb if req.batched else req.pb[0]
+    strat = req.strategy if isinstance(req.strategy, BVH) else "bvh"
+    return engine.run_batch(ma, mb, pa, pb, req.mode, req.max_pairs, strat, req.threads)
+
+
+def gjk_batch(a: ConvexShape, b: ConvexShape, req: engine.BatchRequest, distance: bool = False):
+    """(hit (N,) bool, dist (N,), points (N, 6) in a's frame, stats (N, 4)) for the request's tasks."""
+    n = req.n
+    hit = np.zeros(n, np.bool_)
+    dist = np.zeros(n)
+    points = np.zeros((n, 6))
+    stats = np.zeros((n, 4), np.int64)
+    if n == 0:
+        return hit, dist, points, stats
+    args = (
+        *a.kernel_args()[:4],
+        a.scale,
+        req.pa,
+        *b.kernel_args()[:4],
+        b.scale,
+        req.pb,
+        req.ia,
+        req.ib,
+        bool(distance),
+        hit,
+        dist,
+        points,
+        stats,
+    )
+    if req.threads > 1 and n >= PARALLEL_MIN_POSES:
+        previous = numba.get_num_threads()
+        numba.set_num_threads(req.threads)
+        try:
+            kg.gjk_batch_parallel(*args, np.int64(min(n, 4 * req.threads)))
+        finally:
+            numba.set_num_threads(previous)
+    else:
+        kg.gjk_batch_serial(*args)
+    return hit, dist, points, stats
+
+
+def _bool_result(req: engine.BatchRequest, hit, stats=None) -> engine.BatchResult:
+    n = req.n
+    full = np.zeros((n, N_STATS), np.int64)
+    if stats is not None and n:
+        full[:, STAT_BV_TESTS] = stats[:, kg.GJK_STAT_ITERS]
+        full[:, STAT_TRI_TESTS] = stats[:, kg.GJK_STAT_TRI_TESTS]
+    counts = np.asarray(hit, np.int64)
+    return engine.BatchResult(n, req.batched, counts, full, np.empty(0, np.int64), np.full(n, -1, np.int64), 1)
+
+
+@dataclass(frozen=True)
+class GJK:
+    """GJK boolean for convex-convex pairs (the default for them).
+
+    Polyhedron pairs are exact: the float GJK decides only answers it can
+    certify, anything within ~1e-12 relative of touching is decided by the
+    exact solid test (``kernels/gjk.py``). Contacts (triangle pairs) come from
+    the shapes' ``.mesh`` by the BVH engine.
+    """
+
+    def run(self, req: engine.BatchRequest) -> engine.BatchResult:
+        a, b = req.a, req.b
+        if not (isinstance(a, ConvexShape) and isinstance(b, ConvexShape)):
+            raise UnsupportedPairError(
+                f"strategy 'gjk' answers convex-convex pairs, got {type(a).__name__}-{type(b).__name__}"
+            )
+        if req.mode != MODE_ANY:
+            return _mesh_request(req, a.mesh, b.mesh)
+        if req.n == 1:
+            # PERF: one pose pair: the per-call kernel (fewer arguments to dispatch, no batch buffers)
+            ka, kb = a.kernel_args(), b.kernel_args()
+            stats = np.zeros((1, 4), np.int64)
+            hit1 = kg.gjk_intersect_one(*ka, req.pa[req.ia[0]], *kb, req.pb[req.ib[0]], stats[0])
+            return _bool_result(req, np.array([hit1]), stats)
+        hit, _, _, stats = gjk_batch(a, b, req)
+        return _bool_result(req, hit, stats)
+
+
+def _convex_convex(req: engine.BatchRequest) -> engine.BatchResult:
+    strat = req.strategy
+    if isinstance(strat, BVH):
+        strat = _GJK
+    return strat.run(req)
+
+
+def _with_containment(req: engine.BatchRequest, res: engine.BatchResult) -> engine.BatchResult:
+    """Mark poses without a triangle pair as colliding when a mesh vertex is inside the convex solid."""
+    if req.mode != MODE_ANY or req.n == 0:
+        return res
+    todo = np.flatnonzero(res.counts == 0).astype(np.int64)
+    if todo.size == 0:
+        return res
+    convex_is_a = isinstance(req.a, ConvexShape)
+    shape, mesh = (req.a, req.b) if convex_is_a else (req.b, req.a)
+    verts = mesh.cached(
+        ("used-vertices",),
+        lambda: np.ascontiguousarray(np.asarray(mesh.vertices)[np.unique(np.asarray(mesh.faces).ravel())]),
+    )
+    out = np.zeros(req.n, np.bool_)
+    kg.mesh_vertices_in_solid(
+        shape._tris, verts, req.pa, req.pb, req.ia, req.ib, np.int64(1 if convex_is_a else 0), todo, out
+    )
+    counts = res.counts.copy()
+    counts[out] = 1
+    return res._replace(counts=counts)
+
+
+def _convex_mesh(req: engine.BatchRequest) -> engine.BatchResult:
+    a = req.a.mesh if isinstance(req.a, ConvexShape) else req.a
+    b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
+    if not isinstance(req.strategy, BVH):
+        raise UnsupportedPairError(
+            f"convex-mesh pairs run on the BVH engine; strategy {type(req.strategy).__name__} is for convex-convex pairs"
+        )
+    return _with_containment(req, _mesh_request(req, a, b))
+
+
+_GJK = GJK()
+strategies.register("gjk", _GJK)
+dispatch.register(ConvexShape, ConvexShape, _convex_convex)
+dispatch.register(ConvexShape, Mesh, _convex_mesh)
+dispatch.register(Mesh, ConvexShape, _convex_mesh)
+
+
+def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
+    """Distance between two convex shapes by GJK, with closest points in the world frame.
+
+    Returns ``(distance, point_a, point_b)``: floats (N,) and (N, 3) arrays for
+    a batch, a float and (3,) arrays for one pose pair. Overlapping shapes
+    have distance 0. (The public ``collisionkit.distance`` query builds on the
+    kernel ``kernels.gjk.distance_convex_convex``.)
+    """
+    req = engine.prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", None)
+    _, dist, pts, _ = gjk_batch(a, b, req, distance=True)
+    Ta = req.pa[req.ia]
+    pa = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 0:3]) + Ta[:, :3, 3]
+    pb = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 3:6]) + Ta[:, :3, 3]
+    if not req.batched:
+        return float(dist[0]), pa[0], pb[0]
+    return dist, pa, pb
