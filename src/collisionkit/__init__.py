@@ -20,6 +20,8 @@ from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
+from .query.distance import distance  # noqa: E402
+from .query.results import ContactGeometry, Distance  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -34,7 +36,9 @@ __all__ = [
     "BVH",
     "BuildOptions",
     "CollisionKitError",
+    "ContactGeometry",
     "Contacts",
+    "Distance",
     "InvalidMeshError",
     "InvalidPoseError",
     "Mesh",
@@ -42,6 +46,7 @@ __all__ = [
     "UnsupportedPairError",
     "build_bvh",
     "contacts",
+    "distance",
     "intersects",
     "primitives",
     "query_stats",
