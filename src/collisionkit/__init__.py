@@ -20,8 +20,9 @@ from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
+from .query.classify import classify  # noqa: E402
 from .query.distance import distance  # noqa: E402
-from .query.results import ContactGeometry, Distance  # noqa: E402
+from .query.results import Classification, ContactGeometry, Distance  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -35,6 +36,7 @@ def build_bvh(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
 __all__ = [
     "BVH",
     "BuildOptions",
+    "Classification",
     "CollisionKitError",
     "ContactGeometry",
     "Contacts",
@@ -45,6 +47,7 @@ __all__ = [
     "Stats",
     "UnsupportedPairError",
     "build_bvh",
+    "classify",
     "contacts",
     "distance",
     "intersects",

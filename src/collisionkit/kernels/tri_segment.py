@@ -319,3 +319,49 @@ def _unit_normal(T):
     nz /= m
     L = math.sqrt(nx * nx + ny * ny + nz * nz)
     return nx / L, ny / L, nz / L
+
+
+@njit(cache=True, nogil=True)
+def _edge_pierces_interior(E, T):
+    """Some edge of E has its ends strictly on both sides of T's plane and crosses
+    T's plane strictly inside T (all exact orient3d signs non-zero)."""
+    s0 = orient3d(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], E[0], E[1], E[2])
+    s1 = orient3d(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], E[3], E[4], E[5])
+    s2 = orient3d(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], E[6], E[7], E[8])
+    s = (s0, s1, s2)
+    for e in range(3):
+        e1 = (e + 1) % 3
+        if not ((s[e] > 0.0 and s[e1] < 0.0) or (s[e] < 0.0 and s[e1] > 0.0)):
+            continue
+        px, py, pz = _pt(E, e)
+        qx, qy, qz = _pt(E, e1)
+        o0 = orient3d(px, py, pz, qx, qy, qz, T[0], T[1], T[2], T[3], T[4], T[5])
+        o1 = orient3d(px, py, pz, qx, qy, qz, T[3], T[4], T[5], T[6], T[7], T[8])
+        o2 = orient3d(px, py, pz, qx, qy, qz, T[6], T[7], T[8], T[0], T[1], T[2])
+        if (o0 > 0.0 and o1 > 0.0 and o2 > 0.0) or (o0 < 0.0 and o1 < 0.0 and o2 < 0.0):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def strict_piercings(tris_a, tris_b, poses_a, poses_b, pose_of_row, ia, ib, face_a, face_b, out):
+    """out[r] = True when, in contact row r, an edge of one triangle pierces the open
+    interior of the other transversally (exact): the surfaces cross there, so
+    for closed meshes the interiors overlap (see query.classify)."""
+    for r in range(face_a.shape[0]):
+        q = pose_of_row[r]
+        R, t = relative_pose(poses_a[ia[q]], poses_b[ib[q]])
+        fa = face_a[r]
+        fb = face_b[r]
+        A = (
+            tris_a[fa, 0, 0], tris_a[fa, 0, 1], tris_a[fa, 0, 2],
+            tris_a[fa, 1, 0], tris_a[fa, 1, 1], tris_a[fa, 1, 2],
+            tris_a[fa, 2, 0], tris_a[fa, 2, 1], tris_a[fa, 2, 2],
+        )  # fmt: skip
+        B = map_triangle(
+            R, t,
+            tris_b[fb, 0, 0], tris_b[fb, 0, 1], tris_b[fb, 0, 2],
+            tris_b[fb, 1, 0], tris_b[fb, 1, 1], tris_b[fb, 1, 2],
+            tris_b[fb, 2, 0], tris_b[fb, 2, 1], tris_b[fb, 2, 2],
+        )  # fmt: skip
+        out[r] = _edge_pierces_interior(A, B) or _edge_pierces_interior(B, A)
