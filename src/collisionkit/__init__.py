@@ -22,7 +22,8 @@ from .geometry.transforms import random_poses, rotation, translation  # noqa: E4
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
 from .query.classify import classify  # noqa: E402
 from .query.distance import distance  # noqa: E402
-from .query.results import Classification, ContactGeometry, Distance  # noqa: E402
+from .query.toi import time_of_impact  # noqa: E402
+from .query.results import Classification, ContactGeometry, Distance, TimeOfImpact  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -45,6 +46,7 @@ __all__ = [
     "InvalidPoseError",
     "Mesh",
     "Stats",
+    "TimeOfImpact",
     "UnsupportedPairError",
     "build_bvh",
     "classify",
@@ -58,5 +60,6 @@ __all__ = [
     "set_num_threads",
     "strategies",
     "threading_layer",
+    "time_of_impact",
     "translation",
 ]
