@@ -22,8 +22,9 @@ from .geometry.transforms import random_poses, rotation, translation  # noqa: E4
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
 from .query.classify import classify  # noqa: E402
 from .query.distance import distance  # noqa: E402
+from .query.penetration import penetration  # noqa: E402
 from .query.toi import time_of_impact  # noqa: E402
-from .query.results import Classification, ContactGeometry, Distance, TimeOfImpact  # noqa: E402
+from .query.results import Classification, ContactGeometry, Distance, Penetration, TimeOfImpact  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -45,6 +46,7 @@ __all__ = [
     "InvalidMeshError",
     "InvalidPoseError",
     "Mesh",
+    "Penetration",
     "Stats",
     "TimeOfImpact",
     "UnsupportedPairError",
@@ -53,6 +55,7 @@ __all__ = [
     "contacts",
     "distance",
     "intersects",
+    "penetration",
     "primitives",
     "query_stats",
     "random_poses",
