@@ -139,6 +139,60 @@ def _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz):
     return gx * gx + gy * gy + gz * gz
 
 
+@njit(cache=True, nogil=True, inline="always")
+def plane_gap2(T, P):
+    """Lower bound of the squared distance between triangles T and P: their gap
+    along T's (float) normal n, min n.P - max n.T (or the mirror), which bounds
+    the distance for ANY direction n; less a bound on the rounding of the dot
+    products (8 units of roundoff of |n|_1 times the largest coordinate
+    difference). 0 when they overlap along n."""
+    ux = T[3] - T[0]
+    uy = T[4] - T[1]
+    uz = T[5] - T[2]
+    vx = T[6] - T[0]
+    vy = T[7] - T[1]
+    vz = T[8] - T[2]
+    nx = uy * vz - uz * vy
+    ny = uz * vx - ux * vz
+    nz = ux * vy - uy * vx
+    nn = nx * nx + ny * ny + nz * nz
+    if not nn > 0.0:
+        return 0.0
+    p0x = P[0] - T[0]
+    p0y = P[1] - T[1]
+    p0z = P[2] - T[2]
+    p1x = P[3] - T[0]
+    p1y = P[4] - T[1]
+    p1z = P[5] - T[2]
+    p2x = P[6] - T[0]
+    p2y = P[7] - T[1]
+    p2z = P[8] - T[2]
+    s0 = nx * p0x + ny * p0y + nz * p0z
+    s1 = nx * p1x + ny * p1y + nz * p1z
+    s2 = nx * p2x + ny * p2y + nz * p2z
+    t1 = nx * ux + ny * uy + nz * uz
+    t2 = nx * vx + ny * vy + nz * vz
+    lo_p = min(s0, min(s1, s2))
+    hi_p = max(s0, max(s1, s2))
+    lo_t = min(0.0, min(t1, t2))
+    hi_t = max(0.0, max(t1, t2))
+    if lo_p > hi_t:
+        g = lo_p - hi_t
+    elif lo_t > hi_p:
+        g = lo_t - hi_p
+    else:
+        return 0.0
+    m = max(
+        max(abs(p0x), max(abs(p0y), abs(p0z))),
+        max(max(abs(p1x), max(abs(p1y), abs(p1z))), max(abs(p2x), max(abs(p2y), abs(p2z)))),
+    )
+    m = max(m, max(max(abs(ux), max(abs(uy), abs(uz))), max(abs(vx), max(abs(vy), abs(vz)))))
+    g -= 8.0 * _U * (abs(nx) + abs(ny) + abs(nz)) * m
+    if g <= 0.0:
+        return 0.0
+    return g * g / nn * (1.0 - 4.0 * _U)
+
+
 @njit(cache=True, nogil=True)
 def distance_task(
     topo_a, bv_a, tris_a, Ta,
@@ -257,6 +311,8 @@ def distance_task(
                         g2 = _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz)
                         # the box gap is rounded: compare with a margin so it never prunes the minimum
                         if g2 * (1.0 - 8.0 * _U) - slack * slack >= best:
+                            continue
+                        if plane_gap2(A, B) >= best or plane_gap2(B, A) >= best:
                             continue
                         n_tri += 1
                     d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)

@@ -168,6 +168,14 @@ def point_face(px, py, pz, T):
     return True, dx * dx + dy * dy + dz * dz, fx, fy, fz
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _keep(best, cand):
+    """The candidate (d2, points...) with the smaller d2 (the first on ties)."""
+    if cand[0] < best[0]:
+        return cand
+    return best
+
+
 @njit(cache=True, nogil=True)
 def tri_tri_closest(A, B):
     """Closest points of two triangles KNOWN TO BE DISJOINT (9-tuples).
@@ -175,50 +183,41 @@ def tri_tri_closest(A, B):
     Returns (d2, ax, ay, az, bx, by, bz): the squared distance and the closest
     point on A and on B. For intersecting triangles the value is meaningless
     (callers run the exact intersection test first).
+
+    PERF: unrolled by hand (generated): indexing the tuples with a loop
+    variable cost 4x (540 vs ~130 ns per call).
     """
-    best = math.inf
-    pax = A[0]
-    pay = A[1]
-    paz = A[2]
-    pbx = B[0]
-    pby = B[1]
-    pbz = B[2]
-    for i in range(3):
-        i1 = (i + 1) % 3
-        for j in range(3):
-            j1 = (j + 1) % 3
-            d2, x1, y1, z1, x2, y2, z2 = seg_seg_closest(
-                A[3 * i], A[3 * i + 1], A[3 * i + 2], A[3 * i1], A[3 * i1 + 1], A[3 * i1 + 2],
-                B[3 * j], B[3 * j + 1], B[3 * j + 2], B[3 * j1], B[3 * j1 + 1], B[3 * j1 + 2],
-            )  # fmt: skip
-            if d2 < best:
-                best = d2
-                pax = x1
-                pay = y1
-                paz = z1
-                pbx = x2
-                pby = y2
-                pbz = z2
-    for i in range(3):
-        inside, d2, fx, fy, fz = point_face(A[3 * i], A[3 * i + 1], A[3 * i + 2], B)
-        if inside and d2 < best:
-            best = d2
-            pax = A[3 * i]
-            pay = A[3 * i + 1]
-            paz = A[3 * i + 2]
-            pbx = fx
-            pby = fy
-            pbz = fz
-        inside, d2, fx, fy, fz = point_face(B[3 * i], B[3 * i + 1], B[3 * i + 2], A)
-        if inside and d2 < best:
-            best = d2
-            pax = fx
-            pay = fy
-            paz = fz
-            pbx = B[3 * i]
-            pby = B[3 * i + 1]
-            pbz = B[3 * i + 2]
-    return best, pax, pay, paz, pbx, pby, pbz
+    a0x, a0y, a0z, a1x, a1y, a1z, a2x, a2y, a2z = A
+    b0x, b0y, b0z, b1x, b1y, b1z, b2x, b2y, b2z = B
+    best = (math.inf, a0x, a0y, a0z, b0x, b0y, b0z)
+    best = _keep(best, seg_seg_closest(a0x, a0y, a0z, a1x, a1y, a1z, b0x, b0y, b0z, b1x, b1y, b1z))
+    best = _keep(best, seg_seg_closest(a0x, a0y, a0z, a1x, a1y, a1z, b1x, b1y, b1z, b2x, b2y, b2z))
+    best = _keep(best, seg_seg_closest(a0x, a0y, a0z, a1x, a1y, a1z, b2x, b2y, b2z, b0x, b0y, b0z))
+    best = _keep(best, seg_seg_closest(a1x, a1y, a1z, a2x, a2y, a2z, b0x, b0y, b0z, b1x, b1y, b1z))
+    best = _keep(best, seg_seg_closest(a1x, a1y, a1z, a2x, a2y, a2z, b1x, b1y, b1z, b2x, b2y, b2z))
+    best = _keep(best, seg_seg_closest(a1x, a1y, a1z, a2x, a2y, a2z, b2x, b2y, b2z, b0x, b0y, b0z))
+    best = _keep(best, seg_seg_closest(a2x, a2y, a2z, a0x, a0y, a0z, b0x, b0y, b0z, b1x, b1y, b1z))
+    best = _keep(best, seg_seg_closest(a2x, a2y, a2z, a0x, a0y, a0z, b1x, b1y, b1z, b2x, b2y, b2z))
+    best = _keep(best, seg_seg_closest(a2x, a2y, a2z, a0x, a0y, a0z, b2x, b2y, b2z, b0x, b0y, b0z))
+    inside, d2, fx, fy, fz = point_face(a0x, a0y, a0z, B)
+    if inside and d2 < best[0]:
+        best = (d2, a0x, a0y, a0z, fx, fy, fz)
+    inside, d2, fx, fy, fz = point_face(b0x, b0y, b0z, A)
+    if inside and d2 < best[0]:
+        best = (d2, fx, fy, fz, b0x, b0y, b0z)
+    inside, d2, fx, fy, fz = point_face(a1x, a1y, a1z, B)
+    if inside and d2 < best[0]:
+        best = (d2, a1x, a1y, a1z, fx, fy, fz)
+    inside, d2, fx, fy, fz = point_face(b1x, b1y, b1z, A)
+    if inside and d2 < best[0]:
+        best = (d2, fx, fy, fz, b1x, b1y, b1z)
+    inside, d2, fx, fy, fz = point_face(a2x, a2y, a2z, B)
+    if inside and d2 < best[0]:
+        best = (d2, a2x, a2y, a2z, fx, fy, fz)
+    inside, d2, fx, fy, fz = point_face(b2x, b2y, b2z, A)
+    if inside and d2 < best[0]:
+        best = (d2, fx, fy, fz, b2x, b2y, b2z)
+    return best
 
 
 @njit(cache=True, nogil=True)
