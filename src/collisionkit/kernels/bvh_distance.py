@@ -197,11 +197,15 @@ def plane_gap2(T, P):
 def distance_task(
     topo_a, bv_a, tris_a, Ta,
     topo_b, bv_b, tris_b, Tb,
-    scale, bv_kind, upper2, seed_a, seed_b, stack, lbs, buf, out, stats, row,
+    scale, bv_kind, upper2, shrink, seed_a, seed_b, stack, lbs, buf, out, stats, row,
 ):
     """Minimum distance between tree a (pose Ta) and tree b (pose Tb); one tree per pool.
 
-    Searches below ``upper2`` (squared); ``seed_a``, ``seed_b`` (leaf-order
+    Searches below ``upper2`` (squared); with ``shrink`` < 1 it prunes every
+    pair whose squared lower bound is at least shrink * best (relative-error
+    mode: the pair found is within a factor 1/sqrt(shrink) of the minimum)
+    and out[row, 11] receives a squared LOWER bound of the true distance
+    (min of best and every pruned bound); shrink = 1 is exact. ``seed_a``, ``seed_b`` (leaf-order
     triangle indices, -1 for none) are measured first to start with a bound.
     Writes out[row] = (d2, pa (3, a's frame), pb (3, a's frame), ja, jb) with
     ja, jb leaf-order triangle indices as floats (-1 when nothing is below
@@ -215,6 +219,8 @@ def distance_task(
     is_obb = bv_kind == BV_OBB
     size_col = 12 if is_obb else 3
     best = upper2
+    cut = upper2 * shrink  # prune at or above this (shrink < 1: relative-error mode)
+    lower = math.inf  # smallest lower bound of anything pruned below best
     bja = -1
     bjb = -1
     pax = math.nan
@@ -244,12 +250,13 @@ def distance_task(
             d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
             if d2 < best:
                 best = d2
+                cut = best * shrink
                 bja = seed_a
                 bjb = seed_b
                 pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
     top = 0
     lb0 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, 0, bv_b, 0, slack)
-    if lb0 < best:
+    if lb0 < cut:
         stack[0, 0] = 0
         stack[0, 1] = 0
         lbs[0] = lb0
@@ -258,7 +265,8 @@ def distance_task(
         top -= 1
         ia = stack[top, 0]
         ib = stack[top, 1]
-        if lbs[top] >= best:
+        if lbs[top] >= cut:
+            lower = min(lower, lbs[top])
             continue
         n_pairs += 1
         leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
@@ -310,14 +318,19 @@ def distance_task(
                     else:
                         g2 = _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz)
                         # the box gap is rounded: compare with a margin so it never prunes the minimum
-                        if g2 * (1.0 - 8.0 * _U) - slack * slack >= best:
+                        g2 = g2 * (1.0 - 8.0 * _U) - slack * slack
+                        if g2 >= cut:
+                            lower = min(lower, g2)
                             continue
-                        if plane_gap2(A, B) >= best or plane_gap2(B, A) >= best:
+                        pg = max(plane_gap2(A, B), plane_gap2(B, A))
+                        if pg >= cut:
+                            lower = min(lower, pg)
                             continue
                         n_tri += 1
                     d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
                     if d2 < best:
                         best = d2
+                        cut = best * shrink
                         bja = ja
                         bjb = jb
                         pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
@@ -340,12 +353,16 @@ def distance_task(
                     first = c0 + 1
                     second = c0
                     l0, l1 = l1, l0
-                if l1 < best:
+                if l1 >= cut:
+                    lower = min(lower, l1)
+                else:
                     stack[top, 0] = second
                     stack[top, 1] = ib
                     lbs[top] = l1
                     top += 1
-                if l0 < best:
+                if l0 >= cut:
+                    lower = min(lower, l0)
+                else:
                     stack[top, 0] = first
                     stack[top, 1] = ib
                     lbs[top] = l0
@@ -354,7 +371,9 @@ def distance_task(
                 c = c0 + cnt - 1
                 while c >= c0:
                     lc = node_lower_bound2(is_obb, R, AbsR, t, bv_a, c, bv_b, ib, slack)
-                    if lc < best:
+                    if lc >= cut:
+                        lower = min(lower, lc)
+                    else:
                         stack[top, 0] = c
                         stack[top, 1] = ib
                         lbs[top] = lc
@@ -372,12 +391,16 @@ def distance_task(
                     first = c0 + 1
                     second = c0
                     l0, l1 = l1, l0
-                if l1 < best:
+                if l1 >= cut:
+                    lower = min(lower, l1)
+                else:
                     stack[top, 0] = ia
                     stack[top, 1] = second
                     lbs[top] = l1
                     top += 1
-                if l0 < best:
+                if l0 >= cut:
+                    lower = min(lower, l0)
+                else:
                     stack[top, 0] = ia
                     stack[top, 1] = first
                     lbs[top] = l0
@@ -386,7 +409,9 @@ def distance_task(
                 c = c0 + cnt - 1
                 while c >= c0:
                     lc = node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, c, slack)
-                    if lc < best:
+                    if lc >= cut:
+                        lower = min(lower, lc)
+                    else:
                         stack[top, 0] = ia
                         stack[top, 1] = c
                         lbs[top] = lc
@@ -409,6 +434,7 @@ def distance_task(
         pay = 0.5 * (y0 + y1)
         paz = 0.5 * (z0 + z1)
         pbx, pby, pbz = pax, pay, paz
+    out[row, 11] = min(best, lower)
     out[row, 0] = best
     out[row, 1] = pax
     out[row, 2] = pay
@@ -436,7 +462,7 @@ def _distance_chunk(
     ia, ib, scale, bv_kind, upper2, seeds, out, stats,
 ):
     """Queries c, c + nchunks, ...; rows of ``out`` leave in the WORLD frame with face ids:
-    (d, pa (3), pb (3), face_a, face_b, leaf_a, leaf_b)."""
+    (d, pa (3), pb (3), face_a, face_b, leaf_a, leaf_b, lower bound d2)."""
     n = _stack_rows(meta_a, meta_b)
     stack = np.empty((n, 2), np.int64)
     lbs = np.empty(n)
@@ -446,7 +472,7 @@ def _distance_chunk(
         d2 = distance_task(
             topo_a, bv_a, tris_a, Ta,
             topo_b, bv_b, tris_b, poses_b[ib[k]],
-            scale, bv_kind, upper2, seeds[k, 0], seeds[k, 1], stack, lbs, buf, out, stats, k,
+            scale, bv_kind, upper2, 1.0, seeds[k, 0], seeds[k, 1], stack, lbs, buf, out, stats, k,
         )  # fmt: skip
         ja = np.int64(out[k, 7])
         jb = np.int64(out[k, 8])
@@ -474,7 +500,7 @@ def distance_serial(
     topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,
     ia, ib, scale, bv_kind, upper2, seeds, out, stats, nchunks,
 ):
-    """Distance for each query k (poses_a[ia[k]], poses_b[ib[k]]); ``out`` (N, 11) rows as in _distance_chunk."""
+    """Distance for each query k (poses_a[ia[k]], poses_b[ib[k]]); ``out`` (N, 12) rows as in _distance_chunk."""
     for c in range(nchunks):
         _distance_chunk(
             c, nchunks, topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,

@@ -23,7 +23,9 @@ distance is at most ``tol`` (a hit at that t, whose closest triangle pair is
 the first contacting pair) or when t reaches 1 with the distance above
 ``tol`` (no hit). Distances come from ``bvh_distance.distance_task`` (exact
 intersection test: distance 0 exactly at contact), warm-started with the
-previous closest pair. The step is shortened by 1e-12 relative so rounding
+previous closest pair, in relative-error mode (``shrink``) far from contact:
+the step then uses the certified lower bound the traversal returns (the
+smallest bound of anything it pruned), so it stays safe. The step is shortened by 1e-12 relative so rounding
 of the distance cannot push it past the contact.
 """
 
@@ -97,7 +99,7 @@ def pose_at(T0, k, theta, u, motion, t, out):
 def toi_advance(
     topo_a, bv_a, tris_a, T0a, ka, tha, ua,
     topo_b, bv_b, tris_b, T0b, kb, thb, ub,
-    motion, mu, tol, max_iter, scale, bv_kind, stack, lbs, buf, out, stats, Ta, Tb,
+    motion, mu, tol, shrink, max_iter, scale, bv_kind, stack, lbs, buf, out, stats, Ta, Tb,
 ):
     """Conservative advancement from t = 0. Returns (status, t, iterations).
 
@@ -117,8 +119,16 @@ def toi_advance(
         pose_at(T0b, kb, thb, ub, motion, t, Tb)
         d2 = distance_task(
             topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb,
-            scale, bv_kind, inf, seed_a, seed_b, stack, lbs, buf, out, stats, row,
+            scale, bv_kind, inf, shrink, seed_a, seed_b, stack, lbs, buf, out, stats, row,
         )  # fmt: skip
+        low = out[0, 11]
+        if low <= 16.0 * tol2 and shrink < 1.0:
+            # near contact: the exact distance decides the hit
+            d2 = distance_task(
+                topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb,
+                scale, bv_kind, inf, 1.0, seed_a, seed_b, stack, lbs, buf, out, stats, row,
+            )  # fmt: skip
+            low = d2
         it += 1
         seed_a = np.int64(out[0, 7])
         seed_b = np.int64(out[0, 8])
@@ -130,7 +140,7 @@ def toi_advance(
             return TOI_CAP, t, it
         if mu <= 0.0:
             return TOI_NO_HIT, 1.0, it  # nothing moves relative to the other
-        step = math.sqrt(d2) * (1.0 - 1e-12) / mu
+        step = math.sqrt(low) * (1.0 - 1e-12) / mu
         t = t + step
         if t > 1.0:
             t = 1.0

@@ -106,14 +106,14 @@ def distance(
 def mesh_distance_rows(req: BatchRequest, upper: float, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Run the distance kernel for a prepared mesh-mesh request.
 
-    Returns ``out`` (N, 11): distance, point_a (3), point_b (3) in the world,
-    face_a, face_b, leaf-order triangle a, b (for warm starts), and ``stats``
+    Returns ``out`` (N, 12): distance, point_a (3), point_b (3) in the world,
+    face_a, face_b, leaf-order triangle a, b (for warm starts), a squared lower bound, and ``stats``
     (N, 2): node pairs, triangle pairs.
     """
     a, b = req.a, req.b
     ta, tb = trees(a, b)
     n = req.n
-    out = np.empty((n, 11))
+    out = np.empty((n, 12))
     stats = np.zeros((n, kd.N_DSTATS), np.int64)
     if n == 0:
         return out, stats

@@ -28,6 +28,10 @@ from .results import TimeOfImpact
 MOTIONS = {"linear": MOTION_LINEAR, "screw": MOTION_SCREW}
 #: Default contact tolerance, relative to the sum of the two meshes' radii.
 TOI_REL_TOLERANCE = 1e-6
+#: Relative-error mode of the distance queries inside the advancement: pairs are
+#: pruned when their bound is within 1/sqrt(TOI_SHRINK) of the best, and the step
+#: uses the certified lower bound (kernels.toi).
+TOI_SHRINK = 1.0 / 1.5**2  # NOTE: 0.44 vs 1.0 measured within noise on bunny-bunny (2-core VM under load)
 #: Default cap on conservative-advancement steps.
 TOI_MAX_ITERATIONS = 10_000
 
@@ -142,14 +146,14 @@ def time_of_impact(
     stack = np.empty((n, 2), np.int64)
     lbs = np.empty(n)
     buf = np.empty((24, 3))
-    out = np.empty((1, 11))
+    out = np.empty((1, 12))
     stats = np.zeros((1, 2), np.int64)
     Ta = np.empty((4, 4))
     Tb = np.empty((4, 4))
     status, t, iters = toi_advance(
         x.topo, x.bv, x.tris, poses[0], ka, tha, ua,
         y.topo, y.bv, y.tris, poses[2], kb, thb, ub,
-        np.int64(code), mu, tol, np.int64(max_iterations), float(x.scale[0] + y.scale[0]),
+        np.int64(code), mu, tol, TOI_SHRINK, np.int64(max_iterations), float(x.scale[0] + y.scale[0]),
         np.int64(ta.options.bv_code), stack, lbs, buf, out, stats, Ta, Tb,
     )  # fmt: skip
     hit = status in (TOI_HIT, TOI_CAP)
