@@ -37,7 +37,7 @@ from numba import njit, prange
 
 from ..constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
 from .layout import META_DEPTH, META_FANOUT
-from .linalg import map_triangle, relative_pose
+from .linalg import map_triangle, pose_error, relative_pose
 from .tri_distance import tri_tri_closest
 from .tri_segment import tri_tri_segment
 from .tri_tri import tri_tri_intersect_tuples
@@ -474,24 +474,60 @@ def _distance_chunk(
             topo_b, bv_b, tris_b, poses_b[ib[k]],
             scale, bv_kind, upper2, 1.0, seeds[k, 0], seeds[k, 1], stack, lbs, buf, out, stats, k,
         )  # fmt: skip
-        ja = np.int64(out[k, 7])
-        jb = np.int64(out[k, 8])
-        out[k, 9] = ja
-        out[k, 10] = jb
-        if ja < 0:
-            out[k, 0] = math.inf
-            out[k, 7] = -1.0
-            out[k, 8] = -1.0
-            continue
-        out[k, 0] = math.sqrt(d2)
-        out[k, 7] = ids_a[ja]
-        out[k, 8] = ids_b[jb]
-        for e in range(2):
-            px = out[k, 1 + 3 * e]
-            py = out[k, 2 + 3 * e]
-            pz = out[k, 3 + 3 * e]
-            for d in range(3):
-                out[k, 1 + 3 * e + d] = Ta[d, 0] * px + Ta[d, 1] * py + Ta[d, 2] * pz + Ta[d, 3]
+        _finish_row(out, k, d2, Ta, ids_a, ids_b)
+
+
+@njit(cache=True, nogil=True)
+def _finish_row(out, k, d2, Ta, ids_a, ids_b):
+    """Row k of distance_task's output -> world frame, face ids, distance (not squared)."""
+    ja = np.int64(out[k, 7])
+    jb = np.int64(out[k, 8])
+    out[k, 9] = ja
+    out[k, 10] = jb
+    if ja < 0:
+        out[k, 0] = math.inf
+        out[k, 7] = -1.0
+        out[k, 8] = -1.0
+        return
+    out[k, 0] = math.sqrt(d2)
+    out[k, 7] = ids_a[ja]
+    out[k, 8] = ids_b[jb]
+    for e in range(2):
+        px = out[k, 1 + 3 * e]
+        py = out[k, 2 + 3 * e]
+        pz = out[k, 3 + 3 * e]
+        for d in range(3):
+            out[k, 1 + 3 * e + d] = Ta[d, 0] * px + Ta[d, 1] * py + Ta[d, 2] * pz + Ta[d, 3]
+
+
+# PERF: the per-call entry keeps the GIL (as bvh_traverse.intersect_one) and takes
+# the fewest arguments that suffice: dispatch costs per argument.
+@njit(cache=True)
+def distance_one(
+    topo_a, bv_a, tris_a, ids_a, meta_a, Ta,
+    topo_b, bv_b, tris_b, ids_b, meta_b, Tb,
+    scale, bv_kind, upper2, out, stats,
+):
+    """One pose pair: out[0] as _distance_chunk writes it. Returns 0, or a negative
+    pose error: -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error)."""
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea)
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb)
+    n = _stack_rows(meta_a, meta_b)
+    stack = np.empty((n, 2), np.int64)
+    lbs = np.empty(n)
+    buf = np.empty((24, 3))
+    row = np.int64(0)
+    none = np.int64(-1)
+    d2 = distance_task(
+        topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb,
+        scale, bv_kind, upper2, 1.0, none, none, stack, lbs, buf, out, stats, row,
+    )  # fmt: skip
+    _finish_row(out, row, d2, Ta, ids_a, ids_b)
+    return 0
 
 
 @njit(cache=True, nogil=True)

@@ -20,7 +20,8 @@ from ..constants import MODE_ANY, PARALLEL_MIN_POSES
 from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..kernels import bvh_distance as kd
-from .engine import BatchRequest, prepare, trees
+from .engine import BatchRequest, pose_error, prepare, thread_count, trees
+from .pair import _single_pose
 from .results import Distance
 
 _HANDLERS: list[tuple[type, type, Callable[..., Distance]]] = []
@@ -90,6 +91,13 @@ def distance(
     2.0
     """
     upper = _check_upper(upper_bound)
+    if type(a) is Mesh and type(b) is Mesh:
+        if threads is not None:
+            thread_count(threads)
+        Ta = _single_pose(pose_a)
+        Tb = _single_pose(pose_b)
+        if Ta is not None and Tb is not None:
+            return _distance_one(a, b, Ta, Tb, upper)
     if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
         handler = _handler_for(a, b)
         if handler is None:
@@ -101,6 +109,26 @@ def distance(
     req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads)
     out, stats = mesh_distance_rows(req, upper)
     return _record(out, stats, req.batched)
+
+
+def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float) -> Distance:
+    """The per-call path: one pose pair, one compiled call (PERF: ~3x less wrapper time)."""
+    bv = a.options.bv
+    ta = a._trees.get(bv) or a.tree_for(bv)
+    tb = b._trees.get(bv) or b.tree_for(bv)
+    x, y = ta.arrays, tb.arrays
+    out = np.empty((1, 12))
+    stats = np.zeros((1, kd.N_DSTATS), np.int64)
+    r = kd.distance_one(
+        x.topo, x.bv, x.tris, x.face_ids, x.meta, Ta,
+        y.topo, y.bv, y.tris, y.face_ids, y.meta, Tb,
+        float(x.scale[0] + y.scale[0]), ta.options.bv_code, upper * upper, out, stats,
+    )  # fmt: skip
+    if r < 0:
+        side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
+        raise pose_error(side, 0, code, False)
+    row = out[0]
+    return Distance(float(row[0]), row[1:4], row[4:7], int(row[7]), int(row[8]), stats[:, 0], stats[:, 1])
 
 
 def mesh_distance_rows(req: BatchRequest, upper: float, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
