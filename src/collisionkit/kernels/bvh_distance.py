@@ -69,7 +69,74 @@ def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     h1 = _gap(t0 * R[1] + t1 * R[4] + t2 * R[7], a0 * AbsR[1] + a1 * AbsR[4] + a2 * AbsR[7] + b1, slack)
     h2 = _gap(t0 * R[2] + t1 * R[5] + t2 * R[8], a0 * AbsR[2] + a1 * AbsR[5] + a2 * AbsR[8] + b2, slack)
     lb = h0 * h0 + h1 * h1 + h2 * h2
-    return la if la > lb else lb
+    best = la if la > lb else lb
+    # the 9 edge-edge axes A_i x B_j (as in bv_box.boxes_overlap), normalised by
+    # |A_i x B_j|^2 = 1 - R_ij^2 (enlarged by 1e-5: poses are rigid only to 1e-6, so the
+    # bound stays a lower bound); near-parallel pairs (covered by the face axes) skipped
+    g = abs(t2 * R[3] - t1 * R[6]) - (a1 * AbsR[6] + a2 * AbsR[3] + b1 * AbsR[2] + b2 * AbsR[1]) - slack
+    if g > 0.0:
+        w = 1.0 - R[0] * R[0]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t2 * R[4] - t1 * R[7]) - (a1 * AbsR[7] + a2 * AbsR[4] + b0 * AbsR[2] + b2 * AbsR[0]) - slack
+    if g > 0.0:
+        w = 1.0 - R[1] * R[1]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t2 * R[5] - t1 * R[8]) - (a1 * AbsR[8] + a2 * AbsR[5] + b0 * AbsR[1] + b1 * AbsR[0]) - slack
+    if g > 0.0:
+        w = 1.0 - R[2] * R[2]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t0 * R[6] - t2 * R[0]) - (a0 * AbsR[6] + a2 * AbsR[0] + b1 * AbsR[5] + b2 * AbsR[4]) - slack
+    if g > 0.0:
+        w = 1.0 - R[3] * R[3]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t0 * R[7] - t2 * R[1]) - (a0 * AbsR[7] + a2 * AbsR[1] + b0 * AbsR[5] + b2 * AbsR[3]) - slack
+    if g > 0.0:
+        w = 1.0 - R[4] * R[4]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t0 * R[8] - t2 * R[2]) - (a0 * AbsR[8] + a2 * AbsR[2] + b0 * AbsR[4] + b1 * AbsR[3]) - slack
+    if g > 0.0:
+        w = 1.0 - R[5] * R[5]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t1 * R[0] - t0 * R[3]) - (a0 * AbsR[3] + a1 * AbsR[0] + b1 * AbsR[8] + b2 * AbsR[7]) - slack
+    if g > 0.0:
+        w = 1.0 - R[6] * R[6]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t1 * R[1] - t0 * R[4]) - (a0 * AbsR[4] + a1 * AbsR[1] + b0 * AbsR[8] + b2 * AbsR[6]) - slack
+    if g > 0.0:
+        w = 1.0 - R[7] * R[7]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t1 * R[2] - t0 * R[5]) - (a0 * AbsR[5] + a1 * AbsR[2] + b0 * AbsR[7] + b1 * AbsR[6]) - slack
+    if g > 0.0:
+        w = 1.0 - R[8] * R[8]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    return best
 
 
 @njit(cache=True, nogil=True, inline="always")
