@@ -27,8 +27,9 @@ import json
 import statistics
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -120,87 +121,96 @@ class FCLDistance:
 
 
 def bench_distance(pairs, n, rounds, out):
+    for an, bn in pairs:
+        _distance_scene(an, bn, n, rounds, out)
+
+
+def _distance_scene(an, bn, n, rounds, out):
     import collisionkit as ck
 
-    for an, bn in pairs:
-        a, b = _load(an), _load(bn)
-        pa, pb = _poses(a, b, 0.9, n, seed=1)
-        ours = ck.distance(a, b, pa, pb).distance  # warm
-        ck.distance(a, b, pa[0], pb[0])
-        engines = {"coal": CoalDistance(a, b), "fcl": FCLDistance(a, b)}
-        values = {k: np.array([f(pa[i], pb[i]) for i in range(n)]) for k, f in engines.items()}
-        agree = {}
-        for k, v in values.items():
-            apart = (ours > 1e-9) & (v > 1e-9)
-            agree[k] = float(np.max(np.abs(ours[apart] - v[apart]) / v[apart])) if apart.any() else 0.0
-        t_call = {k: [] for k in ["collisionkit", *engines]}
-        t_batch = {k: [] for k in ["collisionkit", "collisionkit-t1", *engines]}
-        for _ in range(rounds):
-            t_call["collisionkit"].append(_time(lambda: [ck.distance(a, b, pa[i], pb[i]) for i in range(n)]) / n)
-            t_batch["collisionkit"].append(_time(lambda: ck.distance(a, b, pa, pb)) / n)
-            t_batch["collisionkit-t1"].append(_time(lambda: ck.distance(a, b, pa, pb, threads=1)) / n)
-            for k, f in engines.items():
-                t = _time(lambda f=f: [f(pa[i], pb[i]) for i in range(n)]) / n
-                t_call[k].append(t)
-                t_batch[k].append(t)
-        scene = f"{Path(an).stem}-{Path(bn).stem}"
-        out.append(_row("distance_call", scene, n, t_call, agree, a, b))
-        out.append(_row("distance_batch", scene, n, t_batch, agree, a, b))
+    a, b = _load(an), _load(bn)
+    pa, pb = _poses(a, b, 0.9, n, seed=1)
+    ours = ck.distance(a, b, pa, pb).distance  # warm
+    ck.distance(a, b, pa[0], pb[0])
+    engines = {"coal": CoalDistance(a, b), "fcl": FCLDistance(a, b)}
+    values = {k: np.array([f(pa[i], pb[i]) for i in range(n)]) for k, f in engines.items()}
+    agree = {}
+    for k, v in values.items():
+        apart = (ours > 1e-9) & (v > 1e-9)
+        agree[k] = float(np.max(np.abs(ours[apart] - v[apart]) / v[apart])) if apart.any() else 0.0
+    t_call = {k: [] for k in ["collisionkit", *engines]}
+    t_batch = {k: [] for k in ["collisionkit", "collisionkit-t1", *engines]}
+    for _ in range(rounds):
+        t_call["collisionkit"].append(_time(lambda: [ck.distance(a, b, pa[i], pb[i]) for i in range(n)]) / n)
+        t_batch["collisionkit"].append(_time(lambda: ck.distance(a, b, pa, pb)) / n)
+        t_batch["collisionkit-t1"].append(_time(lambda: ck.distance(a, b, pa, pb, threads=1)) / n)
+        for k, f in engines.items():
+            t = _time(lambda f=f: [f(pa[i], pb[i]) for i in range(n)]) / n
+            t_call[k].append(t)
+            t_batch[k].append(t)
+    scene = f"{Path(an).stem}-{Path(bn).stem}"
+    out.append(_row("distance_call", scene, n, t_call, agree, a, b))
+    out.append(_row("distance_batch", scene, n, t_batch, agree, a, b))
 
 
 def bench_toi(pairs, n, rounds, out):
+
+    for an, bn in pairs:
+        _toi_scene(an, bn, n, rounds, out)
+
+
+def _toi_scene(an, bn, n, rounds, out):
     import fcl
 
     import collisionkit as ck
 
-    for an, bn in pairs:
-        a, b = _load(an), _load(bn)
-        rng = np.random.default_rng(4)
-        starts, ends = [], []
-        for _ in range(n):
-            R = ck.rotation(rng.normal(size=3), rng.uniform(0, 3))
-            d = rng.normal(size=3)
-            d /= np.linalg.norm(d)
-            s = 1.5 * (_radius(a) + _radius(b))
-            starts.append(ck.translation(s * d) @ R)
-            ends.append(ck.translation(-s * d + rng.normal(scale=0.3 * _radius(b), size=3)) @ R)
-        ga, gb = P.FCL()._model(a), P.FCL()._model(b)
-        eye = np.eye(4)
-        req = fcl.ContinuousCollisionRequest(
-            num_max_iterations=100, ccd_motion_type=fcl.CCDMotionType.CCDM_TRANS,
-            ccd_solver_type=fcl.CCDSolverType.CCDC_NAIVE,
-        )  # fmt: skip
+    a, b = _load(an), _load(bn)
+    rng = np.random.default_rng(4)
+    starts, ends = [], []
+    for _ in range(n):
+        R = ck.rotation(rng.normal(size=3), rng.uniform(0, 3))
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d)
+        s = 1.5 * (_radius(a) + _radius(b))
+        starts.append(ck.translation(s * d) @ R)
+        ends.append(ck.translation(-s * d + rng.normal(scale=0.3 * _radius(b), size=3)) @ R)
+    ga, gb = P.FCL()._model(a), P.FCL()._model(b)
+    eye = np.eye(4)
+    req = fcl.ContinuousCollisionRequest(
+        num_max_iterations=100, ccd_motion_type=fcl.CCDMotionType.CCDM_TRANS,
+        ccd_solver_type=fcl.CCDSolverType.CCDC_NAIVE,
+    )  # fmt: skip
 
-        def fcl_one(i):
-            o1 = fcl.CollisionObject(ga, fcl.Transform())
-            o2 = fcl.CollisionObject(gb, fcl.Transform(starts[i][:3, :3], starts[i][:3, 3]))
-            res = fcl.ContinuousCollisionResult()
-            fcl.continuousCollide(o1, fcl.Transform(), o2, fcl.Transform(ends[i][:3, :3], ends[i][:3, 3]), req, res)
-            return res.time_of_contact if res.is_collide else 1.0
+    def fcl_one(i):
+        o1 = fcl.CollisionObject(ga, fcl.Transform())
+        o2 = fcl.CollisionObject(gb, fcl.Transform(starts[i][:3, :3], starts[i][:3, 3]))
+        res = fcl.ContinuousCollisionResult()
+        fcl.continuousCollide(o1, fcl.Transform(), o2, fcl.Transform(ends[i][:3, :3], ends[i][:3, 3]), req, res)
+        return res.time_of_contact if res.is_collide else 1.0
 
-        def ours_one(i):
-            r = ck.time_of_impact(a, b, eye, eye, starts[i], ends[i])
-            return r.t if r.hit else 1.0
+    def ours_one(i):
+        r = ck.time_of_impact(a, b, eye, eye, starts[i], ends[i])
+        return r.t if r.hit else 1.0
 
-        ours = np.array([ours_one(i) for i in range(n)])
-        theirs = np.array([fcl_one(i) for i in range(n)])
-        # fcl samples 100 times: its time is the first colliding sample (>= the true one)
-        agree = {"fcl": float(np.max(np.abs(ours - theirs)))}
-        never_later = bool(np.all(ours <= theirs + 1e-12))
-        t = {"collisionkit": [], "fcl": []}
-        for _ in range(rounds):
-            t["collisionkit"].append(_time(lambda: [ours_one(i) for i in range(n)]) / n)
-            t["fcl"].append(_time(lambda: [fcl_one(i) for i in range(n)]) / n)
-        row = _row("toi_call", f"{Path(an).stem}-{Path(bn).stem}", n, t, agree, a, b)
-        row["note"] = f"fcl CCDC_NAIVE 100 samples; ours never later than fcl: {never_later}; hits {int((ours < 1).sum())}/{n}"
-        out.append(row)
+    ours = np.array([ours_one(i) for i in range(n)])
+    theirs = np.array([fcl_one(i) for i in range(n)])
+    # fcl samples 100 times: its time is the first colliding sample (>= the true one)
+    agree = {"fcl": float(np.max(np.abs(ours - theirs)))}
+    never_later = bool(np.all(ours <= theirs + 1e-12))
+    t = {"collisionkit": [], "fcl": []}
+    for _ in range(rounds):
+        t["collisionkit"].append(_time(lambda: [ours_one(i) for i in range(n)]) / n)
+        t["fcl"].append(_time(lambda: [fcl_one(i) for i in range(n)]) / n)
+    row = _row("toi_call", f"{Path(an).stem}-{Path(bn).stem}", n, t, agree, a, b)
+    row["note"] = (
+        f"fcl CCDC_NAIVE 100 samples; ours never later than fcl: {never_later}; hits {int((ours < 1).sum())}/{n}"
+    )
+    out.append(row)
 
 
 def bench_penetration(n, rounds, out):
-    import coal
 
     import collisionkit as ck
-    from collisionkit.query.penetration import hull
 
     rng = np.random.default_rng(2)
     pts = rng.normal(size=(60, 3))
@@ -208,7 +218,10 @@ def bench_penetration(n, rounds, out):
 
     c = ConvexHull(pts)
     f = c.simplices.copy()
-    flip = np.einsum("ij,ij->i", np.cross(pts[f[:, 1]] - pts[f[:, 0]], pts[f[:, 2]] - pts[f[:, 0]]), c.equations[:, :3]) < 0
+    flip = (
+        np.einsum("ij,ij->i", np.cross(pts[f[:, 1]] - pts[f[:, 0]], pts[f[:, 2]] - pts[f[:, 0]]), c.equations[:, :3])
+        < 0
+    )
     f[flip] = f[flip][:, ::-1]
     shapes = {
         "box-box": (ck.primitives.box_mesh([1, 1, 1]), ck.primitives.box_mesh([0.5, 1.5, 0.8])),
@@ -216,38 +229,47 @@ def bench_penetration(n, rounds, out):
         "hull60-hull60": (ck.Mesh(pts, f), ck.Mesh(pts, f)),
     }
     for scene, (a, b) in shapes.items():
-        pa = ck.random_poses(n, 0.1, seed=5)
-        pb = ck.random_poses(n, 0.5 * (_radius(a) + _radius(b)), seed=6)
+        _penetration_scene(scene, a, b, n, rounds, out)
 
-        def cshape(m):
-            v = coal.StdVec_Vec3s()
-            for p in hull(m).vertices:
-                v.append(np.asarray(p, dtype=float))
-            return coal.Convex.convexHull(v, False, "")
 
-        sa, sb = cshape(a), cshape(b)
-        req = coal.DistanceRequest()
-        ta, tb = coal.Transform3s(), coal.Transform3s()
+def _penetration_scene(scene, a, b, n, rounds, out):
+    import coal
 
-        def coal_one(i):
-            ta.setRotation(pa[i, :3, :3])
-            ta.setTranslation(pa[i, :3, 3])
-            tb.setRotation(pb[i, :3, :3])
-            tb.setTranslation(pb[i, :3, 3])
-            res = coal.DistanceResult()
-            return max(0.0, -coal.distance(sa, ta, sb, tb, req, res))
+    import collisionkit as ck
+    from collisionkit.query.penetration import hull
 
-        ours = np.array([float(ck.penetration(a, b, pa[i], pb[i]).depth) for i in range(n)])
-        theirs = np.array([coal_one(i) for i in range(n)])
-        both = (ours > 1e-9) & (theirs > 1e-9)
-        agree = {"coal": float(np.max(np.abs(ours[both] - theirs[both]) / theirs[both])) if both.any() else 0.0}
-        t = {"collisionkit": [], "coal": []}
-        for _ in range(rounds):
-            t["collisionkit"].append(_time(lambda: [ck.penetration(a, b, pa[i], pb[i]) for i in range(n)]) / n)
-            t["coal"].append(_time(lambda: [coal_one(i) for i in range(n)]) / n)
-        row = _row("penetration_call", scene, n, t, agree, a, b)
-        row["note"] = f"overlapping poses {int(both.sum())}/{n}"
-        out.append(row)
+    pa = ck.random_poses(n, 0.1, seed=5)
+    pb = ck.random_poses(n, 0.5 * (_radius(a) + _radius(b)), seed=6)
+
+    def cshape(m):
+        v = coal.StdVec_Vec3s()
+        for p in hull(m).vertices:
+            v.append(np.asarray(p, dtype=float))
+        return coal.Convex.convexHull(v, False, "")
+
+    sa, sb = cshape(a), cshape(b)
+    req = coal.DistanceRequest()
+    ta, tb = coal.Transform3s(), coal.Transform3s()
+
+    def coal_one(i):
+        ta.setRotation(pa[i, :3, :3])
+        ta.setTranslation(pa[i, :3, 3])
+        tb.setRotation(pb[i, :3, :3])
+        tb.setTranslation(pb[i, :3, 3])
+        res = coal.DistanceResult()
+        return max(0.0, -coal.distance(sa, ta, sb, tb, req, res))
+
+    ours = np.array([float(ck.penetration(a, b, pa[i], pb[i]).depth) for i in range(n)])
+    theirs = np.array([coal_one(i) for i in range(n)])
+    both = (ours > 1e-9) & (theirs > 1e-9)
+    agree = {"coal": float(np.max(np.abs(ours[both] - theirs[both]) / theirs[both])) if both.any() else 0.0}
+    t = {"collisionkit": [], "coal": []}
+    for _ in range(rounds):
+        t["collisionkit"].append(_time(lambda: [ck.penetration(a, b, pa[i], pb[i]) for i in range(n)]) / n)
+        t["coal"].append(_time(lambda: [coal_one(i) for i in range(n)]) / n)
+    row = _row("penetration_call", scene, n, t, agree, a, b)
+    row["note"] = f"overlapping poses {int(both.sum())}/{n}"
+    out.append(row)
 
 
 def _row(category, scene, n, times, agree, a, b) -> dict[str, Any]:
@@ -305,7 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [("duck_vhacd.obj", "teddy2_VHACD_CHs.obj"), ("bunny.obj", "bunny.obj")]
     if not args.quick:
         pairs.append(("shared:env.obj", "shared:rob.obj"))
-    report = {"machine": machine(), "versions": versions(), "command": "python -m benchmarks.queries" + (" --quick" if args.quick else ""), "rows": []}
+    report = {
+        "machine": machine(),
+        "versions": versions(),
+        "command": "python -m benchmarks.queries" + (" --quick" if args.quick else ""),
+        "rows": [],
+    }
     t0 = time.perf_counter()
     bench_distance(pairs, n, rounds, report["rows"])
     bench_toi(pairs[:2], max(10, n // 5), rounds, report["rows"])

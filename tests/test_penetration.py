@@ -85,7 +85,12 @@ def test_against_coal_epa(pair):
 
         c = ConvexHull(pts)
         f = c.simplices.copy()
-        flip = np.einsum("ij,ij->i", np.cross(pts[f[:, 1]] - pts[f[:, 0]], pts[f[:, 2]] - pts[f[:, 0]]), c.equations[:, :3]) < 0
+        flip = (
+            np.einsum(
+                "ij,ij->i", np.cross(pts[f[:, 1]] - pts[f[:, 0]], pts[f[:, 2]] - pts[f[:, 0]]), c.equations[:, :3]
+            )
+            < 0
+        )
         f[flip] = f[flip][:, ::-1]
         a = b = ck.Mesh(pts, f)
         assert is_convex(a)

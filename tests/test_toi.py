@@ -67,7 +67,7 @@ def test_against_dense_sampling(motion):
     a, b = load_pb_mesh("duck_vhacd.obj"), ck.primitives.torus_mesh(0.03, 0.01, 16, 8)
     rng = np.random.default_rng(5)
     checked = 0
-    for trial in range(6):
+    for _ in range(6):
         A0 = ck.rotation(rng.normal(size=3), rng.uniform(0, 3))
         A1 = ck.translation(rng.normal(scale=0.02, size=3)) @ ck.rotation(rng.normal(size=3), rng.uniform(0, 3))
         d = rng.normal(size=3)

@@ -23,8 +23,8 @@ from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E
 from .query.classify import classify  # noqa: E402
 from .query.distance import distance  # noqa: E402
 from .query.penetration import penetration  # noqa: E402
-from .query.toi import time_of_impact  # noqa: E402
 from .query.results import Classification, ContactGeometry, Distance, Penetration, TimeOfImpact  # noqa: E402
+from .query.toi import time_of_impact  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"

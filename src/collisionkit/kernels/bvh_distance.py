@@ -262,9 +262,26 @@ def plane_gap2(T, P):
 
 @njit(cache=True, nogil=True)
 def distance_task(
-    topo_a, bv_a, tris_a, Ta,
-    topo_b, bv_b, tris_b, Tb,
-    scale, bv_kind, upper2, shrink, seed_a, seed_b, stack, lbs, buf, out, stats, row,
+    topo_a,
+    bv_a,
+    tris_a,
+    Ta,
+    topo_b,
+    bv_b,
+    tris_b,
+    Tb,
+    scale,
+    bv_kind,
+    upper2,
+    shrink,
+    seed_a,
+    seed_b,
+    stack,
+    lbs,
+    buf,
+    out,
+    stats,
+    row,
 ):
     """Minimum distance between tree a (pose Ta) and tree b (pose Tb); one tree per pool.
 
@@ -368,9 +385,7 @@ def distance_task(
                     ahy = max(A[1], max(A[4], A[7]))
                     alz = min(A[2], min(A[5], A[8]))
                     ahz = max(A[2], max(A[5], A[8]))
-                    touching = not (
-                        ahx < blx or alx > bhx or ahy < bly or aly > bhy or ahz < blz or alz > bhz
-                    )
+                    touching = not (ahx < blx or alx > bhx or ahy < bly or aly > bhy or ahz < blz or alz > bhz)
                     if touching:
                         n_tri += 1
                         if tri_tri_intersect_tuples(A, B, tri_method):
@@ -518,15 +533,35 @@ def distance_task(
 
 @njit(cache=True, nogil=True)
 def _stack_rows(meta_a, meta_b):
-    return (meta_a[0, META_DEPTH] + meta_b[0, META_DEPTH]) * (max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]) - 1) + 2
+    return (meta_a[0, META_DEPTH] + meta_b[0, META_DEPTH]) * (
+        max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]) - 1
+    ) + 2
 
 
 @njit(cache=True, nogil=True)
 def _distance_chunk(
-    c, nchunks,
-    topo_a, bv_a, tris_a, ids_a, meta_a, poses_a,
-    topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,
-    ia, ib, scale, bv_kind, upper2, seeds, out, stats,
+    c,
+    nchunks,
+    topo_a,
+    bv_a,
+    tris_a,
+    ids_a,
+    meta_a,
+    poses_a,
+    topo_b,
+    bv_b,
+    tris_b,
+    ids_b,
+    meta_b,
+    poses_b,
+    ia,
+    ib,
+    scale,
+    bv_kind,
+    upper2,
+    seeds,
+    out,
+    stats,
 ):
     """Queries c, c + nchunks, ...; rows of ``out`` leave in the WORLD frame with face ids:
     (d, pa (3), pb (3), face_a, face_b, leaf_a, leaf_b, lower bound d2)."""
@@ -571,9 +606,23 @@ def _finish_row(out, k, d2, Ta, ids_a, ids_b):
 # the fewest arguments that suffice: dispatch costs per argument.
 @njit(cache=True)
 def distance_one(
-    topo_a, bv_a, tris_a, ids_a, meta_a, Ta,
-    topo_b, bv_b, tris_b, ids_b, meta_b, Tb,
-    scale, bv_kind, upper2, out, stats,
+    topo_a,
+    bv_a,
+    tris_a,
+    ids_a,
+    meta_a,
+    Ta,
+    topo_b,
+    bv_b,
+    tris_b,
+    ids_b,
+    meta_b,
+    Tb,
+    scale,
+    bv_kind,
+    upper2,
+    out,
+    stats,
 ):
     """One pose pair: out[0] as _distance_chunk writes it. Returns 0, or a negative
     pose error: -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error)."""
@@ -599,9 +648,27 @@ def distance_one(
 
 @njit(cache=True, nogil=True)
 def distance_serial(
-    topo_a, bv_a, tris_a, ids_a, meta_a, poses_a,
-    topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,
-    ia, ib, scale, bv_kind, upper2, seeds, out, stats, nchunks,
+    topo_a,
+    bv_a,
+    tris_a,
+    ids_a,
+    meta_a,
+    poses_a,
+    topo_b,
+    bv_b,
+    tris_b,
+    ids_b,
+    meta_b,
+    poses_b,
+    ia,
+    ib,
+    scale,
+    bv_kind,
+    upper2,
+    seeds,
+    out,
+    stats,
+    nchunks,
 ):
     """Distance for each query k (poses_a[ia[k]], poses_b[ib[k]]); ``out`` (N, 12) rows as in _distance_chunk."""
     for c in range(nchunks):
@@ -613,9 +680,27 @@ def distance_serial(
 
 @njit(cache=True, nogil=True, parallel=True)
 def distance_parallel(
-    topo_a, bv_a, tris_a, ids_a, meta_a, poses_a,
-    topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,
-    ia, ib, scale, bv_kind, upper2, seeds, out, stats, nchunks,
+    topo_a,
+    bv_a,
+    tris_a,
+    ids_a,
+    meta_a,
+    poses_a,
+    topo_b,
+    bv_b,
+    tris_b,
+    ids_b,
+    meta_b,
+    poses_b,
+    ia,
+    ib,
+    scale,
+    bv_kind,
+    upper2,
+    seeds,
+    out,
+    stats,
+    nchunks,
 ):
     """distance_serial over numba threads (queries interleaved over chunks)."""
     for c in prange(nchunks):

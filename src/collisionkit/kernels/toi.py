@@ -97,9 +97,34 @@ def pose_at(T0, k, theta, u, motion, t, out):
 
 @njit(cache=True, nogil=True)
 def toi_advance(
-    topo_a, bv_a, tris_a, T0a, ka, tha, ua,
-    topo_b, bv_b, tris_b, T0b, kb, thb, ub,
-    motion, mu, tol, shrink, max_iter, scale, bv_kind, stack, lbs, buf, out, stats, Ta, Tb,
+    topo_a,
+    bv_a,
+    tris_a,
+    T0a,
+    ka,
+    tha,
+    ua,
+    topo_b,
+    bv_b,
+    tris_b,
+    T0b,
+    kb,
+    thb,
+    ub,
+    motion,
+    mu,
+    tol,
+    shrink,
+    max_iter,
+    scale,
+    bv_kind,
+    stack,
+    lbs,
+    buf,
+    out,
+    stats,
+    Ta,
+    Tb,
 ):
     """Conservative advancement from t = 0. Returns (status, t, iterations).
 

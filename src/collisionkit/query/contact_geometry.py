@@ -45,6 +45,13 @@ def add_geometry(a: Any, b: Any, pose_a: Any, pose_b: Any, c: Contacts) -> Conta
         )  # fmt: skip
     points = 0.5 * (seg[:, 0] + seg[:, 1])
     return ContactGeometry(
-        c.pose_index.copy(), c.face_a.copy(), c.face_b.copy(), c.counts.copy(), c.truncated.copy(),
-        seg, points, normal, kinds.astype(np.int8),
+        c.pose_index.copy(),
+        c.face_a.copy(),
+        c.face_b.copy(),
+        c.counts.copy(),
+        c.truncated.copy(),
+        seg,
+        points,
+        normal,
+        kinds.astype(np.int8),
     )

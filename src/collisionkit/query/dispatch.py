@@ -12,7 +12,8 @@ broadcast) and returns a ``query.engine.BatchResult``. Lookup is by
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _HANDLERS: list[tuple[type, type, Callable[[Any], Any]]] = []
 

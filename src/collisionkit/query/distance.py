@@ -11,7 +11,8 @@ module registers GJK there); without one, an ``UnsupportedPairError``.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numba
 import numpy as np
@@ -101,9 +102,7 @@ def distance(
     if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
         handler = _handler_for(a, b)
         if handler is None:
-            raise UnsupportedPairError(
-                f"distance is not implemented for {type(a).__name__} and {type(b).__name__}"
-            )
+            raise UnsupportedPairError(f"distance is not implemented for {type(a).__name__} and {type(b).__name__}")
         req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads)
         return handler(req, upper)
     req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads)
@@ -131,7 +130,9 @@ def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float
     return Distance(float(row[0]), row[1:4], row[4:7], int(row[7]), int(row[8]), stats[:, 0], stats[:, 1])
 
 
-def mesh_distance_rows(req: BatchRequest, upper: float, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def mesh_distance_rows(
+    req: BatchRequest, upper: float, seeds: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Run the distance kernel for a prepared mesh-mesh request.
 
     Returns ``out`` (N, 12): distance, point_a (3), point_b (3) in the world,

@@ -129,7 +129,9 @@ def time_of_impact(
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
         raise ValueError(f"max_iterations must be a positive int, got {max_iterations!r}")
     code = MOTIONS[motion]
-    poses = [_one_pose(p, n) for p, n in ((start_a, "start_a"), (end_a, "end_a"), (start_b, "start_b"), (end_b, "end_b"))]
+    poses = [
+        _one_pose(p, n) for p, n in ((start_a, "start_a"), (end_a, "end_a"), (start_b, "start_b"), (end_b, "end_b"))
+    ]
     ra, rb = mesh_radius(a), mesh_radius(b)
     if tolerance is None:
         tol = TOI_REL_TOLERANCE * (ra + rb)
