@@ -318,6 +318,32 @@ def markdown(report) -> str:
     return "\n".join(lines)
 
 
+def chart(report, path: Path) -> None:
+    """Bar chart of the speed-up against the fastest peer per row (log scale, 2x target)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = report["rows"]
+    labels = [f"{r['category']}\n{r['scene']}" for r in rows]
+    values = [r["speedup_vs_fastest_peer"] for r in rows]
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.5))
+    colors = ["tab:green" if v >= 2 else ("tab:orange" if v >= 1 else "tab:red") for v in values]
+    ax.barh(range(len(rows)), values, color=colors)
+    ax.set_yticks(range(len(rows)), labels, fontsize=7)
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="k", lw=0.8)
+    ax.axvline(2.0, color="k", lw=0.8, ls="--", label="target 2x")
+    ax.invert_yaxis()
+    ax.set_xlabel("fastest peer time / collisionkit time (log)")
+    ax.set_title(f"collisionkit vs Coal / python-fcl ({report['machine']['date'][:10]}, 2-core VM)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.queries")
     ap.add_argument("--quick", action="store_true", help="fewer poses and rounds")
@@ -344,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / "queries.md").write_text(md)
         (RESULTS / "queries.json").write_text(json.dumps(report, indent=1, default=str))
+        chart(report, RESULTS / "queries.png")
     return 0
 
 

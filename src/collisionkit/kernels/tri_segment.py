@@ -207,7 +207,7 @@ def tri_tri_segment(A, B, buf):
     """
     ka = _drop_axis(A)
     kb = _drop_axis(B)
-    n = 0
+    n = np.int64(0)  # not a literal: _edges_vs_triangle keeps one signature
     if ka < 0 and kb < 0:
         ai, aj = _extreme_pair(A)
         bi, bj = _extreme_pair(B)
