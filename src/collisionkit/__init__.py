@@ -21,6 +21,11 @@ from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
+from .query.classify import classify  # noqa: E402
+from .query.distance import distance  # noqa: E402
+from .query.penetration import penetration  # noqa: E402
+from .query.results import Classification, ContactGeometry, Distance, Penetration, TimeOfImpact  # noqa: E402
+from .query.toi import time_of_impact  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -39,17 +44,25 @@ __all__ = [
     "ConvexShape",
     "Cylinder",
     "BuildOptions",
+    "Classification",
     "CollisionKitError",
+    "ContactGeometry",
     "Contacts",
+    "Distance",
     "InvalidMeshError",
     "InvalidPoseError",
     "Mesh",
     "Sphere",
+    "Penetration",
     "Stats",
+    "TimeOfImpact",
     "UnsupportedPairError",
     "build_bvh",
+    "classify",
     "contacts",
+    "distance",
     "intersects",
+    "penetration",
     "primitives",
     "query_stats",
     "random_poses",
@@ -57,5 +70,6 @@ __all__ = [
     "set_num_threads",
     "strategies",
     "threading_layer",
+    "time_of_impact",
     "translation",
 ]

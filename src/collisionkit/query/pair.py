@@ -133,6 +133,7 @@ def contacts(
     max_pairs: int | None = None,
     strategy: str | Strategy = "bvh",
     threads: int | None = None,
+    geometry: bool = False,
 ) -> Contacts:
     """The intersecting triangle pairs (face of a, face of b) for each pose pair.
 
@@ -144,6 +145,10 @@ def contacts(
     max_pairs : int, optional
         Cap per pose: the first pairs found are kept (then sorted) and
         ``truncated`` is set for that pose. Never a silent cut.
+    geometry : bool
+        Also compute, per pair, the intersection segment, its midpoint and
+        a's face normal in the world frame: returns a ``ContactGeometry``
+        (see ``query.contact_geometry`` and ARCHITECTURE.md for conventions).
 
     Returns
     -------
@@ -165,7 +170,12 @@ def contacts(
     code = MODE_ALL if mode == "all" else MODE_FIRST
     res = run_batch(a, b, pose_a, pose_b, code, cap, strategy, threads)
     pose_index, face_a, face_b, counts, truncated = gather(res, cap)
-    return Contacts(pose_index, face_a, face_b, counts, truncated)
+    found = Contacts(pose_index, face_a, face_b, counts, truncated)
+    if geometry:
+        from .contact_geometry import add_geometry
+
+        return add_geometry(a, b, pose_a, pose_b, found)
+    return found
 
 
 def query_stats(

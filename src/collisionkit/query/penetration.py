@@ -1,0 +1,272 @@
+"""Penetration depth: ``collisionkit.penetration``.
+
+The minimal translation that separates two overlapping solids (seed 001:
+"minimale Verschiebung"). Conventions: world frame; ``direction`` is a unit
+vector from a towards b; moving b by ``depth * direction`` (or a by its
+opposite) leaves them touching; ``depth`` >= 0, 0 when they do not overlap.
+
+Two methods, chosen per pair (``method="auto"``):
+
+* **convex** (``exact=True``): both meshes pass the hull check (closed, and
+  their volume equals their convex hull's to 1e-9 relative), or the caller
+  asks for ``method="convex"`` (then the convex HULLS are used, whatever the
+  meshes). The depth is the exact minimum of the Minkowski difference's
+  support function over its facet normals (``kernels.penetration``): the
+  value EPA converges to, computed directly (face normals of both hulls and
+  Gauss-map-pruned edge-edge axes). Error: float64 rounding only
+  (``error_bound`` ~ 1e-12 of the size).
+* **sampled** (``exact=False``), for closed non-convex meshes: for each
+  candidate direction u (a Fibonacci sphere of ``directions`` points, plus
+  the normals of the faces in contact, a's outward and b's inward), b is
+  moved back from a translation that surely separates (beyond a's support
+  along u) towards its pose by conservative advancement
+  (``kernels.toi``); the first contact gives s(u), the smallest translation
+  along u that separates when coming from outside (up to the advancement
+  tolerance, always on the separating side; pockets of a that b could drop
+  into part-way are not searched, which can only make s(u) larger). The depth is min s(u) over the candidates. It is an
+  UPPER BOUND of the true minimal translation: the reported translation
+  really separates the meshes (they are left within 1e-7 of their size of
+  touching), but a better direction may exist between the samples. No
+  guaranteed bound on that gap exists for non-convex shapes (s(u) is not
+  continuous in u); ``error_bound`` is therefore ``inf``. Measured on convex
+  pairs (tests/test_penetration.py) the sampled depth is within a few
+  percent of the exact one with the default 64 directions, and exact when
+  the optimum is a face normal in contact.
+
+Other shape kinds: ``UnsupportedPairError`` (the convex-shape module can
+register a handler with :func:`register`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidMeshError, UnsupportedPairError
+from ..geometry.mesh import Mesh
+from ..kernels.penetration import convex_depth
+from .classify import CONTAINED, PENETRATING, classify
+from .results import Penetration
+
+_HANDLERS: list[tuple[type, type, Callable[..., Penetration]]] = []
+#: Relative volume gap under which a closed mesh counts as convex.
+CONVEX_VOLUME_RTOL = 1e-9
+#: Contact tolerance of the sampled method, relative to the meshes' radii.
+SAMPLED_REL_TOLERANCE = 1e-7
+
+
+def register(type_a: type, type_b: type, handler: Callable[..., Penetration]) -> None:
+    """Answer ``penetration`` on (type_a, type_b) with ``handler(a, b, pose_a, pose_b) -> Penetration``."""
+    _HANDLERS.append((type_a, type_b, handler))
+
+
+class _Hull:
+    __slots__ = ("vertices", "normals", "edges", "volume")
+
+    def __init__(self, vertices, normals, edges, volume):
+        self.vertices, self.normals, self.edges, self.volume = vertices, normals, edges, volume
+
+
+def hull(mesh: Mesh) -> _Hull:
+    """The convex hull of the mesh's vertices: vertices, unit face normals, and
+    true edges (direction, adjacent normals), cached per geometry."""
+
+    def build() -> _Hull:
+        from scipy.spatial import ConvexHull
+
+        pts = np.unique(np.asarray(mesh.triangles).reshape(-1, 3), axis=0)
+        h = ConvexHull(pts)
+        normals = np.ascontiguousarray(h.equations[:, :3])
+        normals = np.unique(np.round(normals, 12), axis=0)
+        normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+        edges = {}
+        for f, simplex in enumerate(h.simplices):
+            for i in range(3):
+                e = tuple(sorted((int(simplex[i]), int(simplex[(i + 1) % 3]))))
+                edges.setdefault(e, []).append(f)
+        rows = []
+        for (i, j), faces in edges.items():
+            if len(faces) != 2:
+                continue
+            n1, n2 = h.equations[faces[0], :3], h.equations[faces[1], :3]
+            if float(n1 @ n2) > 1 - 1e-12:
+                continue  # flat edge between coplanar hull triangles: not an edge of the polytope
+            d = h.points[j] - h.points[i]
+            rows.append([d / np.linalg.norm(d), n1, n2])
+        edges_arr = np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, 3, 3))
+        verts = np.ascontiguousarray(h.points[h.vertices])
+        return _Hull(verts, normals, edges_arr, float(h.volume))
+
+    return mesh.cached(("convex-hull",), build)
+
+
+def is_convex(mesh: Mesh) -> bool:
+    """Hull check: closed (every edge shared by exactly two faces, vertices merged
+    by coordinates) and volume equal to the convex hull's within 1e-9 relative."""
+
+    def build() -> bool:
+        tris = np.asarray(mesh.triangles)
+        _, inv = np.unique(tris.reshape(-1, 3), axis=0, return_inverse=True)
+        f = inv.reshape(-1, 3)
+        e = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+        _, counts = np.unique(e, axis=0, return_counts=True)
+        if not np.all(counts == 2):
+            return False
+        vol = float(np.einsum("ij,ij->i", tris[:, 0], np.cross(tris[:, 1], tris[:, 2])).sum() / 6.0)
+        try:
+            hv = hull(mesh).volume
+        except Exception:  # noqa: BLE001 - qhull refuses flat input: not a convex solid
+            return False
+        return hv > 0 and abs(vol - hv) <= CONVEX_VOLUME_RTOL * hv
+
+    return mesh.cached(("is-convex",), build)
+
+
+def _fibonacci(n: int) -> np.ndarray:
+    i = np.arange(n) + 0.5
+    z = 1 - 2 * i / n
+    r = np.sqrt(1 - z * z)
+    phi = math.pi * (1 + 5**0.5) * i
+    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
+
+
+def _checked_hull(mesh: Mesh, name: str) -> _Hull:
+    try:
+        return hull(mesh)
+    except Exception as exc:  # noqa: BLE001 - qhull: flat or too few points
+        raise InvalidMeshError(f"{name} has no 3-D convex hull ({type(exc).__name__})") from None
+
+
+def _convex_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray) -> tuple[float, np.ndarray, int]:
+    ha, hb = _checked_hull(a, "a"), _checked_hull(b, "b")
+    Rrel = Ta[:3, :3].T @ Tb[:3, :3]
+    trel = Ta[:3, :3].T @ (Tb[:3, 3] - Ta[:3, 3])
+    VB = np.ascontiguousarray(hb.vertices @ Rrel.T + trel)
+    NB = np.ascontiguousarray(hb.normals @ Rrel.T)
+    EB = np.ascontiguousarray(hb.edges @ Rrel.T)
+    out = np.empty(5)
+    convex_depth(ha.vertices, VB, ha.normals, NB, ha.edges, EB, out)
+    return float(out[0]), Ta[:3, :3] @ out[1:4], int(out[4])
+
+
+def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.ndarray]:
+    from .pair import contacts
+    from .toi import mesh_radius, time_of_impact
+
+    U = [_fibonacci(directions)]
+    c = contacts(a, b, Ta, Tb, geometry=True, max_pairs=4096)
+    if len(c):
+        na = c.normals[np.unique(c.normals.round(9), axis=0, return_index=True)[1]]
+        tb = np.asarray(b.triangles[np.unique(c.face_b)]) @ Tb[:3, :3].T
+        nb = -np.cross(tb[:, 1] - tb[:, 0], tb[:, 2] - tb[:, 0])
+        nb = nb[np.linalg.norm(nb, axis=1) > 0]
+        nb /= np.linalg.norm(nb, axis=1, keepdims=True)
+        rng = np.random.default_rng(0)
+        for extra in (na, nb):
+            if len(extra) > directions:
+                extra = extra[rng.choice(len(extra), directions, replace=False)]
+            U.append(extra)
+    U = np.concatenate(U)
+    Va = np.asarray(a.triangles).reshape(-1, 3) @ Ta[:3, :3].T + Ta[:3, 3]
+    Vb = np.asarray(b.triangles).reshape(-1, 3) @ Tb[:3, :3].T + Tb[:3, 3]
+    size = mesh_radius(a) + mesh_radius(b) + float(np.abs(Ta[:3, 3]).max() + np.abs(Tb[:3, 3]).max())
+    tol = SAMPLED_REL_TOLERANCE * (mesh_radius(a) + mesh_radius(b))
+    best, best_u = math.inf, U[0]
+    for u in U:
+        s0 = float((Va @ u).max() - (Vb @ u).min()) + 1e-9 * size + 2 * tol
+        start = min(s0, best)
+        T0 = Tb.copy()
+        T0[:3, 3] += start * u
+        if start < s0 and classify(a, b, Ta, T0, threads=1).codes[0] in (PENETRATING, CONTAINED):
+            # moving back from `best` suffices to beat it, but only from a free start
+            # (b may sit inside a there, e.g. in a tube): skip this direction
+            continue
+        r = time_of_impact(a, b, Ta, Ta, T0, Tb, tolerance=tol, max_iterations=5000)
+        if not r.hit:
+            continue  # no overlap along u from `start` down: cannot beat the best (or no contact at all)
+        s = start * (1.0 - r.t)
+        if s < best:
+            best, best_u = s, u
+    return best, best_u
+
+
+def penetration(
+    a: Any,
+    b: Any,
+    pose_a: Any = None,
+    pose_b: Any = None,
+    *,
+    method: str = "auto",
+    directions: int = 64,
+) -> Penetration:
+    """Minimal translation separating ``a`` and ``b`` (module notes for methods and bounds).
+
+    Parameters
+    ----------
+    a, b : Mesh
+    pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
+    method : {"auto", "convex", "sampled"}
+        "auto": exact for two convex meshes (hull check), sampled otherwise;
+        "convex": exact depth of the two convex HULLS; "sampled": always sampled.
+    directions : int
+        Sphere directions of the sampled method (plus the contact normals).
+
+    Returns
+    -------
+    Penetration
+        Scalars for two (4, 4) poses, arrays over a batch otherwise.
+
+    Examples
+    --------
+    >>> import collisionkit as ck
+    >>> box = ck.primitives.box_mesh([1, 1, 1])
+    >>> p = ck.penetration(box, box, None, ck.translation([0.8, 0.1, 0.0]))
+    >>> round(float(p.depth), 9), p.direction.round(9).tolist(), bool(p.exact)
+    (0.2, [1.0, 0.0, 0.0], True)
+    """
+    if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
+        for ta, tb, h in _HANDLERS:
+            if isinstance(a, ta) and isinstance(b, tb):
+                return h(a, b, pose_a, pose_b)
+        raise UnsupportedPairError(f"penetration is not implemented for {type(a).__name__} and {type(b).__name__}")
+    if method not in ("auto", "convex", "sampled"):
+        raise ValueError(f"method must be 'auto', 'convex' or 'sampled', got {method!r}")
+    if isinstance(directions, bool) or not isinstance(directions, (int, np.integer)) or directions < 1:
+        raise ValueError(f"directions must be a positive int, got {directions!r}")
+    use_convex = method == "convex" or (method == "auto" and is_convex(a) and is_convex(b))
+    from .engine import prepare
+
+    req = prepare(a, b, pose_a, pose_b, 0, -1, "bvh", 1)
+    n = req.n
+    depth = np.zeros(n)
+    direction = np.full((n, 3), np.nan)
+    exact = np.zeros(n, bool)
+    err = np.full(n, np.inf)
+    methods = np.full(n, "none", dtype=object)
+    if use_convex:
+        for k in range(n):
+            Ta, Tb = req.pa[req.ia[k]], req.pb[req.ib[k]]
+            d, u, _ = _convex_one(a, b, Ta, Tb)
+            exact[k] = True
+            size = float(np.abs(hull(a).vertices).max() + np.abs(hull(b).vertices).max())
+            err[k] = 1e-12 * size
+            if d > 0:
+                depth[k], direction[k], methods[k] = d, u, "convex"
+    else:
+        cls = classify(a, b, req.pa[req.ia], req.pb[req.ib], threads=1)
+        for k in range(n):
+            if cls.codes[k] not in (PENETRATING, CONTAINED):
+                exact[k], err[k] = True, 0.0
+                continue
+            Ta, Tb = req.pa[req.ia[k]], req.pb[req.ib[k]]
+            d, u = _sampled_one(a, b, Ta, Tb, int(directions))
+            depth[k], direction[k], methods[k] = d, u, "sampled"
+    if req.batched:
+        return Penetration(depth, direction, exact, err, methods.astype(str))
+    return Penetration(float(depth[0]), direction[0], bool(exact[0]), float(err[0]), str(methods[0]))
+
+
+__all__ = ["hull", "is_convex", "penetration", "register"]
