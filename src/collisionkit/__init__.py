@@ -20,6 +20,7 @@ from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
+from .query.oaabb import OAABB, NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -38,17 +39,22 @@ __all__ = [
     "InvalidMeshError",
     "InvalidPoseError",
     "Mesh",
+    "NodeVisits",
+    "OAABB",
+    "SurfaceContacts",
     "Stats",
     "UnsupportedPairError",
     "build_bvh",
     "contacts",
     "intersects",
+    "node_visits",
     "primitives",
     "query_stats",
     "random_poses",
     "rotation",
     "set_num_threads",
     "strategies",
+    "surface_contacts",
     "threading_layer",
     "translation",
 ]

@@ -71,3 +71,9 @@ PARALLEL_MIN_POSES = 32
 #: Result rows reserved per pose in the first pass of an all-pairs batch, plus
 #: (faces_a + faces_b) / 8; poses with more pairs are rerun with exact room.
 PAIRS_PER_POSE_GUESS = 64
+
+# --- seed 000: R-trees and the overlap box (kernels/oaabb_traverse.py) ---------------
+#: Query mode of strategies that know surfaces: every intersecting surface pair
+#: once, a surface pair settled by its first triangle pair (seed 000's query 2).
+#: Not in MODES: only ``surface_contacts`` asks for it.
+MODE_SURFACE_PAIRS = 3
