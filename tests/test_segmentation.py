@@ -121,3 +121,9 @@ def test_real_mesh_segments(pb_mesh):
     # numbered by first face: the first occurrences are increasing
     _, first = np.unique(labels, return_index=True)
     assert np.all(np.diff(first) > 0)
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+def test_scale_does_not_change_the_segmentation(scale):
+    box = ck.primitives.box_mesh([1, 2, 3])
+    assert np.array_equal(segment_surfaces(box.vertices * scale, box.faces), box.surfaces)

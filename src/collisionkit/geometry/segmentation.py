@@ -117,6 +117,12 @@ def segment_surfaces(
     if n == 0:
         return np.zeros(0, np.int32)
     tris = v[f]
+    # NOTE: normals from coordinates scaled by a power of two (exact) so the largest
+    # is about 1: cross products square the coordinates and would overflow above
+    # ~1e150 or underflow below ~1e-150.
+    big = float(np.abs(tris).max()) if tris.size else 0.0
+    if big > 0.0:
+        tris = np.ldexp(tris, -int(np.frexp(big)[1]))
     normal = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
     length = np.linalg.norm(normal, axis=1)
     good = length > 0.0
