@@ -21,6 +21,8 @@ from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
 from .query.oaabb import OAABB, NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
+from .render import render_scene  # noqa: E402
+from .robot import Robot  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -41,6 +43,7 @@ __all__ = [
     "Mesh",
     "NodeVisits",
     "OAABB",
+    "Robot",
     "SurfaceContacts",
     "Stats",
     "UnsupportedPairError",
@@ -51,6 +54,7 @@ __all__ = [
     "primitives",
     "query_stats",
     "random_poses",
+    "render_scene",
     "rotation",
     "set_num_threads",
     "strategies",
