@@ -128,5 +128,9 @@ def test_primitives_mimic_prismatic_and_tree(tmp_path):
     assert np.allclose(T[0, toy.link_index("slider"), :3, 3], [0, 0, 0.35])  # axis normalised
     assert np.allclose(T[0, toy.link_index("finger"), :3, :3], ck.rotation([0, 0, 1], np.pi / 2)[:3, :3])
     assert np.allclose(T[0, toy.link_index("twin"), :3, :3], ck.rotation([1, 0, 0], np.pi + 0.5)[:3, :3])
+    vis = ck.Robot.load(urdf, geometry="visual")
+    assert vis.link_meshes["base"].n_faces == 12  # no visual: the collision box
+    with pytest.raises(ValueError, match="geometry"):
+        ck.Robot.load(urdf, geometry="both")
     samples = toy.random_configurations(50, seed=0)
     assert np.all((samples[:, 0] >= 0) & (samples[:, 0] <= 0.5)) and np.all(np.abs(samples[:, 1]) <= np.pi)

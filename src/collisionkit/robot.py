@@ -198,8 +198,13 @@ class Robot:
 
     # -- construction -----------------------------------------------------------------
     @classmethod
-    def load(cls, urdf_path: str | os.PathLike[str], *, mesh_dir: str | None = None) -> Robot:
+    def load(cls, urdf_path: str | os.PathLike[str], *, mesh_dir: str | None = None, geometry: str = "collision") -> Robot:
         """Read a URDF file (yourdfpy) and its link meshes (trimesh).
+
+        ``geometry="collision"`` (default) takes each link's ``<collision>``
+        elements and falls back to its ``<visual>`` ones; ``"visual"`` the
+        reverse (for pictures, or files whose collision geometry is cruder
+        than wanted).
 
         Mesh file names resolve relative to the URDF's folder (``package://``
         prefixes stripped), then in ``mesh_dir`` if given. Box, cylinder and
@@ -212,6 +217,8 @@ class Robot:
             Missing or unreadable file or mesh, floating or planar joints, or
             links that do not form one tree.
         """
+        if geometry not in ("collision", "visual"):
+            raise ValueError(f"geometry must be 'collision' or 'visual', got {geometry!r}")
         path = os.fspath(urdf_path)
         if not os.path.isfile(path):
             raise CollisionKitError(f"{path}: no such file")
@@ -257,9 +264,10 @@ class Robot:
             )
         meshes: dict[str, Mesh | None] = {}
         for link in robot.links:
-            mesh = _link_mesh(list(link.collisions), base_dir, mesh_dir, link.name)
+            first, second = (link.collisions, link.visuals) if geometry == "collision" else (link.visuals, link.collisions)
+            mesh = _link_mesh(list(first), base_dir, mesh_dir, link.name)
             if mesh is None:
-                mesh = _link_mesh(list(link.visuals), base_dir, mesh_dir, link.name)
+                mesh = _link_mesh(list(second), base_dir, mesh_dir, link.name)
             meshes[link.name] = mesh
         return cls(robot.name, tuple(link.name for link in robot.links), tuple(joints), meshes, path)
 
