@@ -148,29 +148,27 @@ def tool_pose(arm: ck.Robot, q: np.ndarray) -> np.ndarray:
     return T @ GRIPPER_MOUNT @ TOOL_IN_GRIPPER
 
 
-def solve_ik(arm: ck.Robot, target: np.ndarray, q0: np.ndarray, iters: int = 200) -> np.ndarray:
-    """Damped least squares on position and the tool's approach (x) and closing (y) axes."""
+def solve_ik(arm: ck.Robot, target: np.ndarray, q0: np.ndarray, iters: int = 120) -> np.ndarray:
+    """Damped least squares on position and the tool's approach (x) and closing (y) axes;
+    the Jacobian by forward differences, all 8 configurations in one batched FK call."""
     q = np.array(q0, float)
     lo, hi = arm.limits[:, 0] + 1e-3, arm.limits[:, 1] - 1e-3
+    h = 1e-6
 
-    def err(qq):
-        T = tool_pose(arm, qq)[0]
-        e_pos = target[:3, 3] - T[:3, 3]
-        e_rot = 0.5 * (np.cross(T[:3, 0], target[:3, 0]) + np.cross(T[:3, 1], target[:3, 1]))
-        return np.concatenate([e_pos, 0.3 * e_rot])
+    def errs(T):
+        e_pos = target[:3, 3] - T[:, :3, 3]
+        e_rot = 0.5 * (np.cross(T[:, :3, 0], target[:3, 0]) + np.cross(T[:, :3, 1], target[:3, 1]))
+        return np.concatenate([e_pos, 0.3 * e_rot], axis=1)
 
     for _ in range(iters):
-        e = err(q)
+        batch = np.repeat(q[None], 8, axis=0)
+        batch[1:] += h * np.eye(7)
+        E = errs(tool_pose(arm, batch))
+        e = E[0]
         if np.linalg.norm(e) < 1e-7:
             break
-        J = np.empty((6, 7))
-        h = 1e-6
-        for k in range(7):
-            dq = q.copy()
-            dq[k] += h
-            J[:, k] = (err(q) - err(dq)) / h  # d(-e)/dq = d(tool)/dq
-        lam = 1e-3
-        step = J.T @ np.linalg.solve(J @ J.T + lam * np.eye(6), e)
+        J = (E[0][:, None] - E[1:].T) / h  # d(tool)/dq = -d(e)/dq
+        step = J.T @ np.linalg.solve(J @ J.T + 1e-3 * np.eye(6), e)
         q = np.clip(q + step, lo, hi)
     return q
 
@@ -180,9 +178,8 @@ def solve_ik_elbow_up(arm: ck.Robot, target: np.ndarray, q_prev: np.ndarray) -> 
     to each quadrant); of the solutions that reach the target, the one whose wrist and
     elbow stay highest (clear of tables), then the one closest to ``q_prev``."""
     seeds = [q_prev]
-    for q1 in (-np.pi / 2, np.pi / 2, 0.0, -np.pi + 0.1, np.pi - 0.1):
-        for bend in (1.0, -1.0):
-            seeds.append(np.array([q1, 0.5 * bend, 0.0, -1.4 * bend, 0.0, 1.0, 0.0]))
+    for q1 in (-np.pi / 2, np.pi / 2, 0.0, np.pi - 0.1):
+        seeds.append(np.array([q1, 0.5, 0.0, -1.4, 0.0, 1.0, 0.0]))
     best, best_score = None, -np.inf
     for seed in seeds:
         q = solve_ik(arm, target, seed)
@@ -290,7 +287,6 @@ def build_cell(steps: int = 300) -> Cell:
     qs_arr, gs_arr = np.array(qs[:steps]), np.array(gs[:steps])
     carries_arr = np.array(carries[:steps])
 
-    P = len(meshes)
     poses = np.repeat(np.stack(static)[None], steps, axis=0)
     arm_T = arm.link_poses(qs_arr, base=base)  # (steps, 8, 4, 4)
     poses[:, : len(arm.links)] = arm_T

@@ -198,3 +198,57 @@ def test_counters_and_node_visits():
         ck.node_visits(a, b, mode="everything")
     with pytest.raises(ValueError):
         ck.node_visits(a, b, strategy="bvh")
+
+
+@pytest.fixture(scope="module")
+def cell():
+    pytest.importorskip("pybullet_data")
+    import warnings
+
+    from benchmarks.robot_cell import build_cell
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return build_cell(60)
+
+
+def _world_boxes_overlap(mesh_a, Ta, mesh_b, Tb) -> bool:
+    def box(m, T):
+        corners = np.array([[x, y, z] for x in m.bounds[:, 0] for y in m.bounds[:, 1] for z in m.bounds[:, 2]])
+        w = corners @ T[:3, :3].T + T[:3, 3]
+        return w.min(axis=0), w.max(axis=0)
+
+    (la, ha), (lb, hb) = box(mesh_a, Ta), box(mesh_b, Tb)
+    return bool(np.all(la <= hb + 1e-9) and np.all(lb <= ha + 1e-9))
+
+
+def test_robot_cell_equals_default_and_brute_force(cell):
+    """The seed's scene: every queried part pair over the whole trajectory equals the default
+    strategy; at a few steps (with and without contact) also the brute-force oracle."""
+    assert cell.inventory()["parts"] == 28
+    contact_steps = 0
+    for i, j in cell.pairs:
+        a, b = cell.meshes[i], cell.meshes[j]
+        pa, pb = np.ascontiguousarray(cell.poses[:, i]), np.ascontiguousarray(cell.poses[:, j])
+        ref = rows_of(ck.contacts(a, b, pa, pb))
+        for strategy in ("oaabb", ck.OAABB(use_overlap_box=False)):
+            assert np.array_equal(rows_of(ck.contacts(a, b, pa, pb, strategy=strategy)), ref), (cell.names[i], cell.names[j])
+        contact_steps += len(np.unique(ref[:, 0]))
+        sc = ck.surface_contacts(a, b, pa, pb)
+        expect = np.unique(np.stack([ref[:, 0], a.surfaces[ref[:, 1]], b.surfaces[ref[:, 2]]], axis=1), axis=0)
+        assert np.array_equal(np.stack([sc.pose_index, sc.surface_a, sc.surface_b], axis=1).reshape(-1, 3), expect.reshape(-1, 3))
+        for s in (5, 25, 40):
+            if _world_boxes_overlap(a, pa[s], b, pb[s]):
+                got = rows_of(ck.contacts(a, b, pa[s], pb[s], strategy="oaabb"))
+                assert np.array_equal(got[:, 1:], brute_pairs(a, b, pa[s], pb[s])[:, 1:]), (s, cell.names[i], cell.names[j])
+    assert contact_steps > 20, "the trajectory should bring the arm into contact with parts"
+
+
+def test_node_visits_not_double_counted_by_overflow_reruns():
+    # thousands of pairs: the first pass overflows its buffer and the pose is rerun
+    a = ck.primitives.uv_sphere_mesh(1.0, 24, 48)
+    T = ck.translation([0.01, 0.0, 0.0])
+    nv = ck.node_visits(a, a, None, T, mode="all")
+    assert nv.visits_b.max() == 1  # b's trees are walked once per pose
+    s = ck.query_stats(a, a, None, T, mode="all", strategy="oaabb")
+    assert nv.visits_a.sum() + nv.visits_b.sum() == s.node_pairs.sum()

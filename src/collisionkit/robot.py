@@ -53,21 +53,12 @@ class Joint:
 
 
 def _rotation_about(axis: NDArray[np.float64], angle: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(N, 3, 3) rotations by ``angle`` (N,) about the unit ``axis`` (Rodrigues)."""
-    x, y, z = axis
+    """(N, 3, 3) rotations by ``angle`` (N,) about the unit ``axis`` (Rodrigues:
+    R = c I + s [k]x + (1 - c) k k^T)."""
     c, s = np.cos(angle), np.sin(angle)
-    C = 1.0 - c
-    R = np.empty(angle.shape + (3, 3))
-    R[:, 0, 0] = c + x * x * C
-    R[:, 0, 1] = x * y * C - z * s
-    R[:, 0, 2] = x * z * C + y * s
-    R[:, 1, 0] = y * x * C + z * s
-    R[:, 1, 1] = c + y * y * C
-    R[:, 1, 2] = y * z * C - x * s
-    R[:, 2, 0] = z * x * C - y * s
-    R[:, 2, 1] = z * y * C + x * s
-    R[:, 2, 2] = c + z * z * C
-    return R
+    k = np.asarray(axis, np.float64)
+    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return c[:, None, None] * np.eye(3) + s[:, None, None] * K + (1.0 - c)[:, None, None] * np.outer(k, k)
 
 
 def _geometry_mesh(geometry: Any, base_dir: str, mesh_dir: str | None) -> tuple[NDArray, NDArray] | None:

@@ -160,6 +160,10 @@ def _execute(strat: OAABB, req: BatchRequest, mode: int, visits: tuple[NDArray, 
             sub_stats = np.zeros((over.size, N_STATS), np.int64)
             total = int(kept.sum())
             sub_keys = np.empty(max(1, total), np.int64)
+            if counting:
+                # The first pass already counted these tasks' visits in full (a task
+                # that runs out of room keeps walking): count the rerun into scratch.
+                visits = (np.zeros_like(visits[0]), np.zeros_like(visits[1]))
             launch(sub_tasks, sub_keys, total, sub_starts, sub_counts, sub_stats, 1, False)
             assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
             starts[over] = sub_starts + keys.shape[0]
