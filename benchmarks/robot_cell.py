@@ -338,7 +338,7 @@ def render_step(cell: Cell, step: int, path: str, strategy="bvh") -> str:
                 prev = marks.get(int(part))
                 marks[int(part)] = np.union1d(prev, faces) if isinstance(prev, np.ndarray) else np.asarray(faces)
     title = f"robot cell, step {step}: {len(marks)} parts in contact (orange; triangles red)"
-    out = ck.render_scene(cell.meshes, list(cell.poses[step]), highlight=marks, path=path, title=title, elev=28, azim=-35, size=(9, 7), dpi=110)
+    out = ck.render_scene(cell.meshes, list(cell.poses[step]), highlight=marks, path=path, title=title, elev=32, azim=-110, size=(9, 7), dpi=110)
     return str(out)
 
 

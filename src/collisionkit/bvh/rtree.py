@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from ..geometry.mesh import Mesh
 
 #: Default node capacity m: the node count of a full tree over n entries is
-#: about n / (m - 1) and its depth log_m n. PERF: m = 8 was fastest for the
-#: robot cell's all-pairs query of m in {4, 8, 16} (benchmarks/seed000.py --sweep-m).
+#: about n / (m - 1) and its depth log_m n. PERF: on the robot cell m = 4, 8 and 16
+#: are within 10% of each other (benchmarks/seed000.py --sweep-m, docs/seed-000.md).
 DEFAULT_NODE_CAPACITY = 8
 
 
