@@ -36,6 +36,7 @@ beside ours for their shape, not as a like-for-like comparison.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -176,8 +177,8 @@ class Experiment:
         per_step = np.zeros(self.cell.steps, np.int64)
         mismatches = 0
         surf_mismatch = 0
-        h = 0
-        for k, (i, j) in enumerate(self.pairs):
+        h = hashlib.sha256()
+        for i, j in self.pairs:
             a, b, pa, pb = self._args(i, j)
             ref = ck.contacts(a, b, pa, pb, strategy="bvh")
             rows = np.stack([ref.pose_index, ref.face_a, ref.face_b], axis=1)
@@ -191,14 +192,15 @@ class Experiment:
                 surf_mismatch += 1
             total_pairs += len(ref)
             per_step += ref.counts
-            h = (h * 1000003 + hash(rows.tobytes()) + k) & ((1 << 61) - 1)
+            h.update(np.array([i, j, len(rows)], np.int64).tobytes())
+            h.update(np.ascontiguousarray(rows, dtype=np.int64).tobytes())
         return {
             "triangle_pairs": int(total_pairs),
             "strategy_mismatches": mismatches,
             "surface_mismatches": surf_mismatch,
             "steps_with_contact": int((per_step > 0).sum()),
             "max_pairs_step": int(per_step.argmax()),
-            "result_hash": f"{h:016x}",
+            "result_hash": h.hexdigest()[:16],
             "per_step": per_step,
         }
 

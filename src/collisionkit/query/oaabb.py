@@ -99,6 +99,10 @@ def _kernel_args(rt: RTrees) -> tuple:
     return (x.topo, x.box, x.surf_root, x.surf_ids, x.tbox, x.tris, x.face_ids, x.meta, x.scale)
 
 
+#: Visit counters handed to the kernels when nobody counts (never written then).
+_NO_VISITS = (np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
 def _execute(strat: OAABB, req: BatchRequest, mode: int, visits: tuple[NDArray, NDArray] | None) -> BatchResult:
     a, b = check_mesh(req.a, "a"), check_mesh(req.b, "b")
     ra, rb = strat.trees(a), strat.trees(b)
@@ -106,14 +110,18 @@ def _execute(strat: OAABB, req: BatchRequest, mode: int, visits: tuple[NDArray, 
     surf_mode = mode == MODE_SURFACE_PAIRS
     width_b = int(rb.arrays.meta[RT_SURFACES if surf_mode else RT_FACES])
     counts = np.zeros(n, np.int64)
-    starts = np.full(n, -1, np.int64)
+    starts = np.empty(n, np.int64)
+    starts.fill(-1)
     stats = np.zeros((n, N_STATS), np.int64)
     if n == 0:
         return BatchResult(0, True, counts, stats, np.empty(0, np.int64), starts, width_b)
-    tasks = np.ascontiguousarray(np.stack([req.ia, req.ib], axis=1), dtype=np.int64)
+    # PERF: per-call overhead matters (one pose per call is common): no np.stack/np.full
+    tasks = np.empty((n, 2), np.int64)
+    tasks[:, 0] = req.ia
+    tasks[:, 1] = req.ib
     counting = visits is not None
     if visits is None:
-        visits = (np.zeros(1, np.int64), np.zeros(1, np.int64))
+        visits = _NO_VISITS
     parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES and not counting
     nchunks = min(n, 4 * nthreads) if parallel else 1
     per_chunk = -(-n // nchunks)
