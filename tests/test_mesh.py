@@ -23,7 +23,7 @@ def test_arrays_are_read_only_copies_with_fixed_dtypes():
     m = ck.Mesh(v, f)
     assert m.vertices.dtype == np.float64 and m.vertices.shape == (4, 3)
     assert m.faces.dtype == np.int32 and m.faces.shape == (4, 3)
-    assert m.surfaces.dtype == np.int32 and np.array_equal(m.surfaces, np.zeros(4))
+    assert m.surfaces.dtype == np.int32 and np.array_equal(m.surfaces, np.arange(4))  # segmented: 4 creased faces
     assert m.triangles.dtype == np.float64 and m.triangles.shape == (4, 3, 3)
     assert np.array_equal(m.triangles, np.asarray(TET_V, float)[np.asarray(TET_F)])
     for arr in (m.vertices, m.faces, m.surfaces, m.triangles):

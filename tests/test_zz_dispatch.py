@@ -141,6 +141,17 @@ def _library_workload() -> None:
                     ck.contacts(a, sphere, None, poses, mode="first", threads=threads, strategy=strategy)
                     ck.contacts(a, sphere, None, poses, max_pairs=2, threads=threads, strategy=strategy)
                     ck.query_stats(a, sphere, None, poses, mode="all", threads=threads, strategy=strategy)
+    # strategy "oaabb" (seed 000's R-trees): every mode, serial and parallel, surfaces, visits
+    box = ck.primitives.box_mesh([1.0, 0.5, 0.25])
+    for strategy in ("oaabb", ck.OAABB(use_overlap_box=False)):
+        ck.intersects(box, sphere, None, poses[0], strategy=strategy)
+        for threads in (1, 2):
+            ck.intersects(box, sphere, None, poses, threads=threads, strategy=strategy)
+            ck.contacts(box, sphere, None, poses, threads=threads, strategy=strategy)
+            ck.contacts(box, sphere, None, poses, mode="first", threads=threads, strategy=strategy)
+            ck.contacts(box, sphere, None, poses, max_pairs=2, threads=threads, strategy=strategy)
+            ck.surface_contacts(box, sphere, None, poses, threads=threads, strategy=strategy)
+    ck.node_visits(box, sphere, None, poses, mode="surfaces")
     ck.threading_layer()
 
 

@@ -26,6 +26,9 @@ from .query.distance import distance  # noqa: E402
 from .query.penetration import penetration  # noqa: E402
 from .query.results import Classification, ContactGeometry, Distance, Penetration, TimeOfImpact  # noqa: E402
 from .query.toi import time_of_impact  # noqa: E402
+from .query.oaabb import OAABB, NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
+from .render import render_scene  # noqa: E402
+from .robot import Robot  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -54,6 +57,10 @@ __all__ = [
     "Mesh",
     "Sphere",
     "Penetration",
+    "NodeVisits",
+    "OAABB",
+    "Robot",
+    "SurfaceContacts",
     "Stats",
     "TimeOfImpact",
     "UnsupportedPairError",
@@ -63,12 +70,15 @@ __all__ = [
     "distance",
     "intersects",
     "penetration",
+    "node_visits",
     "primitives",
     "query_stats",
     "random_poses",
+    "render_scene",
     "rotation",
     "set_num_threads",
     "strategies",
+    "surface_contacts",
     "threading_layer",
     "time_of_impact",
     "translation",

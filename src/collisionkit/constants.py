@@ -84,3 +84,8 @@ GJK_REL_TOL = 1e-12
 #: Iteration cap: polytopes converge in a few dozen rounds; curved cores
 #: (cylinders) converge linearly and are stopped here (then decided by bounds).
 GJK_MAX_ITERS = 128
+# --- seed 000: R-trees and the overlap box (kernels/oaabb_traverse.py) ---------------
+#: Query mode of strategies that know surfaces: every intersecting surface pair
+#: once, a surface pair settled by its first triangle pair (seed 000's query 2).
+#: Not in MODES: only ``surface_contacts`` asks for it.
+MODE_SURFACE_PAIRS = 3

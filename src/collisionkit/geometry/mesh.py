@@ -19,16 +19,26 @@ from ..errors import InvalidMeshError
 class _Geometry:
     """Arrays shared by every Mesh view of the same geometry, and their cache."""
 
-    __slots__ = ("vertices", "faces", "surfaces", "_triangles", "_cache", "_lock", "_building")
+    __slots__ = ("vertices", "faces", "_surfaces", "_triangles", "_cache", "_lock", "_building")
 
-    def __init__(self, vertices: NDArray[np.float64], faces: NDArray[np.int32], surfaces: NDArray[np.int32]):
+    def __init__(self, vertices: NDArray[np.float64], faces: NDArray[np.int32], surfaces: NDArray[np.int32] | None):
         self.vertices = vertices
         self.faces = faces
-        self.surfaces = surfaces
+        self._surfaces = surfaces  # None: segmented on first use (geometry/segmentation.py)
         self._triangles: NDArray[np.float64] | None = None
         self._cache: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
         self._building: dict[Hashable, threading.Lock] = {}
+
+    @property
+    def surfaces(self) -> NDArray[np.int32]:
+        if self._surfaces is None:
+            from .segmentation import segment_surfaces
+
+            labels = segment_surfaces(self.vertices, self.faces)
+            labels.flags.writeable = False
+            self._surfaces = labels
+        return self._surfaces
 
     @property
     def triangles(self) -> NDArray[np.float64]:
@@ -108,7 +118,10 @@ class Mesh:
         duplicate vertices are accepted: a zero-area triangle is the closed
         segment or point it spans.
     surfaces : array_like, (F,), optional
-        Surface (part, group) label of each face; default all 0.
+        Surface (part, group) label of each face. Default: computed on first
+        use of ``surfaces`` by ``geometry.segmentation.segment_surfaces``
+        (edge-connected regions whose neighbouring normals differ by at most
+        30 degrees; labels 0..S-1 by first face).
     options : BuildOptions, optional
         How this mesh's hierarchy is built (default ``BuildOptions()``).
 
@@ -140,7 +153,7 @@ class Mesh:
         v = _as_vertices(vertices)
         f = _as_faces(faces, v.shape[0])
         if surfaces is None:
-            s = np.zeros(f.shape[0], np.int32)
+            s = None
         else:
             s = np.asarray(surfaces)
             if s.shape != (f.shape[0],) or not np.issubdtype(s.dtype, np.integer):
@@ -148,7 +161,7 @@ class Mesh:
             s = np.ascontiguousarray(s, dtype=np.int32)
         if options is not None and not isinstance(options, BuildOptions):
             raise TypeError(f"options must be a BuildOptions, got {type(options).__name__}")
-        self._geom = _Geometry(_readonly(v), _readonly(f), _readonly(s))
+        self._geom = _Geometry(_readonly(v), _readonly(f), None if s is None else _readonly(s))
         self.options = options or BuildOptions()
         self.name = name
         self._trees: dict[str, BVH] = {}
@@ -183,7 +196,8 @@ class Mesh:
         Faces keep the file's order (``process=False``). A file holding several
         objects or groups (an OBJ's ``o``/``g``, a GLB's nodes) becomes one
         mesh whose ``surfaces`` label each face with its object's index, in the
-        file's order, with the scene graph's transforms applied.
+        file's order, with the scene graph's transforms applied. A file with
+        one object or group (or none) is segmented like ``Mesh(v, f)``.
 
         Raises
         ------
@@ -207,7 +221,7 @@ class Mesh:
             # trimesh merges an OBJ's objects and groups into one mesh (faces in
             # file order); the file's o/g lines give the surfaces back.
             labels = _obj_surface_labels(path, mesh.n_faces)
-            if labels is not None:
+            if labels is not None and int(labels.max()) > 0:
                 mesh = cls(mesh.vertices, mesh.faces, labels, options=options)
         mesh.name = os.path.basename(path)
         return mesh
@@ -246,7 +260,8 @@ class Mesh:
                 surface += 1
             if not faces:
                 raise InvalidMeshError("file holds no triangles")
-            return cls(np.vstack(verts), np.vstack(faces), np.concatenate(surf), options=options)
+            labels = np.concatenate(surf) if surface > 1 else None  # one geometry: segment it
+            return cls(np.vstack(verts), np.vstack(faces), labels, options=options)
         raise InvalidMeshError(f"file holds {type(loaded).__name__}, not a triangle mesh")
 
     # -- geometry ---------------------------------------------------------------------
@@ -262,7 +277,8 @@ class Mesh:
 
     @property
     def surfaces(self) -> NDArray[np.int32]:
-        """(F,) int32 surface label of each face, read-only."""
+        """(F,) int32 surface label of each face, read-only (given, from the file's
+        objects/groups, or segmented on first use: ``geometry.segmentation``)."""
         return self._geom.surfaces
 
     @property

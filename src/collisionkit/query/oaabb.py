@@ -1,0 +1,387 @@
+"""Seed 000's CollisionSearch as a strategy (``strategy="oaabb"``), the seed's
+three queries (``surface_contacts``) and per-node visit counters (``node_visits``).
+
+``OAABB`` walks per-object R-trees of surfaces and triangles
+(``bvh/rtree.py``), filters b's trees by the overlap box of the two objects
+and walks a's trees with each surviving triangle's tight box
+(``kernels/oaabb_traverse.py``). Like every strategy it returns exactly the
+triangle pairs of the default BVH traversal (the triangle test is exact and
+b's vertices are mapped by the same arithmetic).
+
+Its ``query_stats`` counters mean: ``bv_tests`` box tests (nodes and
+triangle entries against the OAABB or a triangle's box, plus the root test),
+``tri_tests`` exact triangle tests, ``node_pairs`` nodes visited in all four
+walks (R-tree walks visit single nodes, not node pairs), ``bv_updates`` boxes
+moved into the other object's frame (a's root box, then one per mapped
+triangle of b): the seed's table 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from ..bvh.rtree import DEFAULT_NODE_CAPACITY, RTrees, rtrees_for
+from ..constants import (
+    MODE_ANY,
+    MODE_FIRST,
+    MODE_SURFACE_PAIRS,
+    MODES,
+    PAIRS_PER_POSE_GUESS,
+    PARALLEL_MIN_POSES,
+    TRI_TEST_GUIGUE,
+)
+from ..geometry.mesh import Mesh
+from ..kernels import oaabb_traverse as ko
+from ..kernels.layout import N_STATS
+from ..kernels.rtree_build import RT_FACES, RT_SURFACES
+from ..strategies import Strategy, register, resolve
+from .engine import BatchRequest, BatchResult, check_mesh, prepare
+from .pair import contacts
+from .results import Contacts, _freeze
+
+#: Result rows reserved for the first pass of a batch (as query.engine does).
+_FIRST_PASS_ROWS = 1 << 18
+
+
+@dataclass(frozen=True)
+class OAABB:
+    """Seed 000's CollisionSearch over R-trees of surfaces and triangles.
+
+    Parameters
+    ----------
+    use_overlap_box : bool
+        True (default): b's surface and triangle trees are filtered by the
+        overlap box (OAABB) of the two objects before b's triangles are mapped
+        into a's frame. False: every triangle of b is mapped and walked through
+        a's trees (the seed's "without OAABB").
+    node_capacity : int
+        Node capacity m of the STR-packed R-trees (>= 2).
+
+    Examples
+    --------
+    >>> import collisionkit as ck
+    >>> box = ck.primitives.box_mesh([1, 1, 1])
+    >>> ck.intersects(box, box, None, ck.translation([0.9, 0, 0]), strategy="oaabb")
+    True
+    >>> ck.contacts(box, box, None, ck.translation([2, 0, 0]), strategy=ck.OAABB(use_overlap_box=False)).counts
+    array([0])
+    """
+
+    use_overlap_box: bool = True
+    node_capacity: int = DEFAULT_NODE_CAPACITY
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.use_overlap_box, (bool, np.bool_)):
+            raise ValueError(f"use_overlap_box must be a bool, got {self.use_overlap_box!r}")
+        m = self.node_capacity
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
+            raise ValueError(f"node_capacity must be an int >= 2, got {m!r}")
+
+    def trees(self, mesh: Mesh) -> RTrees:
+        """``mesh``'s R-trees for this node capacity (cached per geometry)."""
+        return rtrees_for(mesh, int(self.node_capacity))
+
+    def run(self, request: BatchRequest) -> BatchResult:
+        """Answer a validated batch (``query.engine.BatchRequest``) in one compiled call."""
+        return _execute(self, request, request.mode, None)
+
+
+register("oaabb", OAABB())
+
+
+def _kernel_args(rt: RTrees) -> tuple:
+    x = rt.arrays
+    return (x.topo, x.box, x.surf_root, x.surf_ids, x.tbox, x.tris, x.face_ids, x.meta, x.scale)
+
+
+#: Visit counters handed to the kernels when nobody counts (never written then).
+_NO_VISITS = (np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
+def _execute(strat: OAABB, req: BatchRequest, mode: int, visits: tuple[NDArray, NDArray] | None) -> BatchResult:
+    a, b = check_mesh(req.a, "a"), check_mesh(req.b, "b")
+    ra, rb = strat.trees(a), strat.trees(b)
+    n, max_pairs, nthreads = req.n, req.max_pairs, req.threads
+    surf_mode = mode == MODE_SURFACE_PAIRS
+    width_b = int(rb.arrays.meta[RT_SURFACES if surf_mode else RT_FACES])
+    counts = np.zeros(n, np.int64)
+    starts = np.empty(n, np.int64)
+    starts.fill(-1)
+    stats = np.zeros((n, N_STATS), np.int64)
+    if n == 0:
+        return BatchResult(0, True, counts, stats, np.empty(0, np.int64), starts, width_b)
+    # PERF: per-call overhead matters (one pose per call is common): no np.stack/np.full
+    tasks = np.empty((n, 2), np.int64)
+    tasks[:, 0] = req.ia
+    tasks[:, 1] = req.ib
+    counting = visits is not None
+    if visits is None:
+        visits = _NO_VISITS
+    parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES and not counting
+    nchunks = min(n, 4 * nthreads) if parallel else 1
+    per_chunk = -(-n // nchunks)
+    if mode == MODE_ANY:
+        guess = 0
+    elif mode == MODE_FIRST:
+        guess = 1
+    else:
+        size = (ra.n_surfaces + rb.n_surfaces) if surf_mode else (a.n_faces + b.n_faces)
+        guess = PAIRS_PER_POSE_GUESS + size // 8
+        if max_pairs >= 0:
+            guess = min(guess, max_pairs)
+    chunk_cap = max(guess, min(guess * per_chunk, _FIRST_PASS_ROWS // nchunks))
+    keys = np.empty(max(1, chunk_cap * nchunks), np.int64)
+    args_a, args_b = _kernel_args(ra), _kernel_args(rb)
+    common = (np.int64(bool(strat.use_overlap_box)), np.int64(TRI_TEST_GUIGUE), np.int64(mode), np.int64(max_pairs))
+    flag = np.int64(counting)
+
+    def launch(tasks_, keys_, cap_, starts_, counts_, stats_, chunks_, par_):
+        fn = ko.oaabb_parallel if par_ else ko.oaabb_serial
+        call = (
+            *args_a, req.pa, *args_b, req.pb, tasks_, *common,
+            keys_, np.int64(cap_), starts_, counts_, stats_, np.int64(chunks_), flag, visits[0], visits[1],
+        )
+        if par_:
+            previous = numba.get_num_threads()
+            numba.set_num_threads(nthreads)
+            try:
+                fn(*call)
+            finally:
+                numba.set_num_threads(previous)
+        else:
+            fn(*call)
+
+    launch(tasks, keys, chunk_cap, starts, counts, stats, nchunks, parallel)
+    if mode != MODE_ANY:
+        over = np.flatnonzero(starts < 0)
+        if over.size:
+            # Rerun the poses that overflowed, serially, in one exactly sized buffer.
+            kept = counts[over] if max_pairs < 0 else np.minimum(counts[over], max_pairs)
+            sub_tasks = np.ascontiguousarray(tasks[over])
+            sub_starts = np.full(over.size, -1, np.int64)
+            sub_counts = np.zeros(over.size, np.int64)
+            sub_stats = np.zeros((over.size, N_STATS), np.int64)
+            total = int(kept.sum())
+            sub_keys = np.empty(max(1, total), np.int64)
+            if counting:
+                # The first pass already counted these tasks' visits in full (a task
+                # that runs out of room keeps walking): count the rerun into scratch.
+                visits = (np.zeros_like(visits[0]), np.zeros_like(visits[1]))
+            launch(sub_tasks, sub_keys, total, sub_starts, sub_counts, sub_stats, 1, False)
+            assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
+            starts[over] = sub_starts + keys.shape[0]
+            keys = np.concatenate([keys, sub_keys])
+    return BatchResult(n, req.batched, counts, stats, keys, starts, width_b)
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, eq=False)
+class SurfaceContacts:
+    """Intersecting surface pairs of a batch of N pose pairs (seed 000's queries).
+
+    Attributes
+    ----------
+    pose_index, surface_a, surface_b : (M,) int64
+        One row per intersecting surface pair, surface labels as in
+        ``mesh.surfaces``, sorted by (pose_index, surface_a, surface_b), each once.
+    counts : (N,) int64
+        Surface pairs per pose (at most 1 with ``mode="first"``).
+    triangles : Contacts or None
+        With ``triangles=True``: the triangle pairs behind them (all of them for
+        ``mode="all"``, the one found for ``mode="first"``).
+    """
+
+    pose_index: NDArray[np.int64]
+    surface_a: NDArray[np.int64]
+    surface_b: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    triangles: Contacts | None = None
+
+    def __post_init__(self) -> None:
+        _freeze(self.pose_index, self.surface_a, self.surface_b, self.counts)
+
+    def __len__(self) -> int:
+        return int(self.pose_index.shape[0])
+
+    @property
+    def n_poses(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def colliding(self) -> NDArray[np.bool_]:
+        return self.counts > 0
+
+    def pairs(self, pose: int = 0) -> NDArray[np.int64]:
+        """(k, 2) int64 (surface_a, surface_b) rows of one pose."""
+        if not 0 <= pose < self.n_poses:
+            raise IndexError(f"pose {pose} out of range for {self.n_poses} poses")
+        start = int(self.counts[:pose].sum())
+        stop = start + int(self.counts[pose])
+        return np.stack([self.surface_a[start:stop], self.surface_b[start:stop]], axis=1)
+
+    def __repr__(self) -> str:
+        tri = "" if self.triangles is None else f", triangle_pairs={len(self.triangles)}"
+        return f"SurfaceContacts(poses={self.n_poses}, surface_pairs={len(self)}{tri})"
+
+
+def _surface_rows(a: Mesh, b: Mesh, c: Contacts, n: int) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    sa = a.surfaces[c.face_a].astype(np.int64)
+    sb = b.surfaces[c.face_b].astype(np.int64)
+    rows = np.stack([c.pose_index, sa, sb], axis=1)
+    rows = np.unique(rows, axis=0) if rows.shape[0] else rows.reshape(0, 3)
+    pose = np.ascontiguousarray(rows[:, 0])
+    counts = np.bincount(pose, minlength=n).astype(np.int64) if n else np.zeros(0, np.int64)
+    return pose, np.ascontiguousarray(rows[:, 1]), np.ascontiguousarray(rows[:, 2]), counts
+
+
+def surface_contacts(
+    a: Mesh,
+    b: Mesh,
+    pose_a: Any = None,
+    pose_b: Any = None,
+    *,
+    mode: str = "all",
+    triangles: bool = False,
+    strategy: str | Strategy = "oaabb",
+    threads: int | None = None,
+) -> SurfaceContacts:
+    """The intersecting surface pairs of ``a`` and ``b``: seed 000's three queries.
+
+    (1) the first intersecting surface pair: ``mode="first"``; (2) all
+    intersecting surface pairs: ``mode="all"``; (3) all of them with their
+    triangle pairs: ``mode="all", triangles=True``.
+
+    Surfaces are ``mesh.surfaces`` (given, from the file's groups, or
+    segmented). With an ``OAABB`` strategy, query (2) settles a surface pair at
+    its first intersecting triangle pair and skips that pair's remaining
+    triangles; any other strategy finds the triangle pairs and reduces them
+    to surface pairs (same answer).
+
+    Parameters
+    ----------
+    a, b : Mesh
+    pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
+        World-from-object poses; broadcast like ``contacts``.
+    mode : {"all", "first"}
+    triangles : bool
+        Also return the triangle pairs (``SurfaceContacts.triangles``).
+    strategy : str or strategy record
+        Default "oaabb" (the seed's method); "bvh" or any registered strategy.
+    threads : int, optional
+
+    Returns
+    -------
+    SurfaceContacts (always a record, also for one pose).
+
+    Examples
+    --------
+    >>> import collisionkit as ck
+    >>> box = ck.primitives.box_mesh([1, 1, 1])   # 6 surfaces (its sides)
+    >>> sc = ck.surface_contacts(box, box, None, ck.translation([1.0, 0, 0]))
+    >>> sorted(map(tuple, sc.pairs(0).tolist()))[:3]
+    [(1, 0), (1, 2), (1, 3)]
+    """
+    if mode not in ("all", "first"):
+        raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
+    strat = resolve(strategy)
+    check_mesh(a, "a")
+    check_mesh(b, "b")
+    if isinstance(strat, OAABB) and mode == "all" and not triangles:
+        req = prepare(a, b, pose_a, pose_b, MODE_SURFACE_PAIRS, -1, strat, threads)
+        res = _execute(strat, req, MODE_SURFACE_PAIRS, None)
+        ra, rb = strat.trees(a), strat.trees(b)
+        pose, ca, cb, counts = _gather_keys(res)
+        return SurfaceContacts(pose, ra.labels[ca].astype(np.int64), rb.labels[cb].astype(np.int64), counts, None)
+    c = contacts(a, b, pose_a, pose_b, mode=mode, strategy=strat, threads=threads)
+    pose, sa, sb, counts = _surface_rows(a, b, c, c.n_poses)
+    return SurfaceContacts(pose, sa, sb, counts, c if triangles else None)
+
+
+def _gather_keys(res: BatchResult) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """(pose, compact a, compact b, counts) from a result's per-pose sorted keys."""
+    n = res.n
+    counts = res.counts.astype(np.int64)
+    total = int(counts.sum())
+    idx = np.repeat(res.starts, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+    key = res.keys[idx] if total else np.zeros(0, np.int64)
+    pose = np.repeat(np.arange(n, dtype=np.int64), counts)
+    w = max(res.faces_b, 1)
+    return pose, key // w, key % w, counts
+
+
+# --------------------------------------------------------------------------- node visits
+
+
+@dataclass(frozen=True, eq=False)
+class NodeVisits:
+    """How often CollisionSearch visited each R-tree node, summed over the poses.
+
+    Attributes
+    ----------
+    visits_a, visits_b : (nodes,) int64
+        Visits per node of a's and b's R-trees (node layout of ``RTrees``:
+        surface tree first, then the triangle trees).
+    surface_nodes_a, surface_nodes_b : int
+        Nodes of each surface tree (the first ones).
+    n_poses : int
+    """
+
+    visits_a: NDArray[np.int64]
+    visits_b: NDArray[np.int64]
+    surface_nodes_a: int
+    surface_nodes_b: int
+    n_poses: int
+
+    def __post_init__(self) -> None:
+        _freeze(self.visits_a, self.visits_b)
+
+    def summary(self) -> dict[str, float]:
+        """Visited nodes, total visits and the largest and mean visits per visited node, per side."""
+        out: dict[str, float] = {}
+        for side, v in (("a", self.visits_a), ("b", self.visits_b)):
+            hit = v[v > 0]
+            out[f"nodes_{side}"] = float(v.shape[0])
+            out[f"visited_{side}"] = float(hit.shape[0])
+            out[f"visits_{side}"] = float(v.sum())
+            out[f"max_per_node_{side}"] = float(hit.max()) if hit.size else 0.0
+            out[f"mean_per_visited_node_{side}"] = float(hit.mean()) if hit.size else 0.0
+        return out
+
+
+def node_visits(
+    a: Mesh,
+    b: Mesh,
+    pose_a: Any = None,
+    pose_b: Any = None,
+    *,
+    mode: str = "all",
+    strategy: OAABB | str = "oaabb",
+) -> NodeVisits:
+    """Count CollisionSearch's visits to every node of both objects' R-trees.
+
+    ``mode``: "any", "first", "all" (the triangle queries) or "surfaces"
+    (all surface pairs). Runs serially (the counters are shared). Seed 000
+    claims each node of A is visited once; this measures it.
+    """
+    strat = resolve(strategy)
+    if not isinstance(strat, OAABB):
+        raise ValueError("node_visits counts the R-tree walks of an OAABB strategy")
+    codes = dict(MODES, surfaces=MODE_SURFACE_PAIRS)
+    if mode not in codes:
+        raise ValueError(f"mode must be one of {sorted(codes)}, got {mode!r}")
+    req = prepare(check_mesh(a, "a"), check_mesh(b, "b"), pose_a, pose_b, codes[mode], -1, strat, 1)
+    ra, rb = strat.trees(a), strat.trees(b)
+    va = np.zeros(ra.n_nodes, np.int64)
+    vb = np.zeros(rb.n_nodes, np.int64)
+    _execute(strat, req, codes[mode], (va, vb))
+    return NodeVisits(va, vb, ra.n_surface_nodes, rb.n_surface_nodes, req.n)
+
+
+__all__ = ["OAABB", "NodeVisits", "SurfaceContacts", "node_visits", "surface_contacts"]
