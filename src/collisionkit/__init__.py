@@ -20,6 +20,7 @@ from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
+from .query.bfs import BFS  # noqa: E402  (registers strategy "bfs", seed 002)
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -31,6 +32,7 @@ def build_bvh(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
 
 
 __all__ = [
+    "BFS",
     "BVH",
     "BuildOptions",
     "CollisionKitError",
