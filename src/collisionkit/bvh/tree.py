@@ -188,7 +188,8 @@ def validate_bvh(tree: BVH, triangles: NDArray[np.float64] | None = None) -> Non
             excess = np.abs(pts - c) - h
         elif kind == BV_SAABB:
             box = np.abs(pts - bv[i, :3]) - bv[i, 3:6]
-            ball = np.sqrt(((pts - bv[i, 6:9]) ** 2).sum(axis=1)) - bv[i, 9]
+            unit = float(a.scale[0]) or 1.0  # distances in units of the scale: squares stay finite
+            ball = (np.sqrt((((pts - bv[i, 6:9]) / unit) ** 2).sum(axis=1)) - bv[i, 9] / unit) * unit
             excess = np.concatenate([box.ravel(), ball])
             assert bv[i, 10] >= 0.0, f"node {i}: negative volume ratio"
         elif kind == BV_OBB:

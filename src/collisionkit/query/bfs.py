@@ -85,7 +85,7 @@ class BFS:
     min_frontier: int = BFS_PARALLEL_MIN_FRONTIER
 
     def __post_init__(self) -> None:
-        if self.parallel not in (None, True, False):
+        if not (self.parallel is None or isinstance(self.parallel, bool)):
             raise ValueError(f"parallel must be True, False or None, got {self.parallel!r}")
         if self.volumes not in BFS_VOLUMES:
             raise ValueError(f"unknown volumes {self.volumes!r}; choose one of {sorted(BFS_VOLUMES)}")
