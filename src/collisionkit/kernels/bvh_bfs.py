@@ -454,12 +454,26 @@ def bfs_query_frontier(
         leaves = np.empty((64, 2), np.int32)
         ll = np.empty((64, 2), np.int32)
         scratch = np.empty(64, np.int64)
-        cstats = np.zeros((max_chunks, 4), np.int64)
-        cnt = np.zeros((max_chunks, 2), np.int64)
-        off = np.zeros((max_chunks, 2), np.int64)
-        koff = np.zeros(max_chunks + 1, np.int64)
-        kf = np.zeros(max_chunks, np.int64)
-        stop = np.zeros(1, np.int64)
+        # NOTE: np.empty and plain loops, not np.zeros: in a parallel=True function
+        # numba may fuse an np.zeros allocation into the following prange and give
+        # each thread its own copy (measured: a stop flag set inside the prange
+        # read back as 0 after it).
+        cstats = np.empty((max_chunks, 4), np.int64)
+        cnt = np.empty((max_chunks, 2), np.int64)
+        off = np.empty((max_chunks, 2), np.int64)
+        koff = np.empty(max_chunks + 1, np.int64)
+        kf = np.empty(max_chunks, np.int64)
+        stop = np.empty(1, np.int64)
+        stop[0] = 0
+        koff[max_chunks] = 0
+        for c in range(max_chunks):
+            kf[c] = 0
+            koff[c] = 0
+            for q in range(2):
+                cnt[c, q] = 0
+                off[c, q] = 0
+            for q in range(4):
+                cstats[c, q] = 0
         cur[0, 0] = 0
         cur[0, 1] = 0
         m = 1
