@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> dict:
                 continue
             engines = {}
             out = np.zeros(len(queries), bool)
-            for s, i, j in queries:  # build per pair, untimed
+            for _s, i, j in queries:  # build per pair, untimed
                 if (i, j) not in engines:
                     e = cls()
                     e.setup(objs[i].mesh, objs[j].mesh)
