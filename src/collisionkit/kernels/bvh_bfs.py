@@ -476,7 +476,7 @@ def bfs_query_frontier(
                 cstats[c, q] = 0
         cur[0, 0] = 0
         cur[0, 1] = 0
-        m = 1
+        m = one  # int64 values, never literals: one signature per helper
         done = False
         while m > 0 and not done:
             if nxt.shape[0] < m * grow:
@@ -495,8 +495,8 @@ def bfs_query_frontier(
                     _expand_chunk(np.int64(c), nch, cur, m, nxt, grow, leaves, cnt, cstats,
                                   topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack, volumes, thr)
             # -- 2. prefix sums, then compaction in chunk order
-            nn = 0
-            nl = 0
+            nn = zero
+            nl = zero
             for c in range(nch):
                 off[c, 0] = nn
                 off[c, 1] = nl
