@@ -29,6 +29,7 @@ from .query.toi import time_of_impact  # noqa: E402
 from .query.oaabb import OAABB, NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
 from .render import render_scene  # noqa: E402
 from .robot import Robot  # noqa: E402
+from .query.bfs import BFS  # noqa: E402  (registers strategy "bfs", seed 002)
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"
@@ -40,6 +41,7 @@ def build_bvh(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
 
 
 __all__ = [
+    "BFS",
     "BVH",
     "Box",
     "Capsule",

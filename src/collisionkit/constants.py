@@ -89,3 +89,27 @@ GJK_MAX_ITERS = 128
 #: once, a surface pair settled by its first triangle pair (seed 000's query 2).
 #: Not in MODES: only ``surface_contacts`` asks for it.
 MODE_SURFACE_PAIRS = 3
+# --- seed 002: hybrid sphere+AABB volume, balanced split, breadth-first traversal ---
+#: S-AABB (seed 002): every node holds its AABB AND a bounding sphere. Row layout
+#: (11 floats): box centre(3), box half extents(3) - exactly the BV_AABB row, so the
+#: default traversal reads a saabb tree as an AABB tree - then sphere centre(3),
+#: sphere radius(1), and the node's sphere-to-box volume ratio divided by the median
+#: ratio of its tree level (>= 1: "the box should be respected", seed 002 s.3.2).
+BV_SAABB = 7
+BV_KINDS["saabb"] = BV_SAABB
+BV_WIDTH[BV_SAABB] = 11
+#: Seed 002's balanced split: axis-aligned plane minimising
+#: f(p) = |n_l - n_r| + lambda * n_c over the triangles' underlying spheres.
+SPLIT_BALANCED = 7
+SPLIT_RULES["balanced"] = SPLIT_BALANCED
+#: lambda of f(p): the seed leaves it open; 1 makes one sphere cut by the plane cost
+#: as much as one triangle of imbalance.
+BALANCED_LAMBDA = 1.0
+#: Breadth-first traversal (strategy "bfs"): which volumes a node pair is tested with.
+BFS_VOLUMES = {"hybrid": 0, "aabb": 1, "sphere": 2}
+#: Frontier (node pairs of one level) below which the parallel breadth-first traversal
+#: runs the level on one thread: a parallel launch costs several microseconds, as much
+#: as testing a few hundred node pairs.
+BFS_PARALLEL_MIN_FRONTIER = 256
+#: Node pairs per chunk of a parallel level (at most 4 chunks per thread).
+BFS_CHUNK_PAIRS = 64

@@ -13,14 +13,18 @@ class BuildOptions:
 
     Parameters
     ----------
-    bv : {"aabb", "obb"}
+    bv : {"aabb", "obb", "saabb"}
         Bounding-volume kind of the nodes. "aabb" (default) is tested against a
         rotated box by the 15-axis separating-axis test with the query's fixed
         relative rotation, so b's boxes never need updating; "obb" fits each
         node by the area-weighted covariance of its triangles (Gottschalk).
-    split : {"sah", "median", "mean"}
+        "saabb" (seed 002's S-AABB): the AABB plus a bounding sphere per node;
+        the default traversal reads it as an AABB tree, strategy "bfs" uses both.
+    split : {"sah", "median", "mean", "balanced"}
         Top-down split rule: binned surface-area heuristic (default), object
-        median, or centroid mean, on the axis of largest centroid spread.
+        median, or centroid mean, on the axis of largest centroid spread;
+        "balanced": seed 002's plane minimising |n_l - n_r| + lambda n_c over the
+        triangles' bounding spheres.
     leaf_size : int
         Most triangles per leaf (>= 1). 2-4 measured best; default 4.
 

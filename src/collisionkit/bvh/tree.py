@@ -7,7 +7,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constants import BV_AABB, BV_OBB, LEAF_FLAG
+from ..constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG
+from ..kernels.bv_saabb import fit_saabb
 from ..kernels.bvh_build import build_binary_tree, max_abs_coordinate
 from ..kernels.layout import (
     META_DEPTH,
@@ -114,9 +115,13 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     # would overflow above ~1e77 (or underflow below ~1e-77) otherwise.
     exponent = int(np.frexp(scale_value)[1]) if scale_value > 0 else 0
     scaled = np.ldexp(tris, -exponent) if exponent else tris  # ldexp returns a new writable array
-    order, topo, bv, depth = build_binary_tree(scaled, options.bv_code, options.split_code, options.leaf_size)
+    # A saabb tree is the AABB tree plus a sphere per node (seed 002, kernels/bv_saabb.py).
+    build_code = BV_AABB if options.bv_code == BV_SAABB else options.bv_code
+    order, topo, bv, depth = build_binary_tree(scaled, build_code, options.split_code, options.leaf_size)
+    if options.bv_code == BV_SAABB:
+        bv = fit_saabb(topo, bv, np.ascontiguousarray(scaled[order]))
     if exponent:
-        centre_half = [0, 1, 2, 3, 4, 5] if options.bv_code == BV_AABB else [0, 1, 2, 12, 13, 14]
+        centre_half = {BV_AABB: list(range(6)), BV_SAABB: list(range(10))}.get(options.bv_code, [0, 1, 2, 12, 13, 14])
         bv[:, centre_half] = np.ldexp(bv[:, centre_half], exponent)
     leaf_tris = np.ascontiguousarray(tris[order])
     seconds = time.perf_counter() - start
@@ -181,6 +186,12 @@ def validate_bvh(tree: BVH, triangles: NDArray[np.float64] | None = None) -> Non
         if kind == BV_AABB:
             c, h = bv[i, :3], bv[i, 3:6]
             excess = np.abs(pts - c) - h
+        elif kind == BV_SAABB:
+            box = np.abs(pts - bv[i, :3]) - bv[i, 3:6]
+            unit = float(a.scale[0]) or 1.0  # distances in units of the scale: squares stay finite
+            ball = (np.sqrt((((pts - bv[i, 6:9]) / unit) ** 2).sum(axis=1)) - bv[i, 9] / unit) * unit
+            excess = np.concatenate([box.ravel(), ball])
+            assert bv[i, 10] >= 0.0, f"node {i}: negative volume ratio"
         elif kind == BV_OBB:
             c, axes, h = bv[i, :3], bv[i, 3:12].reshape(3, 3), bv[i, 12:15]
             excess = np.abs((pts - c) @ axes.T) - h

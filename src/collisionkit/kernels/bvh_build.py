@@ -14,6 +14,7 @@ eines OBB-Baums": split orthogonal to an axis of the box). Split rules:
   median splits on meshes mixing large and small triangles.
 * ``median``: object median on the axis of largest centroid spread.
 * ``mean``: the mean of the centroids on that axis (Gottschalk's rule).
+* ``balanced``: seed 002's penalty |n_l - n_r| + lambda n_c (kernels/split_balanced.py).
 
 Every rule falls back to an index median when a split would leave one side
 empty (all centroids equal), so depth stays logarithmic on degenerate input.
@@ -24,8 +25,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..constants import BV_OBB, LEAF_FLAG, SAH_BINS, SPLIT_MEAN, SPLIT_SAH
+from ..constants import BV_OBB, LEAF_FLAG, SAH_BINS, SPLIT_BALANCED, SPLIT_MEAN, SPLIT_SAH
 from .linalg import symmetric_eigen3
+from .split_balanced import split_balanced
 
 
 @njit(cache=True, nogil=True)
@@ -368,7 +370,10 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
         if bv_kind == BV_OBB:
             # Split in the node's principal frame; key rows follow idx.
             _frame_bounds(tris, idx, s, e, axes, flo, fhi, key)
-        mid = _choose_split(idx, key, flo, fhi, s, e, split_rule, cnt, blo, bhi, right_area, right_cnt, acc, cmin, cmax)
+        if split_rule == SPLIT_BALANCED:  # seed 002 (kernels/split_balanced.py)
+            mid = split_balanced(tris, idx, key, flo, fhi, s, e, axes)
+        else:
+            mid = _choose_split(idx, key, flo, fhi, s, e, split_rule, cnt, blo, bhi, right_area, right_cnt, acc, cmin, cmax)
         left = n_nodes
         n_nodes += 2
         topo[node, 0] = left

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..constants import BV_OBB, LEAF_FLAG, MODE_ANY, MODE_FIRST
+from ..constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG, MODE_ANY, MODE_FIRST
 from .bv_box import boxes_overlap
 from .layout import (
     META_DEPTH,
@@ -151,6 +151,8 @@ def collide_task(
     indexed, never passed to helpers (each array argument costs an atomic
     incref/decref pair: 65% of the run time before this layout).
     """
+    if bv_kind == BV_SAABB:
+        bv_kind = BV_AABB  # a saabb row starts with the AABB row (kernels/bv_saabb.py)
     R, t = relative_pose(Ta, Tb)
     AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
     slack = 64.0 * _U * (scale_a[tree_a] + scale_b[tree_b] + abs(t[0]) + abs(t[1]) + abs(t[2]))
