@@ -21,15 +21,15 @@ from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
+from .query.bfs import BFS  # noqa: E402  (registers strategy "bfs", seed 002)
 from .query.classify import classify  # noqa: E402
 from .query.distance import distance  # noqa: E402
+from .query.oaabb import OAABB, NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
 from .query.penetration import penetration  # noqa: E402
 from .query.results import Classification, ContactGeometry, Distance, Penetration, TimeOfImpact  # noqa: E402
 from .query.toi import time_of_impact  # noqa: E402
-from .query.oaabb import OAABB, NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
 from .render import render_scene  # noqa: E402
 from .robot import Robot  # noqa: E402
-from .query.bfs import BFS  # noqa: E402  (registers strategy "bfs", seed 002)
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 
 __version__ = "0.1.0"

@@ -30,7 +30,7 @@ from ..kernels import gjk as kg
 from ..kernels.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..query import dispatch, engine
 from ..strategies import BVH
-from .shapes import ConvexShape
+from .shapes import Capsule, ConvexShape, Cylinder, Sphere
 
 
 def _mesh_request(req: engine.BatchRequest, ma: Mesh, mb: Mesh) -> engine.BatchResult:
@@ -177,3 +177,85 @@ def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
     if not req.batched:
         return float(dist[0]), pa[0], pb[0]
     return dist, pa, pb
+
+
+# -- distance and penetration for convex shapes (registered with the issue-7 queries) ------
+def _distance_convex_convex(req: engine.BatchRequest, upper: float):
+    """``collisionkit.distance`` on two convex shapes: GJK with closest points.
+
+    Faces are -1 (smooth primitives have none; for polyhedra the closest
+    feature may be an edge or vertex). Distances not below ``upper`` are inf,
+    as for meshes.
+    """
+    from ..query.results import Distance
+
+    _, dist, pts, stats = gjk_batch(req.a, req.b, req, distance=True)
+    Ta = req.pa[req.ia]
+    pa = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 0:3]) + Ta[:, :3, 3]
+    pb = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 3:6]) + Ta[:, :3, 3]
+    far = dist >= upper
+    dist = np.where(far, np.inf, dist)
+    pa[far] = np.nan
+    pb[far] = np.nan
+    faces = np.full(req.n, -1, np.int64)
+    work = np.ascontiguousarray(stats[:, 0])
+    zero = np.zeros(req.n, np.int64)
+    if req.batched:
+        return Distance(dist, pa, pb, faces, faces.copy(), work, zero)
+    return Distance(float(dist[0]), pa[0], pb[0], -1, -1, work, zero)
+
+
+def _distance_with_mesh(req: engine.BatchRequest, upper: float):
+    """``distance`` between a convex solid and a mesh: the mesh distance to the
+    convex shape's triangulated surface, 0 where the solid holds part of the mesh
+    (``intersects``' solid semantics)."""
+    from dataclasses import replace
+
+    from ..query.distance import distance as mesh_distance
+    from ..query.pair import intersects
+
+    a = req.a.mesh if isinstance(req.a, ConvexShape) else req.a
+    b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
+    pa, pb = req.pa[req.ia], req.pb[req.ib]
+    d = mesh_distance(a, b, pa, pb, upper_bound=upper, threads=req.threads)
+    inside = np.asarray(intersects(req.a, req.b, pa, pb, threads=req.threads)) & (np.asarray(d.distance) > 0)
+    if inside.any():
+        dist = np.where(inside, 0.0, d.distance)
+        d = replace(d, distance=dist)
+    if req.batched:
+        return d
+    return replace(
+        d, distance=float(d.distance[0]), point_a=d.point_a[0], point_b=d.point_b[0],
+        face_a=int(d.face_a[0]), face_b=int(d.face_b[0]),
+    )  # fmt: skip
+
+
+def _penetration_convex(a, b, pose_a, pose_b, **kwargs):
+    """``penetration`` of convex shapes: the exact convex-mesh method on their
+    triangulations; exact only when both are polyhedra (a smooth primitive is
+    answered for its tessellation, so ``exact`` is False)."""
+    from dataclasses import replace
+
+    from ..query.penetration import penetration
+
+    ma = a.mesh if isinstance(a, ConvexShape) else a
+    mb = b.mesh if isinstance(b, ConvexShape) else b
+    p = penetration(ma, mb, pose_a, pose_b, **kwargs)
+    smooth = any(isinstance(s, (Sphere, Capsule, Cylinder)) for s in (a, b))
+    if smooth:
+        exact = np.zeros_like(np.asarray(p.exact)) if np.ndim(p.exact) else False
+        p = replace(p, exact=exact)
+    return p
+
+
+def _register_queries() -> None:
+    from ..query import distance as qd
+    from ..query import penetration as qp
+
+    qd.register(ConvexShape, ConvexShape, _distance_convex_convex)
+    qd.register(ConvexShape, Mesh, _distance_with_mesh)
+    qd.register(Mesh, ConvexShape, _distance_with_mesh)
+    qp.register(ConvexShape, ConvexShape, _penetration_convex)
+
+
+_register_queries()
