@@ -7,8 +7,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constants import BV_AABB, BV_OBB, LEAF_FLAG
+from ..constants import BUILD_TOPDOWN, BV_AABB, BV_OBB, LEAF_FLAG
 from ..kernels.bvh_build import build_binary_tree, max_abs_coordinate
+from ..kernels.bvh_build_bottomup import build_clustered_tree
 from ..kernels.layout import (
     META_DEPTH,
     META_FACES,
@@ -114,10 +115,20 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     # would overflow above ~1e77 (or underflow below ~1e-77) otherwise.
     exponent = int(np.frexp(scale_value)[1]) if scale_value > 0 else 0
     scaled = np.ldexp(tris, -exponent) if exponent else tris  # ldexp returns a new writable array
-    order, topo, bv, depth = build_binary_tree(scaled, options.bv_code, options.split_code, options.leaf_size)
+    code, fit, leaf_size = options.bv_code, np.int64(options.fit_code), np.int64(options.leaf_size)
+    if options.build_code == BUILD_TOPDOWN:
+        order, topo, bv, depth = build_binary_tree(scaled, code, options.split_code, leaf_size, fit)
+    else:  # bottom-up clustering or incremental insertion (kernels/bvh_build_bottomup.py)
+        order, topo, bv, depth = build_clustered_tree(scaled, code, np.int64(options.build_code), leaf_size, fit)
+    if code == BV_OBB and options.obb_fit != "triangles":
+        from .volumes import refit_obb_from_hulls
+
+        refit_obb_from_hulls(bv, topo, np.ascontiguousarray(scaled[order]), options.obb_fit)
     if exponent:
-        centre_half = [0, 1, 2, 3, 4, 5] if options.bv_code == BV_AABB else [0, 1, 2, 12, 13, 14]
-        bv[:, centre_half] = np.ldexp(bv[:, centre_half], exponent)
+        from .volumes import length_columns
+
+        cols = length_columns(code, bv.shape[1])
+        bv[:, cols] = np.ldexp(bv[:, cols], exponent)
     leaf_tris = np.ascontiguousarray(tris[order])
     seconds = time.perf_counter() - start
     counts = topo[:, 1][(topo[:, 2] & LEAF_FLAG) != 0]
@@ -185,7 +196,9 @@ def validate_bvh(tree: BVH, triangles: NDArray[np.float64] | None = None) -> Non
             c, axes, h = bv[i, :3], bv[i, 3:12].reshape(3, 3), bv[i, 12:15]
             excess = np.abs((pts - c) @ axes.T) - h
             assert np.allclose(axes @ axes.T, np.eye(3), atol=1e-9), f"node {i}: OBB axes not orthonormal"
-        else:  # pragma: no cover - guarded by BuildOptions
-            raise AssertionError(f"unknown volume kind {kind}")
+        else:  # spheres, k-DOPs (bvh/volumes.py)
+            from .volumes import containment_excess
+
+            excess = np.array([containment_excess(kind, bv[i], pts)])
         worst = float(excess.max())
         assert worst <= tol, f"node {i}: volume misses a vertex of its subtree by {worst:g}"
