@@ -230,7 +230,9 @@ def test_edge_cases_every_kind(bv, scale):
     faces += [[0, 1, 2], [7, 7, 7]]  # collinear, point
     flat = ck.Mesh(verts, faces, options=opts)
     flat.bvh().validate(flat.triangles)
-    poses = np.stack([ck.rotation([1, 0, 0], a) @ ck.translation([0.3 * scale, 0.3 * scale, 0.0]) for a in (0.0, 0.5, 1.5)])
+    poses = np.stack(
+        [ck.rotation([1, 0, 0], a) @ ck.translation([0.3 * scale, 0.3 * scale, 0.0]) for a in (0.0, 0.5, 1.5)]
+    )
     poses[:, 2, 3] = [0.0, 0.0, 1e-6 * scale]
     ref = brute_pairs(flat, flat, None, poses)
     assert np.array_equal(rows_of(ck.contacts(flat, flat, None, poses)), ref)

@@ -10,6 +10,12 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    if args_in[:1] == ["bv-report"]:
+        # its own parser (positional meshes, many options): collisionkit bv-report --help
+        from .bv_report import main as bv_report_main
+
+        return bv_report_main(args_in[1:])
     parser = argparse.ArgumentParser(prog="collisionkit", description="Exact, batched collision detection.")
     sub = parser.add_subparsers(dest="command", required=True)
     p_demo = sub.add_parser("demo", help="check built-in objects at many random poses, with timings")
@@ -17,8 +23,12 @@ def main(argv: list[str] | None = None) -> int:
     p_check = sub.add_parser("check", help="do two mesh files intersect (identity poses)?")
     p_check.add_argument("a")
     p_check.add_argument("b")
+    sub.add_parser(
+        "bv-report",
+        help="every bounding volume x split rule on MESH [MESH2]: build, tightness, counts, times, PNG chart",
+    )
     sub.add_parser("bench", help="run the pair benchmark (python -m benchmarks.pairs; needs the repository)")
-    args, rest = parser.parse_known_args(argv)
+    args, rest = parser.parse_known_args(args_in)
 
     if args.command == "demo":
         from .demo import run

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BV_AABB, BV_KDOP6, BV_KDOP14, BV_KDOP18, BV_KDOP26, BV_OBB, BV_SPHERE, LEAF_FLAG
-from ..kernels.bv_kdop import NORMALS, _SETS
+from ..kernels.bv_kdop import _SETS, NORMALS
 
 KDOP_K = {BV_KDOP6: 6, BV_KDOP14: 14, BV_KDOP18: 18, BV_KDOP26: 26}
 
@@ -133,7 +133,9 @@ def _area_axes(tri: NDArray[np.float64]) -> NDArray[np.float64] | None:
     return _orthonormal(np.linalg.eigh(C)[1])
 
 
-def refit_obb_from_hulls(bv: NDArray[np.float64], topo: NDArray[np.int32], tris_leaf: NDArray[np.float64], fit: str) -> int:
+def refit_obb_from_hulls(
+    bv: NDArray[np.float64], topo: NDArray[np.int32], tris_leaf: NDArray[np.float64], fit: str
+) -> int:
     """Replace each node's OBB (in place) by the hull-based fit ``fit``; return the nodes changed.
 
     "hull_points": PCA of the convex hull's vertices (seed 001); "hull_triangles":

@@ -115,7 +115,9 @@ def _point_triangle_d2(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
         return qx * qx + qy * qy + qz * qz
     denom = va + vb + vc
     if denom == 0.0:  # degenerate triangle: nearest of the three edges' endpoints
-        return min(apx * apx + apy * apy + apz * apz, min(bpx * bpx + bpy * bpy + bpz * bpz, cpx * cpx + cpy * cpy + cpz * cpz))
+        return min(
+            apx * apx + apy * apy + apz * apz, min(bpx * bpx + bpy * bpy + bpz * bpz, cpx * cpx + cpy * cpy + cpz * cpz)
+        )
     v = vb / denom
     w = vc / denom
     qx = apx - abx * v - acx * w

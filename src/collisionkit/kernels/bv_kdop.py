@@ -126,12 +126,21 @@ def kdop_vertices(lo, hi, k, out):
                     db = hi[b] + w if side & 2 else lo[b] - w
                     dc = hi[c] + w if side & 4 else lo[c] - w
                     # Cramer: x = (da (nb x nc) + db (nc x na) + dc (na x nb)) / det
-                    x0 = (da * (nb[1] * nc[2] - nb[2] * nc[1]) + db * (nc[1] * na[2] - nc[2] * na[1])
-                          + dc * (na[1] * nb[2] - na[2] * nb[1])) / det
-                    x1 = (da * (nb[2] * nc[0] - nb[0] * nc[2]) + db * (nc[2] * na[0] - nc[0] * na[2])
-                          + dc * (na[2] * nb[0] - na[0] * nb[2])) / det
-                    x2 = (da * (nb[0] * nc[1] - nb[1] * nc[0]) + db * (nc[0] * na[1] - nc[1] * na[0])
-                          + dc * (na[0] * nb[1] - na[1] * nb[0])) / det
+                    x0 = (
+                        da * (nb[1] * nc[2] - nb[2] * nc[1])
+                        + db * (nc[1] * na[2] - nc[2] * na[1])
+                        + dc * (na[1] * nb[2] - na[2] * nb[1])
+                    ) / det
+                    x1 = (
+                        da * (nb[2] * nc[0] - nb[0] * nc[2])
+                        + db * (nc[2] * na[0] - nc[0] * na[2])
+                        + dc * (na[2] * nb[0] - na[0] * nb[2])
+                    ) / det
+                    x2 = (
+                        da * (nb[0] * nc[1] - nb[1] * nc[0])
+                        + db * (nc[0] * na[1] - nc[1] * na[0])
+                        + dc * (na[0] * nb[1] - na[1] * nb[0])
+                    ) / det
                     inside = True
                     for j in range(m):
                         nj = NORMALS[_SETS[row, j]]
@@ -143,7 +152,11 @@ def kdop_vertices(lo, hi, k, out):
                         continue
                     dup = False
                     for q in range(count):
-                        if abs(out[q, 0] - x0) <= dedup and abs(out[q, 1] - x1) <= dedup and abs(out[q, 2] - x2) <= dedup:
+                        if (
+                            abs(out[q, 0] - x0) <= dedup
+                            and abs(out[q, 1] - x1) <= dedup
+                            and abs(out[q, 2] - x2) <= dedup
+                        ):
                             dup = True
                             break
                     if dup:

@@ -110,7 +110,12 @@ def _first_separating_axis(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2):
             j1 = (j + 1) % 3
             j2 = (j + 2) % 3
             lhs = abs(t[i2] * R[3 * i1 + j] - t[i1] * R[3 * i2 + j])
-            rhs = a[i1] * AbsR[3 * i2 + j] + a[i2] * AbsR[3 * i1 + j] + b[j1] * AbsR[3 * i + j2] + b[j2] * AbsR[3 * i + j1]
+            rhs = (
+                a[i1] * AbsR[3 * i2 + j]
+                + a[i2] * AbsR[3 * i1 + j]
+                + b[j1] * AbsR[3 * i + j2]
+                + b[j2] * AbsR[3 * i + j1]
+            )
             if lhs > rhs:
                 return k
             k += 1

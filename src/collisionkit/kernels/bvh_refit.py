@@ -76,7 +76,11 @@ def refit_volumes(tris, topo, bv_kind, fit, bv):
             for i in range(s, e):
                 for v in range(3):
                     for r in range(3):
-                        x = bv[o, 3 + 3 * r] * tris[i, v, 0] + bv[o, 4 + 3 * r] * tris[i, v, 1] + bv[o, 5 + 3 * r] * tris[i, v, 2]
+                        x = (
+                            bv[o, 3 + 3 * r] * tris[i, v, 0]
+                            + bv[o, 4 + 3 * r] * tris[i, v, 1]
+                            + bv[o, 5 + 3 * r] * tris[i, v, 2]
+                        )
                         lo3[r] = min(lo3[r], x)
                         hi3[r] = max(hi3[r], x)
             for d in range(3):
