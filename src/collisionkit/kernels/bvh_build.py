@@ -14,6 +14,11 @@ eines OBB-Baums": split orthogonal to an axis of the box). Split rules:
   median splits on meshes mixing large and small triangles.
 * ``median``: object median on the axis of largest centroid spread.
 * ``mean``: the mean of the centroids on that axis (Gottschalk's rule).
+* ``longest``, ``minsum``, ``minmax``, ``splatter``: seed 001's k-DOP-tree
+  rules (kernels/bvh_split.py), cut at the centroid mean.
+
+Volumes other than AABB/OBB (spheres, k-DOPs) are fitted per node by
+kernels/bv_dispatch.fit_other, split in the world frame.
 
 Every rule falls back to an index median when a split would leave one side
 empty (all centroids equal), so depth stays logarithmic on degenerate input.
