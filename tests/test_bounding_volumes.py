@@ -276,3 +276,83 @@ def test_full_matrix_matches_brute_force(bv, split, build, pair):
     opts = ck.BuildOptions(bv=bv, split=split, build=build)
     ck.build_bvh(a, opts).validate(a.triangles)
     check_against_brute(a.with_options(opts), b.with_options(opts), pa, pb, ref)
+
+
+# --- quality metrics, unit costs, the report ------------------------------------------------
+
+
+def test_tightness_of_one_triangle():
+    """The axis-aligned box of the right triangle (0,0,0), (1,0,0), (0,1,0) sticks out by the
+    distance from its corner (1, 1, 0) to the hypotenuse: tau = 1/sqrt(2), d = sqrt(2), rho = 1/2."""
+    from collisionkit.bvh.quality import tree_quality
+
+    tri = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    for bv in ("aabb", "kdop6", "obb", "sphere"):
+        m = ck.Mesh(tri, [[0, 1, 2]], options=ck.BuildOptions(bv=bv))
+        q = tree_quality(m.bvh())
+        (level,) = q.levels
+        assert abs(level.diameter - np.sqrt(2)) < 1e-12
+        if bv in ("aabb", "kdop6"):
+            assert abs(level.tau - 1 / np.sqrt(2)) < 1e-9 and abs(q.rho_mean - 0.5) < 1e-9
+        elif bv == "obb":
+            # the box along the hypotenuse (sqrt 2 x 1/sqrt 2): its far corners are 1/2 from the legs
+            assert abs(level.tau - 0.5) < 1e-9
+        else:  # sampled sup: never above the true one (1/sqrt(2) for the circumsphere too)
+            assert 0.6 < level.tau <= 1 / np.sqrt(2) + 1e-9
+
+
+def test_quality_ranks_volumes_on_the_bunny():
+    from collisionkit.bvh.quality import tree_quality
+
+    a = load_pb_mesh("bunny.obj")
+    rho = {
+        bv: tree_quality(ck.build_bvh(a, ck.BuildOptions(bv=bv)), max_nodes_per_level=6).rho_mean
+        for bv in ("sphere", "aabb", "kdop18")
+    }
+    assert rho["kdop18"] < rho["aabb"] < rho["sphere"]
+
+
+def test_unit_costs_and_cost_model():
+    from collisionkit.bvh.quality import unit_costs
+
+    a = load_pb_mesh("bunny.obj")
+    for bv in ("aabb", "obb", "sphere", "kdop14"):
+        c = unit_costs(ck.build_bvh(a, ck.BuildOptions(bv=bv)), n=512)
+        assert 0 < c.c_v < 1e-5 and 0 < c.c_p < 1e-4 and 0 <= c.c_u < 1e-5
+        assert c.model(10, 2, 0) == pytest.approx(10 * c.c_v + 2 * c.c_p)
+
+
+def test_bv_report_runs_and_cli(tmp_path):
+    from collisionkit import bv_report
+    from collisionkit.cli import main
+
+    box = ck.primitives.box_mesh([1.0, 2.0, 0.5])
+    rep = bv_report.evaluate(
+        box,
+        box,
+        n_poses=8,
+        kinds=["aabb", "kdop14"],
+        splits=["sah", "minmax"],
+        builds=["topdown", "bottomup"],
+        repeats=1,
+    )
+    assert {(r["bv"], r["split"], r["build"]) for r in rep["rows"]} == {
+        ("aabb", "sah", "topdown"), ("aabb", "minmax", "topdown"), ("kdop14", "sah", "topdown"),
+        ("kdop14", "minmax", "topdown"), ("aabb", "sah", "bottomup"), ("kdop14", "sah", "bottomup"),
+    }  # fmt: skip
+    assert 0.0 < rep["colliding_fraction"] < 1.0
+    png = tmp_path / "r.png"
+    bv_report.chart(rep, png)
+    assert png.stat().st_size > 1000
+    assert "Fastest all-pairs" in bv_report.to_markdown(rep)
+    obj = tmp_path / "box.obj"
+    obj.write_text(
+        "".join(f"v {x} {y} {z}\n" for x, y, z in box.vertices)
+        + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in box.faces)
+    )
+    out = tmp_path / "cli.png"
+    args = ["bv-report", str(obj), "--poses", "4", "--kinds", "sphere", "--splits", "sah", "--builds", "topdown"]
+    assert main([*args, "--repeats", "1", "--png", str(out)]) == 0
+    assert out.stat().st_size > 1000
+    assert main(["bv-report", str(obj), "--kinds", "cylinder"]) == 2
+    assert main(["bv-report", str(tmp_path / "missing.obj")]) == 2

@@ -251,7 +251,7 @@ def fit_sphere(tris, idx, s, e, minimal, out, pts):
     ``pts`` is scratch of at least 3 * (e - s) rows; ``minimal`` (bool-valued
     int) picks Welzl over Ritter.
     """
-    n = 0
+    n = np.int64(0)  # not a literal: one signature for minimal_sphere / ritter_sphere
     for k in range(s, e):
         i = idx[k]
         for v in range(3):
