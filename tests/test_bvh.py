@@ -33,7 +33,7 @@ def test_build_options_defaults_and_equality():
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"bv": "sphere"},
+        {"bv": "cylinder"},
         {"bv": "AABB"},
         {"bv": None},
         {"split": "spatial"},

@@ -250,7 +250,7 @@ def test_with_options_shares_geometry_and_tree_cache():
     with pytest.raises(TypeError):
         m.with_options(ck.BuildOptions(), leaf_size=2)
     with pytest.raises(ValueError):
-        m.with_options(bv="sphere")
+        m.with_options(bv="cylinder")
     with pytest.raises(TypeError):
         ck.Mesh(TET_V, TET_F, options={"bv": "obb"})
 

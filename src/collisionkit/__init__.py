@@ -16,6 +16,7 @@ from . import strategies  # noqa: E402
 from .bvh import BVH, BuildOptions  # noqa: E402
 from .bvh import build_bvh as _build_bvh_from_triangles  # noqa: E402
 from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
+from .bvh.refit import refit  # noqa: E402
 from .errors import CollisionKitError, InvalidMeshError, InvalidPoseError, UnsupportedPairError  # noqa: E402
 from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
@@ -77,6 +78,7 @@ __all__ = [
     "query_stats",
     "random_poses",
     "render_scene",
+    "refit",
     "rotation",
     "set_num_threads",
     "strategies",

@@ -197,6 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--show", type=int, default=20, help="rows to print in the table (default 20)")
         p.set_defaults(func=func)
 
+    sub.add_parser(
+        "bv-report",
+        help="every bounding volume x split rule on MESH [MESH2]: build, tightness, counts, times, PNG chart",
+        add_help=False,
+    )
     p = sub.add_parser("bench", help="run the pair benchmark (python -m benchmarks.pairs; needs the repository)")
     p.set_defaults(func=None)
     return parser
@@ -205,8 +210,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from .errors import CollisionKitError
 
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    if args_in[:1] == ["bv-report"]:
+        # its own parser (positional meshes, many options): collisionkit bv-report --help
+        from .bv_report import main as bv_report_main
+
+        return bv_report_main(args_in[1:])
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
+    args, rest = parser.parse_known_args(args_in)
     if rest and args.command != "bench":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:

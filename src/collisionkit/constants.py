@@ -113,3 +113,51 @@ BFS_VOLUMES = {"hybrid": 0, "aabb": 1, "sphere": 2}
 BFS_PARALLEL_MIN_FRONTIER = 256
 #: Node pairs per chunk of a parallel level (at most 4 chunks per thread).
 BFS_CHUNK_PAIRS = 64
+# --- issue 3: every bounding volume and split rule of the seeds ---------------------
+# (kernels/bv_sphere.py, kernels/bv_kdop.py, kernels/bvh_split.py, kernels/bvh_build_bottomup.py)
+#: Sphere: centre(3), radius(1). Ritter 1990 or the minimal enclosing sphere (Welzl 1991).
+BV_SPHERE = 2
+#: k-DOPs (Klosowski et al. 1998) over fixed integer normals shared by every node:
+#: 6 = the axes, 14 = + the 4 cube diagonals, 18 = + the 6 edge diagonals,
+#: 26 = all 13. Row: k/2 minima, k/2 maxima, point count, KDOP_POINTS[k] points
+#: (the node's triangle vertices when few, else the k-DOP's own vertices) from
+#: which the k-DOP is recomputed in a rotated frame (seed 001, "Dynamisches Szenario").
+BV_KDOP6 = 3
+BV_KDOP14 = 4
+BV_KDOP18 = 5
+BV_KDOP26 = 6
+BV_KINDS.update({"sphere": BV_SPHERE, "kdop6": BV_KDOP6, "kdop14": BV_KDOP14, "kdop18": BV_KDOP18, "kdop26": BV_KDOP26})
+#: Points stored per k-DOP node: 2k - 4 bounds the vertices of a 3-polytope with
+#: k faces (Euler: V <= 2F - 4), so a k-DOP's own vertices always fit.
+KDOP_POINTS = {6: 8, 14: 24, 18: 32, 26: 48}
+BV_WIDTH.update({BV_SPHERE: 4})
+BV_WIDTH.update({code: k + 1 + 3 * KDOP_POINTS[k] for k, code in ((6, BV_KDOP6), (14, BV_KDOP14), (18, BV_KDOP18), (26, BV_KDOP26))})
+
+#: Longest side of the node's box; cut at the centroid mean (seed 001, k-DOP trees).
+SPLIT_LONGEST = 3
+#: The axis whose mean cut minimises the sum of the children's box volumes (Klosowski "min sum").
+SPLIT_MINSUM = 4
+#: ... minimises the larger of the two children's box volumes (Klosowski "min max").
+SPLIT_MINMAX = 5
+#: The axis of largest centroid variance, cut at the mean (Klosowski "splatter").
+SPLIT_SPLATTER = 6
+SPLIT_RULES.update({"longest": SPLIT_LONGEST, "minsum": SPLIT_MINSUM, "minmax": SPLIT_MINMAX, "splatter": SPLIT_SPLATTER})
+
+#: Tree construction (BuildOptions.build): top-down splitting (default),
+#: bottom-up agglomerative clustering, incremental insertion (seed 001).
+BUILD_TOPDOWN = 0
+BUILD_BOTTOMUP = 1
+BUILD_INCREMENTAL = 2
+BUILDS = {"topdown": BUILD_TOPDOWN, "bottomup": BUILD_BOTTOMUP, "incremental": BUILD_INCREMENTAL}
+#: OBB axes (BuildOptions.obb_fit): area-weighted covariance of the node's
+#: triangles (default), PCA of its convex hull's vertices (seed 001),
+#: area-weighted covariance of the hull's triangles (Gottschalk 1996), or the
+#: smallest-volume box of the three.
+OBB_FITS = ("triangles", "hull_points", "hull_triangles", "best")
+#: Sphere fits (BuildOptions.sphere_fit): the minimal enclosing sphere (Welzl
+#: 1991, move-to-front) or Ritter's fast approximation (Ritter 1990, up to ~5-20% larger).
+SPHERE_FITS = ("minimal", "ritter")
+#: Window (clusters on each side in Morton order) searched for the nearest
+#: cluster by the bottom-up build (PLOC, Meister & Bittner 2018: 8-16 is within a
+#: few percent of full agglomerative clustering's SAH cost).
+BOTTOMUP_RADIUS = 12

@@ -7,9 +7,10 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG
+from ..constants import BUILD_TOPDOWN, BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG
 from ..kernels.bv_saabb import fit_saabb
 from ..kernels.bvh_build import build_binary_tree, max_abs_coordinate
+from ..kernels.bvh_build_bottomup import build_clustered_tree
 from ..kernels.layout import (
     META_DEPTH,
     META_FACES,
@@ -116,13 +117,24 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     exponent = int(np.frexp(scale_value)[1]) if scale_value > 0 else 0
     scaled = np.ldexp(tris, -exponent) if exponent else tris  # ldexp returns a new writable array
     # A saabb tree is the AABB tree plus a sphere per node (seed 002, kernels/bv_saabb.py).
-    build_code = BV_AABB if options.bv_code == BV_SAABB else options.bv_code
-    order, topo, bv, depth = build_binary_tree(scaled, build_code, options.split_code, options.leaf_size)
+    code = BV_AABB if options.bv_code == BV_SAABB else options.bv_code
+    fit, leaf_size = np.int64(options.fit_code), np.int64(options.leaf_size)
+    if options.build_code == BUILD_TOPDOWN:
+        order, topo, bv, depth = build_binary_tree(scaled, code, options.split_code, leaf_size, fit)
+    else:  # bottom-up clustering or incremental insertion (kernels/bvh_build_bottomup.py)
+        order, topo, bv, depth = build_clustered_tree(scaled, code, np.int64(options.build_code), leaf_size, fit)
+    if code == BV_OBB and options.obb_fit != "triangles":
+        from .volumes import refit_obb_from_hulls
+
+        refit_obb_from_hulls(bv, topo, np.ascontiguousarray(scaled[order]), options.obb_fit)
     if options.bv_code == BV_SAABB:
         bv = fit_saabb(topo, bv, np.ascontiguousarray(scaled[order]))
     if exponent:
-        centre_half = {BV_AABB: list(range(6)), BV_SAABB: list(range(10))}.get(options.bv_code, [0, 1, 2, 12, 13, 14])
-        bv[:, centre_half] = np.ldexp(bv[:, centre_half], exponent)
+        from .volumes import length_columns
+
+        # saabb: AABB centre/half (0-5) and sphere centre/radius (6-9) are lengths; column 10 a ratio
+        cols = list(range(10)) if options.bv_code == BV_SAABB else length_columns(code, bv.shape[1])
+        bv[:, cols] = np.ldexp(bv[:, cols], exponent)
     leaf_tris = np.ascontiguousarray(tris[order])
     seconds = time.perf_counter() - start
     counts = topo[:, 1][(topo[:, 2] & LEAF_FLAG) != 0]
@@ -196,7 +208,9 @@ def validate_bvh(tree: BVH, triangles: NDArray[np.float64] | None = None) -> Non
             c, axes, h = bv[i, :3], bv[i, 3:12].reshape(3, 3), bv[i, 12:15]
             excess = np.abs((pts - c) @ axes.T) - h
             assert np.allclose(axes @ axes.T, np.eye(3), atol=1e-9), f"node {i}: OBB axes not orthonormal"
-        else:  # pragma: no cover - guarded by BuildOptions
-            raise AssertionError(f"unknown volume kind {kind}")
+        else:  # spheres, k-DOPs (bvh/volumes.py)
+            from .volumes import containment_excess
+
+            excess = np.array([containment_excess(kind, bv[i], pts)])
         worst = float(excess.max())
         assert worst <= tol, f"node {i}: volume misses a vertex of its subtree by {worst:g}"

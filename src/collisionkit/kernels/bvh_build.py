@@ -15,6 +15,11 @@ eines OBB-Baums": split orthogonal to an axis of the box). Split rules:
 * ``median``: object median on the axis of largest centroid spread.
 * ``mean``: the mean of the centroids on that axis (Gottschalk's rule).
 * ``balanced``: seed 002's penalty |n_l - n_r| + lambda n_c (kernels/split_balanced.py).
+* ``longest``, ``minsum``, ``minmax``, ``splatter``: seed 001's k-DOP-tree
+  rules (kernels/bvh_split.py), cut at the centroid mean.
+
+Volumes other than AABB/OBB (spheres, k-DOPs) are fitted per node by
+kernels/bv_dispatch.fit_other, split in the world frame.
 
 Every rule falls back to an index median when a split would leave one side
 empty (all centroids equal), so depth stays logarithmic on degenerate input.
@@ -25,7 +30,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..constants import BV_OBB, LEAF_FLAG, SAH_BINS, SPLIT_BALANCED, SPLIT_MEAN, SPLIT_SAH
+from ..constants import BV_AABB, BV_OBB, LEAF_FLAG, SAH_BINS, SPLIT_BALANCED, SPLIT_LONGEST, SPLIT_MEAN, SPLIT_SAH, SPLIT_SPLATTER
+from .bv_dispatch import bv_width, fit_other
+from .bvh_split import split_axis_value
 from .linalg import symmetric_eigen3
 from .split_balanced import split_balanced
 
@@ -252,6 +259,14 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, rig
                 return mid
         return s + n // 2
 
+    if SPLIT_LONGEST <= rule <= SPLIT_SPLATTER:
+        # seed 001's k-DOP-tree rules (kernels/bvh_split.py); median if no cut separates
+        axis, value = split_axis_value(key, flo, fhi, s, e, rule, cmin, cmax)
+        if axis >= 0:
+            mid = _partition(idx, key, flo, fhi, s, e, axis, value)
+            if s < mid < e:
+                return mid
+        rule = SPLIT_MEAN  # then the median below, on the axis of largest spread
     if rule == SPLIT_MEAN:
         mean = 0.0
         for k in range(s, e):
@@ -277,8 +292,31 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, rig
 
 
 @njit(cache=True, nogil=True)
-def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
+def fit_node(bv_kind, fit, tris, idx, s, e, area, out, axes, work, pts, lo, hi, verts):
+    """Fit one node of any volume kind over triangles idx[s:e] into the row ``out``
+    (bottom-up and incremental builds, refits). Scratch as in build_binary_tree."""
+    if bv_kind == BV_OBB:
+        _fit_obb(tris, idx, s, e, area, out, axes, work)
+    elif bv_kind == BV_AABB:
+        for c in range(3):
+            a = np.inf
+            b = -np.inf
+            for k in range(s, e):
+                i = idx[k]
+                for v in range(3):
+                    a = min(a, tris[i, v, c])
+                    b = max(b, tris[i, v, c])
+            out[c] = 0.5 * (a + b)
+            out[3 + c] = 0.5 * (b - a)
+    else:
+        fit_other(bv_kind, fit, tris, idx, s, e, out, pts, lo, hi, verts)
+
+
+@njit(cache=True, nogil=True)
+def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
     """Build a binary BVH over ``tris`` (F, 3, 3), F >= 1.
+
+    ``fit`` selects a variant of the volume's fit (spheres: 0 minimal, 1 Ritter).
 
     Returns
     -------
@@ -293,7 +331,7 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
     F = tris.shape[0]
     idx = np.arange(F).astype(np.int32)
     max_nodes = 2 * F - 1
-    width = 15 if bv_kind == BV_OBB else 6
+    width = bv_width(bv_kind)
     topo = np.empty((max_nodes, 3), np.int32)
     bv = np.empty((max_nodes, width))
     area = np.empty(F)
@@ -331,6 +369,11 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
     cmin = np.empty(3)
     cmax = np.empty(3)
     obb_work = np.empty(45)
+    # scratch of the other kinds' fits (kernels/bv_dispatch.fit_other)
+    pts = np.empty((3 * F if bv_kind != BV_AABB and bv_kind != BV_OBB else 1, 3))
+    kd_lo = np.empty(13)
+    kd_hi = np.empty(13)
+    kd_verts = np.empty((48, 3))
     st_node = np.empty(max_nodes, np.int64)
     st_s = np.empty(max_nodes, np.int64)
     st_e = np.empty(max_nodes, np.int64)
@@ -352,6 +395,8 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
             depth = d
         if bv_kind == BV_OBB:
             _fit_obb(tris, idx, s, e, area, bv[node], axes, obb_work)
+        elif bv_kind != BV_AABB:
+            fit_other(bv_kind, fit, tris, idx, s, e, bv[node], pts, kd_lo, kd_hi, kd_verts)
         else:
             # flo/fhi rows are in segment order (they travel with idx): sequential reads
             for c in range(3):

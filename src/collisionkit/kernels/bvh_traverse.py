@@ -26,6 +26,7 @@ from numba import njit, prange
 
 from ..constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG, MODE_ANY, MODE_FIRST
 from .bv_box import boxes_overlap
+from .bv_dispatch import overlap_other, size_other
 from .layout import (
     META_DEPTH,
     META_FACES,
@@ -157,7 +158,9 @@ def collide_task(
     AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
     slack = 64.0 * _U * (scale_a[tree_a] + scale_b[tree_b] + abs(t[0]) + abs(t[1]) + abs(t[2]))
     is_obb = bv_kind == BV_OBB
-    size_col = 12 if is_obb else 3
+    is_aabb = bv_kind == BV_AABB
+    # spheres and k-DOPs (kernels/bv_dispatch.py) measure node size their own way: size_col -1
+    size_col = 12 if is_obb else (3 if is_aabb else -1)
 
     na0 = meta_a[tree_a, META_NODE_OFF]
     ta0 = meta_a[tree_a, META_TRI_OFF]
@@ -180,11 +183,14 @@ def collide_task(
         ib = nb0 + stack[top, 1]
         n_pairs += 1
         n_bv += 1
-        if is_obb:
+        if is_aabb:
+            hit = _aabb_overlap(R, AbsR, t, bv_a, ia, bv_b, ib, slack)
+        elif is_obb:
             n_upd += 1
             hit = _obb_overlap(R, t, bv_a, ia, bv_b, ib, slack)
         else:
-            hit = _aabb_overlap(R, AbsR, t, bv_a, ia, bv_b, ib, slack)
+            hit, upd = overlap_other(bv_kind, R, t, bv_a, ia, bv_b, ib, slack)
+            n_upd += upd
         if not hit:
             continue
         leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
@@ -207,7 +213,7 @@ def collide_task(
                 bhiy = max(B[1], max(B[4], B[7]))
                 bloz = min(B[2], min(B[5], B[8]))
                 bhiz = max(B[2], max(B[5], B[8]))
-                if not is_obb and (
+                if is_aabb and (
                     blox > bv_a[ia, 0] + bv_a[ia, 3] + slack
                     or bhix < bv_a[ia, 0] - bv_a[ia, 3] - slack
                     or bloy > bv_a[ia, 1] + bv_a[ia, 4] + slack
@@ -246,8 +252,12 @@ def collide_task(
         # reverse so the first child is visited first.
         if leaf_b or (
             not leaf_a
-            and bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
-            >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+            and (
+                bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
+                >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+                if size_col >= 0
+                else size_other(bv_kind, bv_a, ia) >= size_other(bv_kind, bv_b, ib)
+            )
         ):
             c0 = topo_a[ia, 0]
             c = c0 + topo_a[ia, 1] - 1
