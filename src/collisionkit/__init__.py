@@ -15,8 +15,8 @@ _numba.configure()  # numba's cache folder and threading layer, before any kerne
 from . import strategies  # noqa: E402
 from .bvh import BVH, BuildOptions  # noqa: E402
 from .bvh import build_bvh as _build_bvh_from_triangles  # noqa: E402
-from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
 from .bvh.refit import refit  # noqa: E402
+from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
 from .errors import CollisionKitError, InvalidMeshError, InvalidPoseError, UnsupportedPairError  # noqa: E402
 from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402

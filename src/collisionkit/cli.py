@@ -159,12 +159,153 @@ def cmd_contacts(args: argparse.Namespace) -> int:
     return EXIT_COLLISION if len(c) else EXIT_CLEAR
 
 
+def _pairs_table(pairs: list[tuple[str, str]]) -> str:
+    return table([[a, b] for a, b in pairs], ["object", "object"]) if pairs else ""
+
+
+def cmd_scene(args: argparse.Namespace) -> int:
+    from .scene import load_scene
+
+    loaded = load_scene(args.scene)
+    world = loaded.world(args.broadphase)
+    pairs = list(world.colliding_pairs().names)
+    data = {"scene": args.scene, "objects": list(world.names), "colliding": [list(p) for p in pairs]}
+
+    def text() -> str:
+        head = f"{args.scene}: {len(world.names)} objects, {len(pairs)} colliding pairs"
+        return head + ("\n" + _pairs_table(pairs) if pairs else "")
+
+    emit(args, data, text)
+    return EXIT_COLLISION if pairs else EXIT_CLEAR
+
+
+def _pick_robot(loaded, name: str | None):
+    if not loaded.robots:
+        raise CliError(f"{loaded.scene.path}: the scene has no robot")
+    if name is None:
+        if len(loaded.robots) > 1:
+            raise CliError(f"{loaded.scene.path}: several robots ({', '.join(loaded.robots)}); choose one with --robot")
+        name = next(iter(loaded.robots))
+    if name not in loaded.robots:
+        raise CliError(f"{loaded.scene.path}: no robot named {name!r} (robots: {', '.join(loaded.robots)})")
+    return name
+
+
+def cmd_trajectory(args: argparse.Namespace) -> int:
+    from .scene import load_scene, load_trajectory, trajectory_for
+
+    loaded = load_scene(args.scene)
+    rname = _pick_robot(loaded, args.robot)
+    robot, base, _ = loaded.robots[rname]
+    q = trajectory_for(robot, load_trajectory(args.trajectory))
+    world = loaded.world(args.broadphase, robots=False)  # obstacles: every other object (other robots at their scene joints)
+    for other in loaded.robots:
+        if other != rname:
+            for oname, mesh, pose in loaded.robot_link_objects(other):
+                world.add(oname, mesh, pose)
+    ignore = [o for a, b in loaded.scene.exclude for o in ((b,) if a == rname else (a,) if b == rname else ())]
+    steps = q.shape[0]
+    chunk = max(1, args.chunk)
+    show_progress = steps > chunk and not args.json and sys.stderr.isatty() or args.progress
+    records: list[dict[str, Any]] = []
+    first = None
+    for s0 in range(0, steps, chunk):
+        res = robot.check(q[s0 : s0 + chunk], world, base=base, ignore=ignore, detail=True,
+                          self_collision=not args.no_self)  # fmt: skip
+        for k in np.flatnonzero(res.colliding):
+            links = [robot.links[i] for i in np.flatnonzero(res.link_hits[k])]
+            parts = [n for n, h in res.object_hits.items() if h[k]]
+            selfp = [f"{a}+{b}" for (a, b), h in res.self_hits.items() if h[k]]
+            records.append({"step": int(s0 + k), "links": links, "parts": parts, "self": selfp})
+        if first is None and res.colliding.any():
+            first = int(s0 + np.argmax(res.colliding))
+        if show_progress:
+            done = min(steps, s0 + chunk)
+            print(f"\r  {done}/{steps} steps, {len(records)} colliding", end="", file=sys.stderr, flush=True)
+        if args.until_first and first is not None:
+            records = [r for r in records if r["step"] == first]
+            break
+    if show_progress:
+        print(file=sys.stderr)
+    data = {"scene": args.scene, "trajectory": args.trajectory, "robot": rname, "steps": steps,
+            "first_contact": first, "colliding_steps": records}  # fmt: skip
+
+    def text() -> str:
+        if first is None:
+            return f"{args.trajectory}: {steps} steps of {rname}, no contact"
+        head = f"{args.trajectory}: {len(records)} of {steps} steps of {rname} collide; first contact at step {first}"
+        rows = [[r["step"], ", ".join(r["links"]), ", ".join(r["parts"] + r["self"])] for r in records[: args.show]]
+        more = f"\n... {len(records) - args.show} more steps (--show N or --json)" if len(records) > args.show else ""
+        return head + "\n" + table(rows, ["step", "links", "touching"]) + more
+
+    emit(args, data, text)
+    return EXIT_COLLISION if first is not None else EXIT_CLEAR
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from .geometry.mesh import Mesh
+    from .render import render_scene
+    from .scene import load_scene, load_trajectory, trajectory_for
+
+    loaded = load_scene(args.scene)
+    if args.trajectory is not None:
+        rname = _pick_robot(loaded, args.robot)
+        robot, base, _ = loaded.robots[rname]
+        q = trajectory_for(robot, load_trajectory(args.trajectory))
+        if not 0 <= args.step < q.shape[0]:
+            raise CliError(f"{args.trajectory}: --step {args.step} out of range (0..{q.shape[0] - 1})")
+        loaded.robots[rname] = (robot, base, q[args.step])
+    elif args.step:
+        raise CliError("--step needs --trajectory")
+    world = loaded.world(args.broadphase)
+    contacts = world.contacts()
+    faces: dict[str, set[int]] = {}
+    for (a, b), c in _world_contact_faces(contacts):
+        faces.setdefault(a, set()).update(c[0])
+        faces.setdefault(b, set()).update(c[1])
+    shapes, poses, highlight = [], [], {}
+    for i, name in enumerate(world.names):
+        shape = world.shape(name)
+        shapes.append(shape if isinstance(shape, Mesh) else shape.mesh)  # convex shapes: their triangulation
+        poses.append(world.pose(name))
+        if name in faces:
+            highlight[i] = sorted(faces[name]) or True
+    for a, b in world.colliding_pairs().names:
+        for n in (a, b):
+            highlight.setdefault(world.names.index(n), True)
+    out = render_scene(shapes, poses, highlight=highlight, path=args.output, title=f"{Path(args.scene).name}"
+                       + (f" step {args.step}" if args.trajectory else ""))  # fmt: skip
+    n_pairs = len(world.colliding_pairs().names)
+    emit(args, {"output": str(out), "colliding_pairs": n_pairs},
+         lambda: f"wrote {out} ({n_pairs} colliding pairs highlighted)")  # fmt: skip
+    return EXIT_COLLISION if n_pairs else EXIT_CLEAR
+
+
+def _world_contact_faces(contacts: Any):
+    """((name_a, name_b), (faces of a, faces of b)) per colliding mesh pair of World.contacts()."""
+    for k, (a, b) in enumerate(contacts.names):
+        c = contacts.faces(k)
+        yield (a, b), (c[:, 0].tolist(), c[:, 1].tolist())
+
+
+#: Benchmarks ``collisionkit bench NAME`` runs (modules of the repository's benchmarks/ package).
+BENCHMARKS = ("pairs", "robot", "broadphase", "queries", "seed000", "seed002", "seed003", "bv_report", "obb_tests")
+
+
 def cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
+    import importlib
+
+    name = rest[0] if rest and not rest[0].startswith("-") else "pairs"
+    if rest and rest[0] == name:
+        rest = rest[1:]
+    if name not in BENCHMARKS:
+        raise CliError(f"unknown benchmark {name!r}; choose one of {', '.join(BENCHMARKS)}")
     try:
-        from benchmarks.pairs import main as bench_main
+        module = importlib.import_module(f"benchmarks.{name}")
     except ImportError:
         raise CliError("the benchmarks package is not importable; run from the repository root") from None
-    return int(bench_main(rest) or 0)
+    code = module.main(rest)
+    return code if isinstance(code, int) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -202,7 +343,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="every bounding volume x split rule on MESH [MESH2]: build, tightness, counts, times, PNG chart",
         add_help=False,
     )
-    p = sub.add_parser("bench", help="run the pair benchmark (python -m benchmarks.pairs; needs the repository)")
+    bp_help = "broad phase of the World: sap (default), brute, grid, hash, octree, tree"
+    p = sub.add_parser("scene", help="report every colliding pair of a scene file", description="Report every colliding pair "
+                       "of a scene file (YAML: meshes, convex shapes, robots with poses).")  # fmt: skip
+    p.add_argument("scene", help="scene file (YAML)")
+    p.add_argument("--broadphase", default="sap", help=bp_help)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_scene)
+
+    p = sub.add_parser("trajectory", help="play a robot's joint trajectory in a scene; report contacts per step",
+                       description="Play a robot's joint trajectory (CSV: one row of joint values per step, optional "
+                       "header of joint names) in a scene; report which links and parts collide at each step.")  # fmt: skip
+    p.add_argument("scene", help="scene file (YAML) with the robot")
+    p.add_argument("trajectory", help="CSV file: one row per step")
+    p.add_argument("--robot", help="which robot of the scene moves (default: the only one)")
+    p.add_argument("--until-first", action="store_true", help="stop at the first step with a contact")
+    p.add_argument("--no-self", action="store_true", help="skip self-collision between non-adjacent links")
+    p.add_argument("--chunk", type=int, default=256, help="steps per batched call (default 256)")
+    p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    p.add_argument("--show", type=int, default=20, help="colliding steps to print in the table (default 20)")
+    p.add_argument("--broadphase", default="sap", help=bp_help)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_trajectory)
+
+    p = sub.add_parser("render", help="draw a scene (optionally at a trajectory step) to PNG, contacts highlighted")
+    p.add_argument("scene", help="scene file (YAML)")
+    p.add_argument("-o", "--output", default="scene.png", help="PNG file to write (default scene.png)")
+    p.add_argument("--trajectory", help="CSV trajectory of the scene's robot")
+    p.add_argument("--step", type=int, default=0, help="trajectory step to draw (default 0)")
+    p.add_argument("--robot", help="which robot follows the trajectory (default: the only one)")
+    p.add_argument("--broadphase", default="sap", help=bp_help)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser(
+        "bench",
+        help=f"run a benchmark and write its report: bench [{'|'.join(BENCHMARKS)}] [--quick ...] (needs the repository)",
+    )
     p.set_defaults(func=None)
     return parser
 

@@ -339,6 +339,16 @@ class Robot:
         hi = np.where(np.isfinite(self.limits[:, 1]), self.limits[:, 1], np.pi)
         return lo + (hi - lo) * rng.random((n, self.dof))
 
+    def check(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
+        """(N,) bool: which configurations collide with ``world`` or (non-adjacent) self.
+
+        The planner's main call; see ``robot_check.check_configurations`` for the
+        options (``base``, ``self_collision``, ``ignore``, ``detail``, ``threads``).
+        """
+        from .robot_check import check_configurations
+
+        return check_configurations(self, q, world, **options)
+
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, links={len(self.links)}, dof={self.dof})"
 

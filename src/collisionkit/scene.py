@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .errors import CollisionKitError
 from .geometry.transforms import pose_from
@@ -298,6 +298,7 @@ class Trajectory:
     values: NDArray[np.float64]
     names: tuple[str, ...] | None
     lines: NDArray[np.int64]  # file line of each step (for messages)
+    header_line: int | None = None
 
 
 def load_trajectory(path: str | os.PathLike[str]) -> Trajectory:
@@ -316,6 +317,7 @@ def load_trajectory(path: str | os.PathLike[str]) -> Trajectory:
     rows: list[list[float]] = []
     lines: list[int] = []
     names: tuple[str, ...] | None = None
+    header_line = None
     width = None
     for lineno, row in enumerate(csv.reader(io.StringIO(text)), start=1):
         cells = [c.strip() for c in row]
@@ -326,6 +328,7 @@ def load_trajectory(path: str | os.PathLike[str]) -> Trajectory:
         except ValueError:
             if not rows and names is None and not any(_is_number(c) for c in cells):
                 names = tuple(cells)
+                header_line = lineno
                 width = len(cells)
                 continue
             bad = next(c for c in cells if not _is_number(c))
@@ -340,7 +343,7 @@ def load_trajectory(path: str | os.PathLike[str]) -> Trajectory:
         lines.append(lineno)
     if not rows:
         raise SceneError(p, None, "no trajectory rows")
-    return Trajectory(p, np.asarray(rows, dtype=np.float64), names, np.asarray(lines, dtype=np.int64))
+    return Trajectory(p, np.asarray(rows, dtype=np.float64), names, np.asarray(lines, dtype=np.int64), header_line)
 
 
 def _is_number(s: str) -> bool:
@@ -349,3 +352,130 @@ def _is_number(s: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# -- from a scene to shapes and a World -------------------------------------------------------
+@dataclass
+class LoadedScene:
+    """A scene with its shapes loaded.
+
+    Attributes
+    ----------
+    scene : Scene
+    shapes : dict[str, shape]
+        Every non-robot object's shape (Mesh or convex shape), by name.
+    poses : dict[str, (4, 4)]
+        Their poses.
+    robots : dict[str, (Robot, base pose (4, 4), joints (dof,))]
+        Every robot with its base pose and the scene's joint values.
+    """
+
+    scene: Scene
+    shapes: dict[str, Any]
+    poses: dict[str, NDArray[np.float64]]
+    robots: dict[str, tuple[Any, NDArray[np.float64], NDArray[np.float64]]]
+
+    def robot_link_objects(self, name: str, q: ArrayLike | None = None) -> list[tuple[str, Any, NDArray[np.float64]]]:
+        """(object name "robot/link", mesh, world pose) for each link with a mesh at joints ``q``."""
+        robot, base, q0 = self.robots[name]
+        poses = robot.link_poses(q0 if q is None else np.asarray(q, dtype=np.float64), base)
+        return [
+            (f"{name}/{link}", robot.link_meshes[link], poses[i])
+            for i, link in enumerate(robot.links)
+            if robot.link_meshes.get(link) is not None
+        ]
+
+    def world(self, broadphase: str = "sap", *, robots: bool = True) -> Any:
+        """A World of every object (robot links as "robot/link", adjacent links
+        excluded from each other) plus the scene's ``exclude`` pairs."""
+        from .robot_check import adjacent_links
+        from .world import World
+
+        w = World(broadphase=broadphase)
+        for name, shape in self.shapes.items():
+            w.add(name, shape, self.poses[name])
+        if robots:
+            for rname, (robot, _, _) in self.robots.items():
+                for oname, mesh, pose in self.robot_link_objects(rname):
+                    w.add(oname, mesh, pose)
+                for i, j in adjacent_links(robot):
+                    a, b = f"{rname}/{robot.links[i]}", f"{rname}/{robot.links[j]}"
+                    if a in w.names and b in w.names:
+                        w.exclude(a, b)
+        for a, b in self.scene.exclude:
+            for x in self._expand(a, w.names):
+                for y in self._expand(b, w.names):
+                    w.exclude(x, y)
+        return w
+
+    def _expand(self, name: str, names: tuple[str, ...]) -> list[str]:
+        """An object name, or every link object of a robot name."""
+        if name in self.robots:
+            return [n for n in names if n.startswith(name + "/")]
+        return [name] if name in names else []
+
+
+def load_scene(scene: Scene | str | os.PathLike[str]) -> LoadedScene:
+    """Load every file a scene names (meshes, URDFs); errors name the scene file and line."""
+    from .convex.shapes import Box, Capsule, Cylinder, Sphere
+    from .geometry.mesh import Mesh
+    from .robot import Robot
+
+    sc = scene if isinstance(scene, Scene) else Scene.load(scene)
+    shapes: dict[str, Any] = {}
+    poses: dict[str, NDArray[np.float64]] = {}
+    robots: dict[str, tuple[Any, NDArray[np.float64], NDArray[np.float64]]] = {}
+    for o in sc.objects:
+        try:
+            if o.kind == "mesh":
+                shapes[o.name] = Mesh.load(o.source)
+            elif o.kind == "box":
+                shapes[o.name] = Box(o.params["size"])
+            elif o.kind == "sphere":
+                shapes[o.name] = Sphere(o.params["radius"])
+            elif o.kind == "capsule":
+                shapes[o.name] = Capsule(o.params["radius"], o.params["length"])
+            elif o.kind == "cylinder":
+                shapes[o.name] = Cylinder(o.params["radius"], o.params["length"])
+            else:
+                robot = Robot.load(o.source)
+                q = joint_vector(robot, o.params.get("joints"), sc.path, o.params.get("joints_line", o.line))
+                robots[o.name] = (robot, o.pose, q)
+                continue
+        except SceneError:
+            raise
+        except (CollisionKitError, ValueError, OSError) as exc:
+            raise SceneError(sc.path, o.line, f"object {o.name!r}: {exc}") from None
+        poses[o.name] = o.pose
+    return LoadedScene(sc, shapes, poses, robots)
+
+
+def joint_vector(robot: Any, joints: Any, path: Path, line: int | None) -> NDArray[np.float64]:
+    """The (dof,) configuration from a list (joint_names order) or {name: value}; zeros if None."""
+    q = np.zeros(robot.dof)
+    if joints is None:
+        return q
+    if isinstance(joints, dict):
+        for name, value in joints.items():
+            if name not in robot.joint_names:
+                raise SceneError(path, line, f"robot {robot.name!r} has no joint {name!r} (joints: {', '.join(robot.joint_names)})")
+            q[robot.joint_names.index(name)] = value
+        return q
+    if len(joints) != robot.dof:
+        raise SceneError(path, line, f"robot {robot.name!r} has {robot.dof} joints, got {len(joints)} values")
+    return np.asarray(joints, dtype=np.float64)
+
+
+def trajectory_for(robot: Any, traj: Trajectory) -> NDArray[np.float64]:
+    """The (steps, dof) configurations of a trajectory file for ``robot`` (header names map columns)."""
+    if traj.names is not None:
+        unknown = [n for n in traj.names if n not in robot.joint_names]
+        if unknown:
+            raise SceneError(traj.path, traj.header_line, f"unknown joint {unknown[0]!r} (robot {robot.name!r} has {', '.join(robot.joint_names)})")
+        q = np.zeros((traj.values.shape[0], robot.dof))
+        for c, n in enumerate(traj.names):
+            q[:, robot.joint_names.index(n)] = traj.values[:, c]
+        return q
+    if traj.values.shape[1] != robot.dof:
+        raise SceneError(traj.path, int(traj.lines[0]), f"robot {robot.name!r} has {robot.dof} joints, rows have {traj.values.shape[1]} values")
+    return traj.values

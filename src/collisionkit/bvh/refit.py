@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..constants import BV_AABB, BV_SAABB
 from ..errors import InvalidMeshError
+from ..kernels.bv_saabb import fit_saabb
 from ..kernels.bvh_build import max_abs_coordinate
 from ..kernels.bvh_refit import refit_volumes
 from .tree import BVH, BVHArrays
@@ -22,7 +24,13 @@ def refit_tree(tree: BVH, triangles: np.ndarray) -> BVH:
     tris = np.ascontiguousarray(np.asarray(triangles, np.float64)[a.face_ids])
     bv = a.bv.copy()
     o = tree.options
-    refit_volumes(tris, a.topo, np.int64(o.bv_code), np.int64(o.fit_code), bv)
+    if o.bv_code == BV_SAABB:
+        # S-AABB: refit the AABB columns, then fit the node spheres (and ratios) anew
+        box = np.ascontiguousarray(bv[:, :6])
+        refit_volumes(tris, a.topo, np.int64(BV_AABB), np.int64(o.fit_code), box)
+        bv = fit_saabb(a.topo, box, tris)
+    else:
+        refit_volumes(tris, a.topo, np.int64(o.bv_code), np.int64(o.fit_code), bv)
     scale = np.array([max_abs_coordinate(tris)])
     seconds = time.perf_counter() - start
     arrays = BVHArrays(a.topo, bv, tris, a.face_ids, a.meta, scale)

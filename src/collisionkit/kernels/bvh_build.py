@@ -30,7 +30,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..constants import BV_AABB, BV_OBB, LEAF_FLAG, SAH_BINS, SPLIT_BALANCED, SPLIT_LONGEST, SPLIT_MEAN, SPLIT_SAH, SPLIT_SPLATTER
+from ..constants import (
+    BV_AABB,
+    BV_OBB,
+    LEAF_FLAG,
+    SAH_BINS,
+    SPLIT_BALANCED,
+    SPLIT_LONGEST,
+    SPLIT_MEAN,
+    SPLIT_SAH,
+    SPLIT_SPLATTER,
+)
 from .bv_dispatch import bv_width, fit_other
 from .bvh_split import split_axis_value
 from .linalg import symmetric_eigen3
