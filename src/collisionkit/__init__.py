@@ -21,6 +21,7 @@ from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
 from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
+from .world import World  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,7 @@ __all__ = [
     "Mesh",
     "Stats",
     "UnsupportedPairError",
+    "World",
     "build_bvh",
     "contacts",
     "intersects",
