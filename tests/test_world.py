@@ -63,7 +63,6 @@ def test_colliding_pairs_equal_pairwise_intersects(meshes, broadphase):
     w = ck.World(broadphase)
     for k, (s, T) in enumerate(zip(shapes, poses, strict=True)):
         w.add(f"m{k}", s, T)
-    rng = np.random.default_rng(0)
     for frame in range(4):
         got = set(map(tuple, w.colliding_pairs().index.tolist()))
         assert got == pairwise(w), f"frame {frame}"

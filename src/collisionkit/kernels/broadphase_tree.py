@@ -219,18 +219,19 @@ def _remove(nlo, nhi, parent, c1, c2, height, nslot, st, leaf):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _set_fat(nlo, nhi, lo, hi, leaf, s, margin):
-    m = margin * max(hi[s, 0] - lo[s, 0], max(hi[s, 1] - lo[s, 1], hi[s, 2] - lo[s, 2]))
+def _set_fat(nlo, nhi, lo, hi, leaf, s, margin, floor):
+    m = max(floor, margin * max(hi[s, 0] - lo[s, 0], max(hi[s, 1] - lo[s, 1], hi[s, 2] - lo[s, 2])))
     for d in range(3):
         nlo[leaf, d] = lo[s, d] - m
         nhi[leaf, d] = hi[s, d] + m
 
 
 @njit(cache=True, nogil=True)
-def tree_update(lo, hi, slots, removed, added, margin,
+def tree_update(lo, hi, slots, removed, added, margin, floor,
                 nlo, nhi, parent, c1, c2, height, nslot, slot_leaf, st):
     """Remove, add, and reinsert the leaves whose object left its fat box;
-    return the number of reinsertions. Node arrays need 2 * live objects rows."""
+    return the number of reinsertions. Fat boxes are grown by
+    max(floor, margin * largest extent). Node arrays need 2 * live objects rows."""
     for i in range(removed.shape[0]):
         s = removed[i]
         leaf = slot_leaf[s]
@@ -242,7 +243,7 @@ def tree_update(lo, hi, slots, removed, added, margin,
         s = added[i]
         leaf = _alloc(c1, c2, parent, height, nslot, st)
         nslot[leaf] = s
-        _set_fat(nlo, nhi, lo, hi, leaf, s, margin)
+        _set_fat(nlo, nhi, lo, hi, leaf, s, margin, floor)
         _insert(nlo, nhi, parent, c1, c2, height, nslot, st, leaf)
         slot_leaf[s] = leaf
     moved = np.int64(0)
@@ -255,7 +256,7 @@ def tree_update(lo, hi, slots, removed, added, margin,
         ):
             continue
         _remove(nlo, nhi, parent, c1, c2, height, nslot, st, leaf)
-        _set_fat(nlo, nhi, lo, hi, leaf, s, margin)
+        _set_fat(nlo, nhi, lo, hi, leaf, s, margin, floor)
         _insert(nlo, nhi, parent, c1, c2, height, nslot, st, leaf)
         moved += 1
     return moved

@@ -140,12 +140,19 @@ class _Cells(BroadPhase):
         self.cell_size = None if cell_size is None else float(cell_size)
         self.max_per_object = int(max_per_object)
         self.cell = self.cell_size or 1.0
+        self._chosen = False
         self._big = np.zeros(32, np.bool_)
 
     def update(self, lo, hi, slots, removed, added) -> None:
         if self._big.shape[0] < lo.shape[0]:
             self._big = np.zeros(lo.shape[0], np.bool_)
-        self.cell = self.cell_size if self.cell_size is not None else default_cell(lo, hi, slots)
+        # PERF: the sizes change only when objects come or go (rotation changes a
+        # world box's extent by at most sqrt(3)), so the cell is chosen then.
+        if self.cell_size is not None:
+            self.cell = self.cell_size
+        elif removed.shape[0] or added.shape[0] or not self._chosen:
+            self.cell = default_cell(lo, hi, slots)
+            self._chosen = True
 
 
 class UniformGrid(_Cells):
@@ -237,15 +244,17 @@ class LooseOctree(BroadPhase):
 
 class DynamicTree(BroadPhase):
     """A dynamic AABB tree with fat leaves (grown by ``margin`` x the object's
-    largest extent), incremental insert/remove/reinsert and rotations."""
+    largest extent, at least ``margin`` x the median extent), incremental
+    insert/remove/reinsert and rotations."""
 
     name = "tree"
 
-    def __init__(self, margin: float = 0.1) -> None:
+    def __init__(self, margin: float = 0.2) -> None:
         super().__init__()
         if not (np.isfinite(margin) and margin >= 0):
             raise ValueError(f"margin must be a finite float >= 0, got {margin!r}")
         self.margin = float(margin)
+        self._floor = -1.0
         self.st = np.array([-1, 0], _I64)
         self._nodes(64)
         self.slot_leaf = np.full(32, -1, _I64)
@@ -279,8 +288,13 @@ class DynamicTree(BroadPhase):
         need = 2 * (slots.shape[0] + removed.shape[0]) + 2
         if self.nlo.shape[0] < need:
             self._nodes(max(need, 2 * self.nlo.shape[0]))
+        if removed.shape[0] or added.shape[0] or self._floor < 0:
+            # fat margin: margin x the object's largest extent, at least margin x
+            # the median extent (small objects would otherwise be reinserted on
+            # almost every move)
+            self._floor = self.margin * 0.5 * default_cell(lo, hi, slots) if slots.shape[0] else 0.0
         self.work = int(kt.tree_update(
-            lo, hi, slots, removed, added, self.margin,
+            lo, hi, slots, removed, added, self.margin, self._floor,
             self.nlo, self.nhi, self.parent, self.c1, self.c2, self.height, self.nslot, self.slot_leaf, self.st,
         ))
 

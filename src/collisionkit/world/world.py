@@ -92,8 +92,12 @@ class World:
         self._slot_names: list[str | None] = [None] * cap
         self._slot_of: dict[str, int] = {}
         self._free: list[int] = list(range(cap - 1, -1, -1))
-        self._order = np.empty(0, _I64)  # insertion-order index -> slot
-        self._names: tuple[str, ...] = ()
+        # insertion-order index -> slot: a list (O(1) add), its array and the
+        # names tuple built lazily (a 100k-object world is built in O(n))
+        self._order_list: list[int] = []
+        self._order_arr: NDArray[np.int64] | None = np.empty(0, _I64)
+        self._names_t: tuple[str, ...] | None = ()
+        self._rank_dirty = False
         self._added: dict[int, None] = {}
         self._removed: set[int] = set()
         self._filter = PairFilter()
@@ -105,7 +109,24 @@ class World:
 
     # -- objects -----------------------------------------------------------------------
     def __len__(self) -> int:
-        return int(self._order.shape[0])
+        return len(self._order_list)
+
+    @property
+    def _order(self) -> NDArray[np.int64]:
+        """(n,) int64 slot of each insertion-order index (ranks kept in step)."""
+        if self._order_arr is None:
+            self._order_arr = np.array(self._order_list, dtype=_I64)
+        if self._rank_dirty:
+            self._rank[self._order_arr] = np.arange(self._order_arr.shape[0], dtype=_I64)
+            self._rank_dirty = False
+        return self._order_arr
+
+    @property
+    def _names(self) -> tuple[str, ...]:
+        if self._names_t is None:
+            names = self._slot_names
+            self._names_t = tuple(names[s] for s in self._order_list)
+        return self._names_t
 
     def __contains__(self, name: object) -> bool:
         return name in self._slot_of
@@ -120,7 +141,9 @@ class World:
 
     def index(self, name: str) -> int:
         """Insertion-order index of object ``name``."""
-        return int(self._rank[self._slot(name)])
+        s = self._slot(name)
+        self._order  # noqa: B018 - brings the ranks up to date
+        return int(self._rank[s])
 
     def shape(self, name: str) -> Any:
         return self._shapes[self._slot(name)]
@@ -200,7 +223,8 @@ class World:
         self._slot_names[s] = name
         self._slot_of[name] = s
         self._added[s] = None
-        self._order = np.append(self._order, _I64(s))
+        self._order_list.append(s)
+        self._rank[s] = len(self._order_list) - 1
         self._reindex(mesh_changed=isinstance(shape, Mesh))
         return len(self) - 1
 
@@ -219,7 +243,8 @@ class World:
         self._mask[s] = WORLD_DEFAULT_MASK
         self._filter.drop_slot(s)
         self._rank[s] = -1
-        self._order = self._order[self._order != s]
+        self._order_list.remove(s)
+        self._rank_dirty = True
         self._free.append(s)
         self._reindex(mesh_changed=mesh)
 
@@ -229,8 +254,8 @@ class World:
             self.remove(name)
 
     def _reindex(self, mesh_changed: bool) -> None:
-        self._rank[self._order] = np.arange(self._order.shape[0], dtype=_I64)
-        self._names = tuple(self._slot_names[s] for s in self._order.tolist())
+        self._order_arr = None
+        self._names_t = None
         self._bp_dirty = True
         self._cand = self._coll = None
         if mesh_changed:
@@ -346,6 +371,7 @@ class World:
     def excluded_pairs(self) -> list[tuple[str, str]]:
         """The excluded pairs by name (each (earlier, later) in insertion order)."""
         out = []
+        self._order  # noqa: B018 - brings the ranks up to date
         for sa, sb in self._filter.slot_pairs():
             if self._rank[sa] > self._rank[sb]:
                 sa, sb = sb, sa
@@ -357,6 +383,7 @@ class World:
         matrix: "allowed to touch", never reported). Symmetric, False diagonal."""
         n = len(self)
         m = np.zeros((n, n), np.bool_)
+        self._order  # noqa: B018 - brings the ranks up to date
         for sa, sb in self._filter.slot_pairs():
             i, j = self._rank[sa], self._rank[sb]
             m[i, j] = m[j, i] = True
@@ -440,7 +467,7 @@ class World:
         tree_of = np.full(self._local.shape[0], -1, _I64)
         trees: list = []
         where: dict[int, int] = {}
-        for s in self._order.tolist():
+        for s in self._order_list:
             shape = self._shapes[s]
             if type(shape) is Mesh or isinstance(shape, Mesh):
                 tree = shape.tree_for("aabb")
