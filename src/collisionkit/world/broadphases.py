@@ -102,9 +102,11 @@ class SweepAndPrune(BroadPhase):
             self.val, self.eid = val, eid
         if self._removed.shape[0] < cap:
             self._removed = np.zeros(cap, np.bool_)
-        self._removed[removed] = True
+        if removed.shape[0]:
+            self._removed[removed] = True
         n_ep, swaps = ks.sap_update(self.val, self.eid, _I64(self.n_ep), self._removed, added, lo, hi)
-        self._removed[removed] = False
+        if removed.shape[0]:
+            self._removed[removed] = False
         self.n_ep = int(n_ep)
         self.work = int(swaps)
 

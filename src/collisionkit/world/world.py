@@ -98,6 +98,7 @@ class World:
         self._order_arr: NDArray[np.int64] | None = np.empty(0, _I64)
         self._names_t: tuple[str, ...] | None = ()
         self._rank_dirty = False
+        self._contiguous = True
         self._added: dict[int, None] = {}
         self._removed: set[int] = set()
         self._filter = PairFilter()
@@ -116,6 +117,8 @@ class World:
         """(n,) int64 slot of each insertion-order index (ranks kept in step)."""
         if self._order_arr is None:
             self._order_arr = np.array(self._order_list, dtype=_I64)
+            n = self._order_arr.shape[0]
+            self._contiguous = n == 0 or (int(self._order_arr[-1]) == n - 1 and bool(np.all(np.diff(self._order_arr) == 1)))
         if self._rank_dirty:
             self._rank[self._order_arr] = np.arange(self._order_arr.shape[0], dtype=_I64)
             self._rank_dirty = False
@@ -315,7 +318,10 @@ class World:
             return
         T = self._pose_stack(poses, n, "poses")
         self._boxes(T, slots, "poses", True)
-        self._poses[slots] = T
+        if names is None and self._contiguous:
+            self._poses[:n] = T  # PERF: no removal yet: slots are 0..n-1, a slice copy
+        else:
+            self._poses[slots] = T
         self._bp_dirty = True
         self._cand = self._coll = None
 
@@ -407,8 +413,8 @@ class World:
     def _update_broadphase(self) -> None:
         if not self._bp_dirty:
             return
-        removed = np.array(sorted(self._removed), dtype=_I64)
-        added = np.array(list(self._added), dtype=_I64)
+        removed = np.array(sorted(self._removed), dtype=_I64) if self._removed else _EMPTY
+        added = np.array(list(self._added), dtype=_I64) if self._added else _EMPTY
         self._bp.update(self._lo, self._hi, self._order, removed, added)
         self._removed.clear()
         self._added.clear()
@@ -426,6 +432,7 @@ class World:
         out = np.empty((k, 2), _I64)
         m = finish_pairs(self._raw, _I64(k), self._rank, _I64(len(self)), self._group, self._mask, self._filter.array, out)
         self._cand = out[:m]
+        self._cand.flags.writeable = False  # shared with the Pairs records handed out
         return self._cand
 
     def candidate_pairs(self) -> Pairs:
@@ -436,7 +443,7 @@ class World:
         Pairs
             ``index`` (M, 2) int64 rows (i, j), i < j, sorted; ``names``.
         """
-        return Pairs(self._candidates().copy(), self._names)
+        return Pairs(self._candidates(), self._names)
 
     def colliding_pairs(self) -> Pairs:
         """Pairs whose shapes intersect (exact narrow phase on the candidates).
@@ -447,7 +454,7 @@ class World:
             Exactly the pairs ``collisionkit.intersects`` reports for every
             filtered pair of objects, as ``index`` (M, 2) rows (i, j), i < j.
         """
-        return Pairs(self._colliding().copy(), self._names)
+        return Pairs(self._colliding(), self._names)
 
     def step(self, poses: Any) -> Pairs:
         """``set_poses(poses)`` then ``colliding_pairs()``: one frame."""
@@ -551,6 +558,7 @@ class World:
                     si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
                     hit[r] = bool(intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]))
         self._coll = cand[hit]
+        self._coll.flags.writeable = False
         return self._coll
 
     def contacts(self, *, max_pairs: int | None = None) -> WorldContacts:
