@@ -125,15 +125,25 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
     for c in range(ncells):
         counts[c + 1] += counts[c]
     fill = counts[:ncells].copy()
-    ent = np.empty(entries, np.int64)  # position p in slots
+    # PERF: each entry carries its object's box and first cell, so the pair loop
+    # below reads memory in cell order instead of gathering by slot (at 100k
+    # objects the gathers missed the cache on almost every pair).
+    ent = np.empty(entries, np.int64)  # slot
+    rec = np.empty((entries, 9))  # lo xyz, hi xyz, first cell xyz (exact in float64: |cell| <= 2**50)
     for p in range(n):
-        if big[slots[p]]:
+        s = slots[p]
+        if big[s]:
             continue
         for x in range(r0[p, 0], r1[p, 0] + 1):
             for y in range(r0[p, 1], r1[p, 1] + 1):
                 for z in range(r0[p, 2], r1[p, 2] + 1):
                     c = (x * ny + y) * nz + z
-                    ent[fill[c]] = p
+                    i = fill[c]
+                    ent[i] = s
+                    for d in range(3):
+                        rec[i, d] = lo[s, d]
+                        rec[i, 3 + d] = hi[s, d]
+                        rec[i, 6 + d] = r0[p, d]
                     fill[c] += 1
     cap = out.shape[0]
     k = 0
@@ -142,22 +152,22 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
         s1 = counts[c + 1]
         if s1 - s0 < 2:
             continue
-        cx = c // (ny * nz)
-        cy = (c // nz) % ny
-        cz = c % nz
+        cx = float(c // (ny * nz))
+        cy = float((c // nz) % ny)
+        cz = float(c % nz)
         for i in range(s0, s1):
-            p = ent[i]
-            a = slots[p]
             for j in range(i + 1, s1):
-                q = ent[j]
                 # report from the reference cell only (each pair once)
-                if max(r0[p, 0], r0[q, 0]) != cx or max(r0[p, 1], r0[q, 1]) != cy or max(r0[p, 2], r0[q, 2]) != cz:
+                if max(rec[i, 6], rec[j, 6]) != cx or max(rec[i, 7], rec[j, 7]) != cy or max(rec[i, 8], rec[j, 8]) != cz:
                     continue
-                b = slots[q]
-                if boxes_overlap_slots(lo, hi, a, b):
+                if (
+                    rec[i, 0] <= rec[j, 3] and rec[j, 0] <= rec[i, 3]
+                    and rec[i, 1] <= rec[j, 4] and rec[j, 1] <= rec[i, 4]
+                    and rec[i, 2] <= rec[j, 5] and rec[j, 2] <= rec[i, 5]
+                ):
                     if k < cap:
-                        out[k, 0] = a
-                        out[k, 1] = b
+                        out[k, 0] = ent[i]
+                        out[k, 1] = ent[j]
                     k += 1
     k = _oversize_pairs(lo, hi, slots, big, out, k)
     return k, cell, entries
