@@ -3,6 +3,7 @@ force broad phase beside the fast one for the same purpose)."""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .broadphase_common import boxes_overlap_slots
@@ -15,7 +16,7 @@ def brute_pairs(lo, hi, slots, out):
     a bigger buffer)."""
     n = slots.shape[0]
     cap = out.shape[0]
-    k = 0
+    k = np.int64(0)
     for p in range(n):
         a = slots[p]
         for q in range(p + 1, n):

@@ -88,7 +88,7 @@ def finish_pairs(raw, m, rank, n, group, mask, excluded, out):
     Returns the number of rows written.
     """
     keys = np.empty(m, np.int64)
-    k = 0
+    k = np.int64(0)
     ne = excluded.shape[0]
     for p in range(m):
         a = raw[p, 0]

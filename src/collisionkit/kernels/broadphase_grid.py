@@ -146,7 +146,7 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
                         rec[i, 6 + d] = r0[p, d]
                     fill[c] += 1
     cap = out.shape[0]
-    k = 0
+    k = np.int64(0)
     for c in range(ncells):
         s0 = counts[c]
         s1 = counts[c + 1]
@@ -235,7 +235,7 @@ def hash_pairs(lo, hi, slots, cell, max_per_object, big, out):
                     ecell[i, 2] = z
                     fill[h] += 1
     cap = out.shape[0]
-    k = 0
+    k = np.int64(0)
     for c in range(nb):
         s0 = counts[c]
         s1 = counts[c + 1]

@@ -158,7 +158,7 @@ def octree_pairs(lo, hi, slots, obj_node, obj_next, node_key, node_head, table, 
     (pairs found, cells looked up)."""
     levels = np.flatnonzero(level_count > 0) - LEVEL_OFFSET  # ascending: coarse first
     cap = out.shape[0]
-    k = 0
+    k = np.int64(0)
     lookups = np.int64(0)
     for p in range(slots.shape[0]):
         b = slots[p]

@@ -126,7 +126,7 @@ def sap_pairs(eid, n_ep, lo, hi, n_slots, out):
     """Sweep the cheapest axis; write overlapping slot pairs into ``out`` while
     room lasts. Returns (pairs found, axis swept, 1-D overlaps on that axis)."""
     best = 0
-    best_count = sap_overlaps_1d(eid, n_ep, 0)
+    best_count = sap_overlaps_1d(eid, n_ep, np.int64(0))
     for ax in range(1, 3):
         c = sap_overlaps_1d(eid, n_ep, ax)
         if c < best_count:
@@ -146,7 +146,7 @@ def sap_pairs(eid, n_ep, lo, hi, n_slots, out):
     where = np.empty(n_slots, np.int64)
     n_active = 0
     cap = out.shape[0]
-    k = 0
+    k = np.int64(0)
     for i in range(n_ep):
         e = eid[best, i]
         s = e >> 1

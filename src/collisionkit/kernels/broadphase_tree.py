@@ -284,7 +284,7 @@ def tree_pairs(lo, hi, nlo, nhi, c1, c2, height, nslot, st, out):
     stack[0, 1] = root
     top = 1
     cap = out.shape[0]
-    k = 0
+    k = np.int64(0)
     visits = np.int64(0)
     while top > 0:
         top -= 1
