@@ -32,6 +32,7 @@ from .query.toi import time_of_impact  # noqa: E402
 from .render import render_scene  # noqa: E402
 from .robot import Robot  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
+from .world import World  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -67,6 +68,7 @@ __all__ = [
     "Stats",
     "TimeOfImpact",
     "UnsupportedPairError",
+    "World",
     "build_bvh",
     "classify",
     "contacts",

@@ -161,3 +161,16 @@ SPHERE_FITS = ("minimal", "ritter")
 #: cluster by the bottom-up build (PLOC, Meister & Bittner 2018: 8-16 is within a
 #: few percent of full agglomerative clustering's SAH cost).
 BOTTOMUP_RADIUS = 12
+# --- the World (collisionkit.World, kernels/broadphase_*.py) -----------------------
+#: Relative padding of every object's world box, times (|local centre|_1 +
+#: |local half extents|_1 + |t|_1). It covers the rounding of the box arithmetic
+#: (a few units of roundoff) and the narrow phase's use of R_a^T as the inverse
+#: of a pose whose rotation is accepted when max|R^T R - I| <= POSE_RIGIDITY_TOL:
+#: a's frame then differs from the world by up to ~5 * POSE_RIGIDITY_TOL of the
+#: distances involved, so a pair the narrow phase calls intersecting always has
+#: overlapping padded boxes. (1e-5 relative: far below any broad-phase margin.)
+WORLD_BOX_SLACK = 64.0 * 2.0**-53 + 8.0 * POSE_RIGIDITY_TOL
+#: Group and mask of an object added without them: group bit 0, every mask bit,
+#: so that by default every pair is tested (Box2D's category/mask convention).
+WORLD_DEFAULT_GROUP = 1
+WORLD_DEFAULT_MASK = -1

@@ -1,0 +1,658 @@
+"""The World: named objects, their poses, a broad phase, exact pair queries.
+
+Per frame (``step`` or ``set_poses`` then a query) the path is a handful of
+compiled calls, none per object in Python: world boxes of all objects from
+their local boxes and poses (one kernel), the broad phase's incremental update
+and pair search (one or two kernels), filtering and sorting (one kernel), and
+the narrow phase of every mesh-mesh candidate pair in one batched call of the
+engine's traversal kernel over a pool of all the meshes' trees. Pairs with
+other shapes go through ``collisionkit.intersects`` / ``contacts`` (and so
+through ``query.dispatch``), one call per pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from ..constants import (
+    BV_AABB,
+    MODE_ALL,
+    MODE_ANY,
+    PARALLEL_MIN_POSES,
+    TRI_TEST_GUIGUE,
+    WORLD_BOX_SLACK,
+    WORLD_DEFAULT_GROUP,
+    WORLD_DEFAULT_MASK,
+)
+from ..errors import CollisionKitError
+from ..geometry.mesh import Mesh
+from ..kernels import bvh_traverse as kt
+from ..kernels.broadphase_common import finish_pairs, world_boxes
+from ..kernels.layout import META_FACES, META_NODE_OFF, META_TRI_OFF, N_STATS
+from ..query.engine import pose_error, thread_count
+from . import broadphases
+from .filters import PairFilter, as_bits
+from .records import Pairs, WorldContacts
+
+_I64 = np.int64
+_F64 = np.dtype(np.float64)
+_EMPTY = np.empty(0, _I64)
+
+
+class World:
+    """Many named objects with poses; which pairs collide.
+
+    Parameters
+    ----------
+    broadphase : {"sap", "brute", "grid", "hash", "octree", "tree"}
+        How candidate pairs are found; all give exactly the same pairs
+        (docs/broad-phase.md says which suits which workload).
+    threads : int, optional
+        Threads for the narrow phase of many pairs (default: all cores).
+    **options
+        Broad-phase options: ``cell_size`` and ``max_per_object`` (grid,
+        hash), ``margin`` (tree: fat boxes grown by margin x extent).
+
+    Objects are kept in insertion order: index ``i`` of every array argument
+    and result is the i-th live object (``names[i]``); removing an object
+    shifts the later indices down by one.
+
+    Examples
+    --------
+    >>> import collisionkit as ck
+    >>> w = ck.World(broadphase="sap")
+    >>> box = ck.primitives.box_mesh([1, 1, 1])
+    >>> w.add("a", box); w.add("b", box, ck.translation([0.9, 0, 0]))
+    0
+    1
+    >>> w.add("c", box, ck.translation([5, 0, 0]))
+    2
+    >>> w.colliding_pairs().names
+    [('a', 'b')]
+    """
+
+    def __init__(self, broadphase: str = "sap", *, threads: int | None = None, **options: Any) -> None:
+        self._bp = broadphases.make(broadphase, **options)
+        self.broadphase = broadphase
+        self._threads = threads if threads is None else thread_count(threads)
+        cap = 16
+        self._local = np.zeros((cap, 6))
+        self._poses = np.zeros((cap, 4, 4))
+        self._lo = np.zeros((cap, 3))
+        self._hi = np.zeros((cap, 3))
+        self._group = np.full(cap, WORLD_DEFAULT_GROUP, _I64)
+        self._mask = np.full(cap, WORLD_DEFAULT_MASK, _I64)
+        self._rank = np.full(cap, -1, _I64)
+        self._shapes: list[Any] = [None] * cap
+        self._slot_names: list[str | None] = [None] * cap
+        self._slot_of: dict[str, int] = {}
+        self._free: list[int] = list(range(cap - 1, -1, -1))
+        # insertion-order index -> slot: a list (O(1) add), its array and the
+        # names tuple built lazily (a 100k-object world is built in O(n))
+        self._order_list: list[int] = []
+        self._order_arr: NDArray[np.int64] | None = np.empty(0, _I64)
+        self._names_t: tuple[str, ...] | None = ()
+        self._rank_dirty = False
+        self._contiguous = True
+        self._added: dict[int, None] = {}
+        self._removed: set[int] = set()
+        self._filter = PairFilter()
+        self._bp_dirty = True
+        self._cand: NDArray[np.int64] | None = None
+        self._coll: NDArray[np.int64] | None = None
+        self._pool = None
+        self._raw = np.empty((1024, 2), _I64)
+
+    # -- objects -----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._order_list)
+
+    @property
+    def _order(self) -> NDArray[np.int64]:
+        """(n,) int64 slot of each insertion-order index (ranks kept in step)."""
+        if self._order_arr is None:
+            self._order_arr = np.array(self._order_list, dtype=_I64)
+            n = self._order_arr.shape[0]
+            self._contiguous = n == 0 or (int(self._order_arr[-1]) == n - 1 and bool(np.all(np.diff(self._order_arr) == 1)))
+        if self._rank_dirty:
+            self._rank[self._order_arr] = np.arange(self._order_arr.shape[0], dtype=_I64)
+            self._rank_dirty = False
+        return self._order_arr
+
+    @property
+    def _names(self) -> tuple[str, ...]:
+        if self._names_t is None:
+            names = self._slot_names
+            self._names_t = tuple(names[s] for s in self._order_list)
+        return self._names_t
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._slot_of
+
+    def __repr__(self) -> str:
+        return f"World({len(self)} objects, broadphase={self.broadphase!r})"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Names of the live objects in insertion order (index -> name)."""
+        return self._names
+
+    def index(self, name: str) -> int:
+        """Insertion-order index of object ``name``."""
+        s = self._slot(name)
+        self._order  # noqa: B018 - brings the ranks up to date
+        return int(self._rank[s])
+
+    def shape(self, name: str) -> Any:
+        return self._shapes[self._slot(name)]
+
+    def _slot(self, name: str) -> int:
+        try:
+            return self._slot_of[name]
+        except (KeyError, TypeError):
+            raise KeyError(f"no object named {name!r} in the world") from None
+
+    def _grow(self) -> None:
+        old = self._local.shape[0]
+        cap = 2 * old
+
+        def grown(a: np.ndarray, fill: Any) -> np.ndarray:
+            new = np.full((cap,) + a.shape[1:], fill, a.dtype)
+            new[:old] = a
+            return new
+
+        self._local = grown(self._local, 0.0)
+        self._poses = grown(self._poses, 0.0)
+        self._lo = grown(self._lo, 0.0)
+        self._hi = grown(self._hi, 0.0)
+        self._group = grown(self._group, WORLD_DEFAULT_GROUP)
+        self._mask = grown(self._mask, WORLD_DEFAULT_MASK)
+        self._rank = grown(self._rank, -1)
+        self._shapes += [None] * old
+        self._slot_names += [None] * old
+        self._free = list(range(cap - 1, old - 1, -1)) + self._free
+
+    def add(self, name: str, shape: Any, pose: Any = None, *, group: int = WORLD_DEFAULT_GROUP,
+            mask: int = WORLD_DEFAULT_MASK) -> int:
+        """Add an object; return its insertion-order index.
+
+        Parameters
+        ----------
+        name : str
+            Unique name.
+        shape : Mesh or any shape with a ``.bounds`` property
+            ((2, 3) float64 local box); the narrow phase uses
+            ``collisionkit.intersects``/``contacts`` for non-mesh pairs.
+        pose : array_like (4, 4), optional
+            World-from-object rigid transform (None = identity).
+        group, mask : int
+            Collision bits: a pair is tested when each one's group meets the
+            other's mask (default: group 1, every mask bit).
+
+        Raises
+        ------
+        ValueError
+            Duplicate name, a shape without finite bounds, bad group/mask.
+        InvalidPoseError
+            A non-finite or non-rigid pose.
+        """
+        if not isinstance(name, str):
+            raise ValueError(f"object names must be str, got {type(name).__name__}")
+        if name in self._slot_of:
+            raise ValueError(f"an object named {name!r} is already in the world")
+        if not hasattr(shape, "bounds"):
+            raise ValueError(f"{name!r}: shape {type(shape).__name__} has no .bounds (a (2, 3) local box)")
+        b = np.asarray(shape.bounds, dtype=np.float64)
+        if b.shape != (2, 3) or not np.all(np.isfinite(b)) or np.any(b[0] > b[1]):
+            raise ValueError(f"{name!r}: shape bounds must be a finite (2, 3) box with min <= max, got {b.tolist()}")
+        g = as_bits(group, "group")
+        m = as_bits(mask, "mask")
+        T = self._pose_stack(pose, 1, "pose")
+        if not self._free:
+            self._grow()
+        s = self._free.pop()
+        self._local[s, :3] = b[0]
+        self._local[s, 3:] = b[1]
+        self._boxes(T, np.array([s], _I64), "pose", False)
+        self._poses[s] = T[0]
+        self._group[s] = g
+        self._mask[s] = m
+        self._shapes[s] = shape
+        self._slot_names[s] = name
+        self._slot_of[name] = s
+        self._added[s] = None
+        self._order_list.append(s)
+        self._rank[s] = len(self._order_list) - 1
+        self._reindex(mesh_changed=isinstance(shape, Mesh))
+        return len(self) - 1
+
+    def remove(self, name: str) -> None:
+        """Remove object ``name`` (later objects' indices shift down by one)."""
+        s = self._slot(name)
+        del self._slot_of[name]
+        if s in self._added:
+            del self._added[s]
+        else:
+            self._removed.add(s)
+        mesh = isinstance(self._shapes[s], Mesh)
+        self._shapes[s] = None
+        self._slot_names[s] = None
+        self._group[s] = WORLD_DEFAULT_GROUP
+        self._mask[s] = WORLD_DEFAULT_MASK
+        self._filter.drop_slot(s)
+        self._rank[s] = -1
+        self._order_list.remove(s)
+        self._rank_dirty = True
+        self._free.append(s)
+        self._reindex(mesh_changed=mesh)
+
+    def clear(self) -> None:
+        """Remove every object (filters go with them)."""
+        for name in list(self._names):
+            self.remove(name)
+
+    def _reindex(self, mesh_changed: bool) -> None:
+        self._order_arr = None
+        self._names_t = None
+        self._bp_dirty = True
+        self._cand = self._coll = None
+        if mesh_changed:
+            self._pool = None
+
+    # -- poses ---------------------------------------------------------------------------
+    @staticmethod
+    def _pose_stack(pose: Any, n: int, what: str) -> NDArray[np.float64]:
+        if pose is None:
+            return np.eye(4).reshape(1, 4, 4).repeat(n, axis=0) if n != 1 else np.eye(4).reshape(1, 4, 4)
+        if type(pose) is np.ndarray and pose.dtype is _F64 and pose.flags.c_contiguous:
+            arr = pose
+        else:
+            try:
+                arr = np.ascontiguousarray(pose, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{what} is not a numeric array: {exc}") from None
+        if arr.shape == (4, 4) and n == 1:
+            return arr.reshape(1, 4, 4)
+        if arr.shape != (n, 4, 4):
+            raise ValueError(f"{what} must have shape {(n, 4, 4) if n != 1 else (4, 4)}, got {arr.shape}")
+        return arr
+
+    def _boxes(self, T: NDArray[np.float64], slots: NDArray[np.int64], what: str, batched: bool) -> None:
+        """World boxes of ``slots`` at poses ``T``; on a bad pose restore and raise."""
+        k, code = world_boxes(self._local, T, slots, WORLD_BOX_SLACK, self._lo, self._hi)
+        if k >= 0:
+            live = slots[: int(k)]
+            live = live[self._rank[live] >= 0]
+            if live.shape[0]:
+                world_boxes(self._local, np.ascontiguousarray(self._poses[live]), live, WORLD_BOX_SLACK, self._lo, self._hi)
+            raise pose_error(what, int(k), int(code), batched)
+
+    def set_poses(self, poses: Any, names: Iterable[str] | None = None) -> None:
+        """Set the poses of all objects at once, or of the named ones.
+
+        Parameters
+        ----------
+        poses : array_like (N, 4, 4)
+            World-from-object rigid transforms, in insertion order (N = number
+            of objects), or in the order of ``names``.
+        names : iterable of str, optional
+            The objects ``poses`` are for.
+
+        Raises
+        ------
+        InvalidPoseError
+            A non-finite or non-rigid pose (its index is in ``.index``); no
+            pose is changed then.
+        """
+        if names is None:
+            slots = self._order
+        else:
+            slots = np.array([self._slot(n) for n in names], dtype=_I64).reshape(-1)
+        n = slots.shape[0]
+        if n == 0:
+            return
+        T = self._pose_stack(poses, n, "poses")
+        self._boxes(T, slots, "poses", True)
+        if names is None and self._contiguous:
+            self._poses[:n] = T  # PERF: no removal yet: slots are 0..n-1, a slice copy
+        else:
+            self._poses[slots] = T
+        self._bp_dirty = True
+        self._cand = self._coll = None
+
+    def set_pose(self, name: str, pose: Any) -> None:
+        """Set one object's pose."""
+        s = self._slot(name)
+        T = self._pose_stack(pose, 1, "pose")
+        self._boxes(T, np.array([s], _I64), "pose", False)
+        self._poses[s] = T[0]
+        self._bp_dirty = True
+        self._cand = self._coll = None
+
+    def pose(self, name: str) -> NDArray[np.float64]:
+        """(4, 4) float64 copy of one object's pose."""
+        return self._poses[self._slot(name)].copy()
+
+    @property
+    def poses(self) -> NDArray[np.float64]:
+        """(N, 4, 4) float64 copy of all poses in insertion order."""
+        return self._poses[self._order]
+
+    def boxes(self) -> NDArray[np.float64]:
+        """(N, 2, 3) float64 world boxes (min row, max row) the broad phase sees."""
+        return np.stack([self._lo[self._order], self._hi[self._order]], axis=1)
+
+    # -- filters -----------------------------------------------------------------------
+    def set_filter(self, name: str, group: int | None = None, mask: int | None = None) -> None:
+        """Change an object's collision group and/or mask bits."""
+        s = self._slot(name)
+        if group is not None:
+            self._group[s] = as_bits(group, "group")
+        if mask is not None:
+            self._mask[s] = as_bits(mask, "mask")
+        self._cand = self._coll = None
+
+    def exclude(self, a: str, b: str) -> None:
+        """Never report the pair (a, b) (e.g. adjacent links of a robot)."""
+        sa, sb = self._slot(a), self._slot(b)
+        if sa == sb:
+            raise ValueError(f"cannot exclude {a!r} from itself")
+        self._filter.exclude(sa, sb)
+        self._cand = self._coll = None
+
+    def include(self, a: str, b: str) -> None:
+        """Undo ``exclude(a, b)``."""
+        self._filter.include(self._slot(a), self._slot(b))
+        self._cand = self._coll = None
+
+    def exclude_pairs(self, pairs: Iterable[tuple[str, str]]) -> None:
+        for a, b in pairs:
+            self.exclude(a, b)
+
+    def excluded_pairs(self) -> list[tuple[str, str]]:
+        """The excluded pairs by name (each (earlier, later) in insertion order)."""
+        out = []
+        self._order  # noqa: B018 - brings the ranks up to date
+        for sa, sb in self._filter.slot_pairs():
+            if self._rank[sa] > self._rank[sb]:
+                sa, sb = sb, sa
+            out.append((self._slot_names[sa], self._slot_names[sb]))
+        return sorted(out, key=lambda p: (self.index(p[0]), self.index(p[1])))
+
+    def exclusion_matrix(self) -> NDArray[np.bool_]:
+        """(N, N) bool: True where the pair is excluded (MoveIt's allowed-collision
+        matrix: "allowed to touch", never reported). Symmetric, False diagonal."""
+        n = len(self)
+        m = np.zeros((n, n), np.bool_)
+        self._order  # noqa: B018 - brings the ranks up to date
+        for sa, sb in self._filter.slot_pairs():
+            i, j = self._rank[sa], self._rank[sb]
+            m[i, j] = m[j, i] = True
+        return m
+
+    def set_exclusion_matrix(self, matrix: Any) -> None:
+        """Replace every exclusion by an (N, N) bool matrix (symmetric; diagonal ignored)."""
+        m = np.asarray(matrix)
+        n = len(self)
+        if m.shape != (n, n):
+            raise ValueError(f"exclusion matrix must have shape ({n}, {n}), got {m.shape}")
+        m = m.astype(bool)
+        if not np.array_equal(m, m.T):
+            raise ValueError("exclusion matrix must be symmetric")
+        self._filter.clear()
+        for i, j in zip(*np.nonzero(np.triu(m, 1)), strict=True):
+            self._filter.exclude(int(self._order[i]), int(self._order[j]))
+        self._cand = self._coll = None
+
+    # -- queries -----------------------------------------------------------------------
+    def _update_broadphase(self) -> None:
+        if not self._bp_dirty:
+            return
+        removed = np.array(sorted(self._removed), dtype=_I64) if self._removed else _EMPTY
+        added = np.array(list(self._added), dtype=_I64) if self._added else _EMPTY
+        self._bp.update(self._lo, self._hi, self._order, removed, added)
+        self._removed.clear()
+        self._added.clear()
+        self._bp_dirty = False
+
+    def _candidates(self) -> NDArray[np.int64]:
+        if self._cand is not None:
+            return self._cand
+        self._update_broadphase()
+        while True:
+            k = self._bp.pairs(self._lo, self._hi, self._order, self._raw)
+            if k <= self._raw.shape[0]:
+                break
+            self._raw = np.empty((k + k // 2, 2), _I64)
+        out = np.empty((k, 2), _I64)
+        m = finish_pairs(self._raw, _I64(k), self._rank, _I64(len(self)), self._group, self._mask, self._filter.array, out)
+        self._cand = out[:m]
+        self._cand.flags.writeable = False  # shared with the Pairs records handed out
+        return self._cand
+
+    def candidate_pairs(self) -> Pairs:
+        """Pairs whose world boxes overlap (broad phase only), filters applied.
+
+        Returns
+        -------
+        Pairs
+            ``index`` (M, 2) int64 rows (i, j), i < j, sorted; ``names``.
+        """
+        return Pairs(self._candidates(), self._names)
+
+    def colliding_pairs(self) -> Pairs:
+        """Pairs whose shapes intersect (exact narrow phase on the candidates).
+
+        Returns
+        -------
+        Pairs
+            Exactly the pairs ``collisionkit.intersects`` reports for every
+            filtered pair of objects, as ``index`` (M, 2) rows (i, j), i < j.
+        """
+        return Pairs(self._colliding(), self._names)
+
+    def step(self, poses: Any) -> Pairs:
+        """``set_poses(poses)`` then ``colliding_pairs()``: one frame."""
+        self.set_poses(poses)
+        return self.colliding_pairs()
+
+    def broadphase_stats(self) -> dict:
+        """What the broad phase did on the last frame (swaps, relinks, entries...)."""
+        return self._bp.describe()
+
+    # -- narrow phase ------------------------------------------------------------------
+    def _mesh_pool(self):
+        """All mesh objects' AABB trees concatenated into one pool (shared
+        geometry shares a tree), and each slot's tree in it (-1: not a mesh)."""
+        if self._pool is not None and self._pool[-1].shape[0] >= self._local.shape[0]:
+            return self._pool
+        tree_of = np.full(self._local.shape[0], -1, _I64)
+        trees: list = []
+        where: dict[int, int] = {}
+        for s in self._order_list:
+            shape = self._shapes[s]
+            if type(shape) is Mesh or isinstance(shape, Mesh):
+                tree = shape.tree_for("aabb")
+                key = id(tree)
+                if key not in where:
+                    where[key] = len(trees)
+                    trees.append(tree)
+                tree_of[s] = where[key]
+        if trees:
+            arrs = [t.arrays for t in trees]
+            meta = np.concatenate([a.meta for a in arrs]).astype(_I64)
+            node_off = np.cumsum([0] + [a.topo.shape[0] for a in arrs[:-1]])
+            tri_off = np.cumsum([0] + [a.tris.shape[0] for a in arrs[:-1]])
+            meta[:, META_NODE_OFF] = node_off
+            meta[:, META_TRI_OFF] = tri_off
+            pool = (
+                np.ascontiguousarray(np.concatenate([a.topo for a in arrs])),
+                np.ascontiguousarray(np.concatenate([a.bv for a in arrs])),
+                np.ascontiguousarray(np.concatenate([a.tris for a in arrs])),
+                np.ascontiguousarray(np.concatenate([a.face_ids for a in arrs])),
+                np.ascontiguousarray(meta),
+                np.ascontiguousarray(np.concatenate([a.scale for a in arrs])),
+            )
+        else:
+            pool = None
+        self._pool = (pool, tree_of)
+        return self._pool
+
+    def _split(self, cand: NDArray[np.int64]):
+        """Candidate rows into mesh-mesh tasks and the rest."""
+        pool, tree_of = self._mesh_pool()
+        si = self._order[cand[:, 0]]
+        sj = self._order[cand[:, 1]]
+        ti = tree_of[si]
+        tj = tree_of[sj]
+        mesh = (ti >= 0) & (tj >= 0)
+        tasks = np.empty((int(mesh.sum()), 4), _I64)
+        tasks[:, 0] = ti[mesh]
+        tasks[:, 1] = tj[mesh]
+        tasks[:, 2] = si[mesh]
+        tasks[:, 3] = sj[mesh]
+        return pool, mesh, tasks
+
+    def _launch(self, pool, tasks, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads):
+        args = (
+            *pool, self._poses, *pool, self._poses, tasks, _I64(BV_AABB), _I64(TRI_TEST_GUIGUE),
+            _I64(mode), _I64(max_pairs), keys, _I64(chunk_cap), starts, counts, stats, _I64(nchunks),
+        )
+        if parallel:
+            previous = numba.get_num_threads()
+            numba.set_num_threads(nthreads)
+            try:
+                kt.query_parallel(*args)
+            finally:
+                numba.set_num_threads(previous)
+        else:
+            kt.query_serial(*args)
+
+    def _colliding(self) -> NDArray[np.int64]:
+        if self._coll is not None:
+            return self._coll
+        cand = self._candidates()
+        hit = np.zeros(cand.shape[0], np.bool_)
+        if cand.shape[0]:
+            pool, mesh, tasks = self._split(cand)
+            n = tasks.shape[0]
+            if n:
+                nthreads = thread_count(self._threads)
+                parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES
+                nchunks = min(n, 4 * nthreads) if parallel else 1
+                counts = np.zeros(n, _I64)
+                self._launch(
+                    pool, tasks, MODE_ANY, -1, np.empty(1, _I64), 0, np.full(n, -1, _I64), counts,
+                    np.zeros((n, N_STATS), _I64), nchunks, parallel, nthreads,
+                )
+                hit[mesh] = counts > 0
+            if not mesh.all():
+                from ..query.pair import intersects
+
+                for r in np.flatnonzero(~mesh).tolist():
+                    si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
+                    hit[r] = bool(intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]))
+        self._coll = cand[hit]
+        self._coll.flags.writeable = False
+        return self._coll
+
+    def contacts(self, *, max_pairs: int | None = None) -> WorldContacts:
+        """The intersecting triangle pairs of every colliding object pair.
+
+        Parameters
+        ----------
+        max_pairs : int, optional
+            Cap per object pair (``truncated`` marks where it cut).
+
+        Returns
+        -------
+        WorldContacts
+            Colliding pairs (i < j, sorted) and, per pair, its (face_a, face_b)
+            rows, face_a on object i. Without a cap the rows equal
+            ``collisionkit.contacts`` of each pair.
+        """
+        if max_pairs is not None and (isinstance(max_pairs, bool) or not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1):
+            raise ValueError(f"max_pairs must be a positive int or None, got {max_pairs!r}")
+        cap = -1 if max_pairs is None else int(max_pairs)
+        cand = self._candidates()
+        m = cand.shape[0]
+        counts = np.zeros(m, _I64)
+        truncated = np.zeros(m, np.bool_)
+        fa_parts: list[NDArray[np.int64]] = [np.empty(0, _I64)] * m
+        fb_parts: list[NDArray[np.int64]] = [np.empty(0, _I64)] * m
+        if m:
+            pool, mesh, tasks = self._split(cand)
+            rows = np.flatnonzero(mesh)
+            n = tasks.shape[0]
+            if n:
+                fa, fb, cnt, trunc = self._all_pairs(pool, tasks, cap)
+                offs = np.concatenate([[0], np.cumsum(cnt)])
+                for t, r in enumerate(rows.tolist()):
+                    if cnt[t]:
+                        fa_parts[r] = fa[offs[t] : offs[t + 1]]
+                        fb_parts[r] = fb[offs[t] : offs[t + 1]]
+                        counts[r] = cnt[t]
+                        truncated[r] = trunc[t]
+            if not mesh.all():
+                from ..query.pair import contacts as pair_contacts
+
+                for r in np.flatnonzero(~mesh).tolist():
+                    si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
+                    c = pair_contacts(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj], max_pairs=max_pairs)
+                    counts[r] = len(c)
+                    truncated[r] = bool(c.truncated[0]) if c.n_poses else False
+                    fa_parts[r] = np.asarray(c.face_a, _I64)
+                    fb_parts[r] = np.asarray(c.face_b, _I64)
+        keep = counts > 0
+        rows = np.flatnonzero(keep)
+        face_a = np.concatenate([fa_parts[r] for r in rows]) if rows.size else np.empty(0, _I64)
+        face_b = np.concatenate([fb_parts[r] for r in rows]) if rows.size else np.empty(0, _I64)
+        pair_row = np.repeat(np.arange(rows.size, dtype=_I64), counts[rows])
+        return WorldContacts(
+            cand[keep].copy(), counts[keep].copy(), truncated[keep].copy(), pair_row,
+            face_a.astype(_I64), face_b.astype(_I64), self._names,
+        )
+
+    def _all_pairs(self, pool, tasks, cap):
+        """Every intersecting triangle pair of each task (first pass into a
+        shared buffer, tasks that overflow rerun with exact room)."""
+        n = tasks.shape[0]
+        nthreads = thread_count(self._threads)
+        parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES
+        nchunks = min(n, 4 * nthreads) if parallel else 1
+        per_chunk = -(-n // nchunks)
+        chunk_cap = max(256, 64 * per_chunk)
+        keys = np.empty(chunk_cap * nchunks, _I64)
+        starts = np.full(n, -1, _I64)
+        counts = np.zeros(n, _I64)
+        self._launch(pool, tasks, MODE_ALL, cap, keys, chunk_cap, starts, counts, np.zeros((n, N_STATS), _I64),
+                     nchunks, parallel, nthreads)
+        kept = counts if cap < 0 else np.minimum(counts, cap)
+        over = np.flatnonzero(starts < 0)
+        if over.size:
+            sub = np.ascontiguousarray(tasks[over])
+            total = int(kept[over].sum())
+            sub_keys = np.empty(max(1, total), _I64)
+            sub_starts = np.full(over.size, -1, _I64)
+            sub_counts = np.zeros(over.size, _I64)
+            self._launch(pool, sub, MODE_ALL, cap, sub_keys, total, sub_starts, sub_counts,
+                         np.zeros((over.size, N_STATS), _I64), 1, False, 1)
+            if not np.all(sub_starts >= 0):
+                raise CollisionKitError("internal error: contacts rerun overflowed")
+            starts[over] = sub_starts + keys.shape[0]
+            keys = np.concatenate([keys, sub_keys])
+        meta = pool[4]
+        faces_b = meta[tasks[:, 1], META_FACES]
+        idx = np.repeat(starts, kept) + (np.arange(int(kept.sum()), dtype=_I64) - np.repeat(np.cumsum(kept) - kept, kept))
+        k = keys[idx]
+        fb_rep = np.repeat(faces_b, kept)
+        face_a = k // fb_rep
+        face_b = k % fb_rep
+        trunc = (counts > kept) if cap >= 0 else np.zeros(n, np.bool_)
+        return face_a, face_b, kept, trunc
+
