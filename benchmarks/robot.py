@@ -154,9 +154,12 @@ def main(argv: list[str] | None = None) -> int:
         t_ours, hit = run_ours(robot, q, world)
         row = {"robot": rname, "links": len(robot.links), "configurations": n, "colliding": float(hit.mean()),
                "ours_us": t_ours / n * 1e6}  # fmt: skip
-        for peer, fn in (("coal", lambda: run_coal(robot, q[:peer_n], obs)), ("pybullet", lambda: run_pybullet(urdf, robot, q[:peer_n], obs))):
+        for peer in ("coal", "pybullet"):
             try:
-                t_peer, hit_peer = fn()
+                if peer == "coal":
+                    t_peer, hit_peer = run_coal(robot, q[:peer_n], obs)
+                else:
+                    t_peer, hit_peer = run_pybullet(urdf, robot, q[:peer_n], obs)
             except Exception as exc:  # noqa: BLE001 - a missing or failing peer is reported, not fatal
                 row[f"{peer}_error"] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -177,10 +180,11 @@ def main(argv: list[str] | None = None) -> int:
         "| robot | configurations | colliding | collisionkit us/config | Coal us/config (x) | pybullet us/config (x) | disagreements Coal / pybullet |",
         "|---|---|---|---|---|---|---|",
     ]
+    def cell(r, p):
+        return f"{r[p + '_us']:.1f} ({r[p + '_ratio']:.1f}x)" if p + "_us" in r else r.get(p + "_error", "-")
+
     for r in rows:
-        def cell(p):
-            return f"{r[p + '_us']:.1f} ({r[p + '_ratio']:.1f}x)" if p + "_us" in r else r.get(p + "_error", "-")
-        lines.append(f"| {r['robot']} | {r['configurations']} | {r['colliding']:.1%} | {r['ours_us']:.2f} | {cell('coal')} | {cell('pybullet')} | "
+        lines.append(f"| {r['robot']} | {r['configurations']} | {r['colliding']:.1%} | {r['ours_us']:.2f} | {cell(r, 'coal')} | {cell(r, 'pybullet')} | "
                      f"{r.get('coal_disagree', '-')} / {r.get('pybullet_disagree', '-')} of {peer_n} |")  # fmt: skip
     (RESULTS / "robot.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
