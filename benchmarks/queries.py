@@ -348,7 +348,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.queries")
     ap.add_argument("--quick", action="store_true", help="fewer poses and rounds")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument(
+        "--only", choices=["distance", "toi", "penetration"], action="append",
+        help="run only these categories (repeatable; implies --no-write)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    only = set(args.only or ["distance", "toi", "penetration"])
     n, rounds = (40, 3) if args.quick else (200, 5)
     pairs = [("duck_vhacd.obj", "teddy2_VHACD_CHs.obj"), ("bunny.obj", "bunny.obj")]
     if not args.quick:
@@ -360,13 +365,16 @@ def main(argv: list[str] | None = None) -> int:
         "rows": [],
     }
     t0 = time.perf_counter()
-    bench_distance(pairs, n, rounds, report["rows"])
-    bench_toi(pairs[:2], max(10, n // 5), rounds, report["rows"])
-    bench_penetration(max(20, n // 2), rounds, report["rows"])
+    if "distance" in only:
+        bench_distance(pairs, n, rounds, report["rows"])
+    if "toi" in only:
+        bench_toi(pairs[:2], max(10, n // 5), rounds, report["rows"])
+    if "penetration" in only:
+        bench_penetration(max(20, n // 2), rounds, report["rows"])
     report["seconds"] = time.perf_counter() - t0
     md = markdown(report)
     print(md)
-    if not args.no_write:
+    if not args.no_write and not args.only:
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / "queries.md").write_text(md)
         (RESULTS / "queries.json").write_text(json.dumps(report, indent=1, default=str))
