@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+import numpy as np
+from numba import njit, prange
+
+from .linalg import pose_error, relative_pose
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -110,3 +113,284 @@ def convex_depth(VA, VB, NA, NB, EA, EB, out):
     out[2] = by
     out[3] = bz
     out[4] = tested
+
+
+# --------------------------------------------------------------------------- pruned form
+#
+# The same minimum over the same candidate axes, with two changes that make it
+# cheap (module notes of query.penetration):
+#
+# * an edge pair whose Gauss arcs clearly cross gives f(n) = n.(p_a - p_b) in
+#   O(1) (the two edges are the supports along n and -n); only pairs within the
+#   rounding margin of the crossing test are evaluated by scanning the vertices;
+# * an axis is skipped when a lower bound of f over it is above the best f found
+#   so far (plus a slack for rounding). The bound: f(n) = h_A(n) + h_B(-n) with
+#   h_B(-n) >= -n.c_B + r_B for a point c_B inside B whose distance to every face
+#   plane of B is at least r_B (the hull's "inner radius" about c_B). For a face of
+#   A, h_A(n) is the face's offset; for an edge of A, h_A(n) = n.p_a on its whole
+#   arc, whose minimum over the arc is bounded below from its end normals. Skipped
+#   axes therefore cannot hold the minimum: the result is the unpruned minimum.
+#
+# Packed hull (one float64 array per hull, built by query.penetration.pack_hull):
+#   [0] nv, [1] nf, [2] ne, [3:6] inner point c, [6] inner radius r, [7] size
+#   (largest absolute coordinate), then V (nv, 3), N (nf, 3) unit outward face
+#   normals, D (nf,) face offsets max_v v.n, E (ne, 13): edge direction, the two
+#   adjacent face normals, one endpoint, 1 / cos(half the arc angle).
+
+HULL_HEADER = 8
+EDGE_ROW = 13
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scan(H, off, nv, dx, dy, dz):
+    """max over the packed vertices of v . d."""
+    hi = -math.inf
+    for i in range(nv):
+        k = off + 3 * i
+        v = H[k] * dx + H[k + 1] * dy + H[k + 2] * dz
+        if v > hi:
+            hi = v
+    return hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _arc_min(H, k, wx, wy, wz):
+    """A lower bound of n . w over the Gauss arc of the edge row at H[k] (unit n on
+    the arc between its two face normals): the smaller end value, divided by the
+    arc's smallest normalisation (cos of half the arc) when negative."""
+    m1 = H[k + 3] * wx + H[k + 4] * wy + H[k + 5] * wz
+    m2 = H[k + 6] * wx + H[k + 7] * wy + H[k + 8] * wz
+    m = min(m1, m2)
+    if m < 0.0:
+        m *= H[k + 12]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def depth_pruned(HA, HB, R, t, scratch):
+    """Minimal separating translation of packed hull B (at R, t in A's frame) from A.
+
+    R is a row-major 9-tuple, t a 3-tuple (``linalg.relative_pose``); scratch a
+    (>= ne_B, 13) float64 buffer. Returns (depth, nx, ny, nz, axes evaluated) in
+    A's frame; depth <= 0 means no overlap (stops at the first such axis).
+    """
+    nva = np.int64(HA[0])
+    nfa = np.int64(HA[1])
+    nea = np.int64(HA[2])
+    nvb = np.int64(HB[0])
+    nfb = np.int64(HB[1])
+    neb = np.int64(HB[2])
+    ova = HULL_HEADER
+    ona = ova + 3 * nva
+    oda = ona + 3 * nfa
+    oea = oda + nfa
+    ovb = HULL_HEADER
+    onb = ovb + 3 * nvb
+    odb = onb + 3 * nfb
+    oeb = odb + nfb
+    t0, t1, t2 = t[0], t[1], t[2]
+    # B's inner point in A's frame, A's inner point in B's frame
+    cbx = R[0] * HB[3] + R[1] * HB[4] + R[2] * HB[5] + t0
+    cby = R[3] * HB[3] + R[4] * HB[4] + R[5] * HB[5] + t1
+    cbz = R[6] * HB[3] + R[7] * HB[4] + R[8] * HB[5] + t2
+    qx, qy, qz = HA[3] - t0, HA[4] - t1, HA[5] - t2
+    cax = R[0] * qx + R[3] * qy + R[6] * qz
+    cay = R[1] * qx + R[4] * qy + R[7] * qz
+    caz = R[2] * qx + R[5] * qy + R[8] * qz
+    ra = HA[6]
+    rb = HB[6]
+    # bounds are compared with a slack far above their rounding error
+    slack = 1e-9 * (HA[7] + HB[7] + abs(t0) + abs(t1) + abs(t2))
+    tested = 0
+
+    # faces: the smallest bound first gives a good starting best
+    lo = math.inf
+    lo_i = np.int64(-1)
+    for i in range(nfa):
+        k = ona + 3 * i
+        lb = HA[oda + i] - (HA[k] * cbx + HA[k + 1] * cby + HA[k + 2] * cbz) + rb
+        if lb < lo:
+            lo = lb
+            lo_i = i
+    for j in range(nfb):
+        k = onb + 3 * j
+        lb = HB[odb + j] - (HB[k] * cax + HB[k + 1] * cay + HB[k + 2] * caz) + ra
+        if lb < lo:
+            lo = lb
+            lo_i = nfa + j
+    best = math.inf
+    bx = 0.0
+    by = 0.0
+    bz = 0.0
+    for rnd in range(2):
+        for i in range(nfa + nfb):
+            if rnd == 0 and i != lo_i:
+                continue
+            if rnd == 1 and i == lo_i:
+                continue
+            if i < nfa:
+                k = ona + 3 * i
+                nx, ny, nz = HA[k], HA[k + 1], HA[k + 2]
+                if HA[oda + i] - (nx * cbx + ny * cby + nz * cbz) + rb > best + slack:
+                    continue
+                # h_B(-n) = -n.t + max_vb (-(R^T n)).vb
+                mx = -(R[0] * nx + R[3] * ny + R[6] * nz)
+                my = -(R[1] * nx + R[4] * ny + R[7] * nz)
+                mz = -(R[2] * nx + R[5] * ny + R[8] * nz)
+                f = HA[oda + i] + _scan(HB, ovb, nvb, mx, my, mz) - (nx * t0 + ny * t1 + nz * t2)
+            else:
+                j = i - nfa
+                k = onb + 3 * j
+                mx, my, mz = HB[k], HB[k + 1], HB[k + 2]
+                if HB[odb + j] - (mx * cax + my * cay + mz * caz) + ra > best + slack:
+                    continue
+                # axis n = -(R m): f = D_b + (R m).t + max_a (-(R m)).a
+                wx = R[0] * mx + R[1] * my + R[2] * mz
+                wy = R[3] * mx + R[4] * my + R[5] * mz
+                wz = R[6] * mx + R[7] * my + R[8] * mz
+                nx, ny, nz = -wx, -wy, -wz
+                f = HB[odb + j] + (wx * t0 + wy * t1 + wz * t2) + _scan(HA, ova, nva, nx, ny, nz)
+            tested += 1
+            if f < best:
+                best = f
+                bx, by, bz = nx, ny, nz
+                if best <= 0.0:
+                    return best, bx, by, bz, tested
+
+    # B's edges that can still beat `best`, mapped into A's frame
+    nsb = 0
+    for j in range(neb):
+        k = oeb + EDGE_ROW * j
+        lb = _arc_min(HB, k, HB[k + 9] - cax, HB[k + 10] - cay, HB[k + 11] - caz) + ra
+        if lb > best + slack:
+            continue
+        for c in range(4):
+            x, y, z = HB[k + 3 * c], HB[k + 3 * c + 1], HB[k + 3 * c + 2]
+            scratch[nsb, 3 * c] = R[0] * x + R[1] * y + R[2] * z
+            scratch[nsb, 3 * c + 1] = R[3] * x + R[4] * y + R[5] * z
+            scratch[nsb, 3 * c + 2] = R[6] * x + R[7] * y + R[8] * z
+        scratch[nsb, 9] += t0
+        scratch[nsb, 10] += t1
+        scratch[nsb, 11] += t2
+        scratch[nsb, 12] = lb
+        nsb += 1
+
+    margin = 1e-9
+    for i in range(nea):
+        k = oea + EDGE_ROW * i
+        lb = _arc_min(HA, k, HA[k + 9] - cbx, HA[k + 10] - cby, HA[k + 11] - cbz) + rb
+        if lb > best + slack:
+            continue
+        ex, ey, ez = HA[k], HA[k + 1], HA[k + 2]
+        ax, ay, az = HA[k + 3], HA[k + 4], HA[k + 5]
+        bxx, byy, bzz = HA[k + 6], HA[k + 7], HA[k + 8]
+        px, py, pz = HA[k + 9], HA[k + 10], HA[k + 11]
+        # b x a (for the arc of A's edge)
+        bax = byy * az - bzz * ay
+        bay = bzz * ax - bxx * az
+        baz = bxx * ay - byy * ax
+        for j in range(nsb):
+            if scratch[j, 12] > best + slack:
+                continue
+            # B's normals reversed: Minkowski difference A - B
+            cx, cy, cz = -scratch[j, 3], -scratch[j, 4], -scratch[j, 5]
+            dx, dy, dz = -scratch[j, 6], -scratch[j, 7], -scratch[j, 8]
+            dcx = dy * cz - dz * cy
+            dcy = dz * cx - dx * cz
+            dcz = dx * cy - dy * cx
+            cba = cx * bax + cy * bay + cz * baz
+            dba = dx * bax + dy * bay + dz * baz
+            adc = ax * dcx + ay * dcy + az * dcz
+            bdc = bxx * dcx + byy * dcy + bzz * dcz
+            p1 = cba * dba
+            p2 = adc * bdc
+            p3 = cba * bdc
+            if p1 > margin or p2 > margin or p3 < -margin:
+                continue
+            fx, fy, fz = scratch[j, 0], scratch[j, 1], scratch[j, 2]
+            nx = ey * fz - ez * fy
+            ny = ez * fx - ex * fz
+            nz = ex * fy - ey * fx
+            L = math.sqrt(nx * nx + ny * ny + nz * nz)
+            if not L > 1e-12:
+                continue  # parallel edges: their facets are face normals, already tested
+            nx /= L
+            ny /= L
+            nz /= L
+            if p1 < -margin and p2 < -margin and p3 > margin:
+                # clearly crossing: n on A's arc (same side as its normals), the edges support
+                if nx * (ax + bxx) + ny * (ay + byy) + nz * (az + bzz) < 0.0:
+                    nx, ny, nz = -nx, -ny, -nz
+                f = nx * (px - scratch[j, 9]) + ny * (py - scratch[j, 10]) + nz * (pz - scratch[j, 11])
+                tested += 1
+                if f < best:
+                    best = f
+                    bx, by, bz = nx, ny, nz
+            else:
+                # within the rounding margin: evaluate both signs by scanning
+                for sgn in (1.0, -1.0):
+                    ux, uy, uz = sgn * nx, sgn * ny, sgn * nz
+                    mx = -(R[0] * ux + R[3] * uy + R[6] * uz)
+                    my = -(R[1] * ux + R[4] * uy + R[7] * uz)
+                    mz = -(R[2] * ux + R[5] * uy + R[8] * uz)
+                    f = (
+                        _scan(HA, ova, nva, ux, uy, uz)
+                        + _scan(HB, ovb, nvb, mx, my, mz)
+                        - (ux * t0 + uy * t1 + uz * t2)
+                    )
+                    tested += 1
+                    if f < best:
+                        best = f
+                        bx, by, bz = ux, uy, uz
+            if best <= 0.0:
+                return best, bx, by, bz, tested
+    return best, bx, by, bz, tested
+
+
+@njit(cache=True, nogil=True)
+def penetration_one(HA, HB, Ta, Tb):
+    """The per-call entry: (code, depth, nx, ny, nz) with the direction in the world frame.
+
+    code 0, or a pose error: -(1 + code) for Ta, -(11 + code) for Tb (linalg.pose_error).
+    """
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea), 0.0, 0.0, 0.0, 0.0
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb), 0.0, 0.0, 0.0, 0.0
+    R, t = relative_pose(Ta, Tb)
+    scratch = np.empty((np.int64(HB[2]), EDGE_ROW))
+    d, nx, ny, nz, _ = depth_pruned(HA, HB, R, t, scratch)
+    wx = Ta[0, 0] * nx + Ta[0, 1] * ny + Ta[0, 2] * nz
+    wy = Ta[1, 0] * nx + Ta[1, 1] * ny + Ta[1, 2] * nz
+    wz = Ta[2, 0] * nx + Ta[2, 1] * ny + Ta[2, 2] * nz
+    return 0, d, wx, wy, wz
+
+
+@njit(cache=True, nogil=True)
+def _batch_chunk(c, nchunks, HA, HB, poses_a, poses_b, ia, ib, out):
+    scratch = np.empty((np.int64(HB[2]), EDGE_ROW))
+    for k in range(c, ia.shape[0], nchunks):
+        Ta = poses_a[ia[k]]
+        R, t = relative_pose(Ta, poses_b[ib[k]])
+        d, nx, ny, nz, tested = depth_pruned(HA, HB, R, t, scratch)
+        out[k, 0] = d
+        out[k, 1] = Ta[0, 0] * nx + Ta[0, 1] * ny + Ta[0, 2] * nz
+        out[k, 2] = Ta[1, 0] * nx + Ta[1, 1] * ny + Ta[1, 2] * nz
+        out[k, 3] = Ta[2, 0] * nx + Ta[2, 1] * ny + Ta[2, 2] * nz
+        out[k, 4] = tested
+
+
+@njit(cache=True, nogil=True)
+def penetration_serial(HA, HB, poses_a, poses_b, ia, ib, out, nchunks):
+    """Rows out[k] = (depth, direction (world), axes evaluated) for pose pair k (validated poses)."""
+    for c in range(nchunks):
+        _batch_chunk(np.int64(c), nchunks, HA, HB, poses_a, poses_b, ia, ib, out)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def penetration_parallel(HA, HB, poses_a, poses_b, ia, ib, out, nchunks):
+    """penetration_serial over numba threads (poses interleaved over chunks)."""
+    for c in prange(nchunks):
+        _batch_chunk(np.int64(c), nchunks, HA, HB, poses_a, poses_b, ia, ib, out)

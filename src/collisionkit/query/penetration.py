@@ -45,15 +45,21 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import PARALLEL_MIN_POSES
 from ..errors import InvalidMeshError, UnsupportedPairError
 from ..geometry.mesh import Mesh
+from ..kernels import penetration as kp
 from ..kernels.penetration import convex_depth
 from .classify import CONTAINED, PENETRATING, classify
+from .engine import pose_error
+from .pair import _single_pose
 from .results import Penetration
 
 _HANDLERS: list[tuple[type, type, Callable[..., Penetration]]] = []
 #: Relative volume gap under which a closed mesh counts as convex.
 CONVEX_VOLUME_RTOL = 1e-9
+#: ``error_bound`` of the convex method, relative to the hulls' and poses' coordinates.
+ERROR_RTOL = 1e-12
 #: Contact tolerance of the sampled method, relative to the meshes' radii.
 SAMPLED_REL_TOLERANCE = 1e-7
 
@@ -64,10 +70,11 @@ def register(type_a: type, type_b: type, handler: Callable[..., Penetration]) ->
 
 
 class _Hull:
-    __slots__ = ("vertices", "normals", "edges", "volume")
+    __slots__ = ("vertices", "normals", "edges", "edge_points", "volume")
 
-    def __init__(self, vertices, normals, edges, volume):
+    def __init__(self, vertices, normals, edges, edge_points, volume):
         self.vertices, self.normals, self.edges, self.volume = vertices, normals, edges, volume
+        self.edge_points = edge_points
 
 
 def hull(mesh: Mesh) -> _Hull:
@@ -87,7 +94,7 @@ def hull(mesh: Mesh) -> _Hull:
             for i in range(3):
                 e = tuple(sorted((int(simplex[i]), int(simplex[(i + 1) % 3]))))
                 edges.setdefault(e, []).append(f)
-        rows = []
+        rows, points = [], []
         for (i, j), faces in edges.items():
             if len(faces) != 2:
                 continue
@@ -96,11 +103,32 @@ def hull(mesh: Mesh) -> _Hull:
                 continue  # flat edge between coplanar hull triangles: not an edge of the polytope
             d = h.points[j] - h.points[i]
             rows.append([d / np.linalg.norm(d), n1, n2])
+            points.append(h.points[i])
         edges_arr = np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, 3, 3))
+        points_arr = np.ascontiguousarray(np.array(points, dtype=np.float64).reshape(-1, 3))
         verts = np.ascontiguousarray(h.points[h.vertices])
-        return _Hull(verts, normals, edges_arr, float(h.volume))
+        return _Hull(verts, normals, edges_arr, points_arr, float(h.volume))
 
     return mesh.cached(("convex-hull",), build)
+
+
+def pack_hull(h: _Hull) -> np.ndarray:
+    """The hull as one float64 array for ``kernels.penetration.depth_pruned`` (layout there).
+
+    The inner point is the mean of the hull's vertices (strictly inside a 3-D
+    hull); the inner radius its smallest distance to a face plane, shrunk by a
+    relative 1e-12 so that rounding keeps it a lower bound.
+    """
+    V, N, E = h.vertices, h.normals, h.edges
+    D = (V @ N.T).max(axis=0)
+    c = V.mean(axis=0)
+    size = float(np.abs(V).max())
+    r = max(float((D - N @ c).min()) - 1e-12 * size, 0.0)
+    half = np.linalg.norm(E[:, 1] + E[:, 2], axis=1) / 2.0  # cos of half the arc angle
+    rows = np.concatenate([E.reshape(-1, 9), h.edge_points, (1.0 / half)[:, None]], axis=1)
+    header = [len(V), len(N), len(E), c[0], c[1], c[2], r, size]
+    out = np.concatenate([np.array(header, dtype=np.float64), V.ravel(), N.ravel(), D, rows.ravel()])
+    return np.ascontiguousarray(out)
 
 
 def is_convex(mesh: Mesh) -> bool:
@@ -123,6 +151,22 @@ def is_convex(mesh: Mesh) -> bool:
         return hv > 0 and abs(vol - hv) <= CONVEX_VOLUME_RTOL * hv
 
     return mesh.cached(("is-convex",), build)
+
+
+_PACKED = ("penetration-packed-hull",)
+
+
+def _packed(mesh: Mesh) -> tuple[bool, np.ndarray | None]:
+    """(hull check passed, packed hull or None when there is no 3-D hull), cached per geometry."""
+
+    def build() -> tuple[bool, np.ndarray | None]:
+        try:
+            h = hull(mesh)
+        except Exception:  # noqa: BLE001 - qhull: flat or too few points
+            return False, None
+        return is_convex(mesh), pack_hull(h)
+
+    return mesh.cached(_PACKED, build)
 
 
 def _fibonacci(n: int) -> np.ndarray:
@@ -227,6 +271,26 @@ def penetration(
     >>> round(float(p.depth), 9), p.direction.round(9).tolist(), bool(p.exact)
     (0.2, [1.0, 0.0, 0.0], True)
     """
+    # PERF: one pose each, convex meshes: cached packed hulls and one kernel call
+    if type(a) is Mesh and type(b) is Mesh and type(directions) is int and directions >= 1:
+        if method == "auto" or method == "convex":
+            Ta = _single_pose(pose_a)
+            Tb = _single_pose(pose_b)
+            if Ta is not None and Tb is not None:
+                ca, HA = a._geom._cache.get(_PACKED) or _packed(a)
+                cb, HB = b._geom._cache.get(_PACKED) or _packed(b)
+                if HA is not None and HB is not None and (method == "convex" or (ca and cb)):
+                    code, d, x, y, z = kp.penetration_one(HA, HB, Ta, Tb)
+                    if code < 0:
+                        side, code = ("pose_a", -code - 1) if code > -11 else ("pose_b", -code - 11)
+                        raise pose_error(side, 0, code, False)
+                    shift = max(
+                        abs(Ta[0, 3]), abs(Ta[1, 3]), abs(Ta[2, 3]), abs(Tb[0, 3]), abs(Tb[1, 3]), abs(Tb[2, 3])
+                    )
+                    e = ERROR_RTOL * (HA[7] + HB[7] + shift)
+                    if d > 0.0:
+                        return Penetration(d, np.array((x, y, z)), True, e, "convex")
+                    return Penetration(0.0, np.full(3, np.nan), True, e, "none")
     if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
         for ta, tb, h in _HANDLERS:
             if isinstance(a, ta) and isinstance(b, tb):
@@ -239,7 +303,7 @@ def penetration(
     use_convex = method == "convex" or (method == "auto" and is_convex(a) and is_convex(b))
     from .engine import prepare
 
-    req = prepare(a, b, pose_a, pose_b, 0, -1, "bvh", 1)
+    req = prepare(a, b, pose_a, pose_b, 0, -1, "bvh", None)
     n = req.n
     depth = np.zeros(n)
     direction = np.full((n, 3), np.nan)
@@ -247,14 +311,22 @@ def penetration(
     err = np.full(n, np.inf)
     methods = np.full(n, "none", dtype=object)
     if use_convex:
-        for k in range(n):
-            Ta, Tb = req.pa[req.ia[k]], req.pb[req.ib[k]]
-            d, u, _ = _convex_one(a, b, Ta, Tb)
-            exact[k] = True
-            size = float(np.abs(hull(a).vertices).max() + np.abs(hull(b).vertices).max())
-            err[k] = 1e-12 * size
-            if d > 0:
-                depth[k], direction[k], methods[k] = d, u, "convex"
+        _checked_hull(a, "a")
+        _checked_hull(b, "b")
+        HA, HB = _packed(a)[1], _packed(b)[1]
+        out = np.empty((n, 5))
+        if n:
+            parallel = req.threads > 1 and n >= PARALLEL_MIN_POSES
+            nchunks = min(n, 4 * req.threads) if parallel else 1
+            kernel = kp.penetration_parallel if parallel else kp.penetration_serial
+            kernel(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
+        hit = out[:, 0] > 0
+        depth[hit] = out[hit, 0]
+        direction[hit] = out[hit, 1:4]
+        methods[hit] = "convex"
+        exact[:] = True
+        shift = np.abs(req.pa[:, :3, 3]).max(axis=1)[req.ia] + np.abs(req.pb[:, :3, 3]).max(axis=1)[req.ib]
+        err[:] = ERROR_RTOL * (HA[7] + HB[7] + shift)
     else:
         cls = classify(a, b, req.pa[req.ia], req.pb[req.ib], threads=1)
         for k in range(n):
