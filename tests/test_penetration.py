@@ -157,3 +157,123 @@ def test_batch_and_errors():
         ck.penetration(BOX, BOX, directions=0)
     with pytest.raises(ck.UnsupportedPairError):
         ck.penetration(BOX, "box")
+
+
+# --------------------------------------------------------------------------- pruned kernel
+
+
+def _hull_mesh(pts):
+    from scipy.spatial import ConvexHull
+
+    c = ConvexHull(pts)
+    f = c.simplices.copy()
+    e = np.cross(pts[f[:, 1]] - pts[f[:, 0]], pts[f[:, 2]] - pts[f[:, 0]])
+    flip = np.einsum("ij,ij->i", e, c.equations[:, :3]) < 0
+    f[flip] = f[flip][:, ::-1]
+    return ck.Mesh(pts, f)
+
+
+def _shapes():
+    rng = np.random.default_rng(11)
+    yield "box", BOX, ck.primitives.box_mesh([0.5, 1.5, 0.8])
+    yield "sphere", SPHERE, SPHERE
+    yield "sphere-box", SPHERE, ck.primitives.box_mesh([0.3, 1.2, 0.6])
+    yield "fine-sphere", ck.primitives.uv_sphere_mesh(0.6, 16, 32), ck.primitives.uv_sphere_mesh(0.4, 12, 24)
+    for n in (6, 30, 200):
+        yield f"cloud{n}", _hull_mesh(rng.normal(size=(n, 3))), _hull_mesh(rng.normal(size=(n, 3)) * [1.0, 0.3, 0.6])
+
+
+@pytest.mark.parametrize("name,a,b", list(_shapes()), ids=[s[0] for s in _shapes()])
+def test_pruned_equals_brute_force(name, a, b):
+    """The pruned kernel (buckets, O(1) edge axes) gives the brute-force minimum over all axes."""
+    from collisionkit.query.penetration import _convex_one
+
+    n = 60
+    pa = ck.random_poses(n, 0.3, seed=1)
+    pb = ck.random_poses(n, 1.2, seed=2)
+    batch = ck.penetration(a, b, pa, pb)
+    overlapping = 0
+    for k in range(n):
+        want, u, _ = _convex_one(a, b, pa[k], pb[k])
+        one = ck.penetration(a, b, pa[k], pb[k])
+        # batched and per-call run the same kernel on the same relative pose: same bits
+        assert one.depth == batch.depth[k]
+        np.testing.assert_array_equal(one.direction, batch.direction[k])
+        assert one.exact and one.error_bound == pytest.approx(batch.error_bound[k])
+        if want <= 0:
+            assert one.depth == 0.0 and one.method == "none" and np.isnan(one.direction).all()
+            continue
+        overlapping += 1
+        assert one.method == "convex"
+        assert one.depth == pytest.approx(want, abs=1e-12)
+        # the direction attains the depth: b moved by depth along it touches a
+        got, _, _ = _convex_one(a, b, pa[k], _shifted(pb[k], one.depth * one.direction))
+        assert abs(got) <= 1e-9
+        assert np.linalg.norm(one.direction) == pytest.approx(1.0, abs=1e-12)
+    assert overlapping >= 10
+
+
+def _shifted(T, v):
+    T = T.copy()
+    T[:3, 3] += v
+    return T
+
+
+def test_touching_boxes():
+    """Face-touching boxes: depth 0 or within rounding of it, the same per call and batched."""
+    Ta = ck.rotation([1, 2, 3], 0.7)
+    shifts = [1.0, 1.0 - 1e-13, 1.0 + 1e-13]
+    poses = np.stack([_shifted(Ta, Ta[:3, :3] @ [s, 0.2, 0.1]) for s in shifts])
+    batch = ck.penetration(BOX, BOX, Ta, poses)
+    for k in range(len(shifts)):
+        one = ck.penetration(BOX, BOX, Ta, poses[k])
+        assert one.depth == batch.depth[k]
+        assert 0.0 <= one.depth <= 1e-12
+    assert ck.penetration(BOX, BOX, None, ck.translation([1.0, 0.5, 0.0])).depth <= 1e-15
+
+
+def test_large_and_small_coordinates():
+    rel = ck.rotation([0, 1, 1], 0.4) @ ck.translation([0.7, 0.2, 0.1])
+    ref = ck.penetration(BOX, SPHERE, None, rel)
+    assert ref.depth > 0.1
+    for far in (1e3, 1e6):
+        Ta = ck.translation([far, -far, 0.5 * far]) @ ck.rotation([1, 0, 0], 0.3)
+        p = ck.penetration(BOX, SPHERE, Ta, Ta @ rel)
+        assert p.exact and p.error_bound >= 1e-12 * far
+        assert abs(p.depth - ref.depth) <= p.error_bound + ref.error_bound
+        np.testing.assert_allclose(p.direction, Ta[:3, :3] @ ref.direction, atol=1e-6)
+    s = 1e-4
+    tiny_box = ck.Mesh(np.asarray(BOX.vertices) * s, BOX.faces)
+    tiny_sphere = ck.Mesh(np.asarray(SPHERE.vertices) * s, SPHERE.faces)
+    small = rel.copy()
+    small[:3, 3] *= s
+    p = ck.penetration(tiny_box, tiny_sphere, None, small)
+    assert p.depth == pytest.approx(ref.depth * s, rel=1e-9)
+    assert p.error_bound < 1e-12
+
+
+def test_fast_path_inputs():
+    """The per-call path agrees with the general one and checks its poses."""
+    Tb = ck.translation([0.75, 0.125, 0.0])  # float32-exact
+    ro = Tb.copy()
+    ro.flags.writeable = False  # not the fast path's kind of array: general path
+    for pose in (ro, Tb.tolist(), Tb.astype(np.float32)):
+        p = ck.penetration(BOX, BOX, None, pose)
+        assert p.depth == pytest.approx(0.25, abs=1e-12) and p.method == "convex"
+    bad = Tb.copy()
+    bad[0, 0] = 2.0
+    with pytest.raises(ck.InvalidPoseError):
+        ck.penetration(BOX, BOX, None, bad)
+    with pytest.raises(ck.InvalidPoseError):
+        ck.penetration(BOX, BOX, bad, Tb)
+    nan = Tb.copy()
+    nan[1, 3] = np.nan
+    with pytest.raises(ck.InvalidPoseError):
+        ck.penetration(BOX, BOX, nan, Tb)
+    # method="convex" on a non-convex mesh: its hull, the same on both paths
+    one = ck.penetration(TORUS, BOX, None, Tb, method="convex")
+    batch = ck.penetration(TORUS, BOX, None, Tb[None], method="convex")
+    assert one.exact and one.depth == batch.depth[0] > 0
+    flat = ck.Mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    with pytest.raises(ck.InvalidMeshError):
+        ck.penetration(flat, BOX, None, Tb, method="convex")

@@ -117,18 +117,49 @@ def pack_hull(h: _Hull) -> np.ndarray:
 
     The inner point is the mean of the hull's vertices (strictly inside a 3-D
     hull); the inner radius its smallest distance to a face plane, shrunk by a
-    relative 1e-12 so that rounding keeps it a lower bound.
+    relative 1e-12 so that rounding keeps it a lower bound. Features go to the
+    nearest of up to 64 Fibonacci directions (one bucket for small hulls); a
+    bucket's cone half-angle is widened by 1e-6 rad against rounding, and is
+    taken as pi once it reaches pi / 2 (a cap is convex only below that).
     """
-    V, N, E = h.vertices, h.normals, h.edges
+    V, N, E, P = h.vertices, h.normals, h.edges, h.edge_points
     D = (V @ N.T).max(axis=0)
     c = V.mean(axis=0)
     size = float(np.abs(V).max())
     r = max(float((D - N @ c).min()) - 1e-12 * size, 0.0)
     half = np.linalg.norm(E[:, 1] + E[:, 2], axis=1) / 2.0  # cos of half the arc angle
-    rows = np.concatenate([E.reshape(-1, 9), h.edge_points, (1.0 / half)[:, None]], axis=1)
-    header = [len(V), len(N), len(E), c[0], c[1], c[2], r, size]
-    out = np.concatenate([np.array(header, dtype=np.float64), V.ravel(), N.ravel(), D, rows.ravel()])
-    return np.ascontiguousarray(out)
+    inv_half = 1.0 / half
+    g_face = D - N @ c
+    w = P - c
+    m = np.minimum(np.einsum("ij,ij->i", E[:, 1], w), np.einsum("ij,ij->i", E[:, 2], w))
+    g_edge = np.where(m < 0, m * inv_half, m)
+    nfeat = len(N) + len(E)
+    nk = 1 if nfeat <= 64 else min(64, nfeat // 12)
+    axes = _fibonacci(nk) if nk > 1 else np.array([[0.0, 0.0, 1.0]])
+    mid = (E[:, 1] + E[:, 2]) / (2.0 * half[:, None])
+    fb = np.argmax(N @ axes.T, axis=1)
+    eb = np.argmax(mid @ axes.T, axis=1) if len(E) else np.zeros(0, np.int64)
+    fo, eo = np.argsort(fb, kind="stable"), np.argsort(eb, kind="stable")
+    N, D, g_face, fb = N[fo], D[fo], g_face[fo], fb[fo]
+    E, P, inv_half, g_edge, eb = E[eo], P[eo], inv_half[eo], g_edge[eo], eb[eo]
+    buckets = np.zeros((nk, kp.BUCKET_ROW))
+    f_at = np.searchsorted(fb, np.arange(nk + 1))
+    e_at = np.searchsorted(eb, np.arange(nk + 1))
+    for q in range(nk):
+        f0, f1, e0, e1 = f_at[q], f_at[q + 1], e_at[q], e_at[q + 1]
+        normals = np.concatenate([N[f0:f1], E[e0:e1, 1], E[e0:e1, 2]])
+        g = np.concatenate([g_face[f0:f1], g_edge[e0:e1]])
+        if len(g) == 0:
+            buckets[q] = [*axes[q], 1.0, 0.0, 1e300, f0, f1, e0, e1]
+            continue
+        theta = float(np.arccos(np.clip(normals @ axes[q], -1.0, 1.0)).max()) + 1e-6
+        if nk == 1 or theta >= math.pi / 2:
+            theta = math.pi
+        buckets[q] = [*axes[q], math.cos(theta), math.sin(theta), float(g.min()), f0, f1, e0, e1]
+    rows = np.concatenate([E.reshape(-1, 9), P, inv_half[:, None]], axis=1)
+    header = [len(V), len(N), len(E), nk, c[0], c[1], c[2], r, size, 0.0]
+    parts = [np.array(header, dtype=np.float64), V.ravel(), N.ravel(), D, rows.ravel(), buckets.ravel()]
+    return np.ascontiguousarray(np.concatenate(parts))
 
 
 def is_convex(mesh: Mesh) -> bool:
@@ -287,7 +318,7 @@ def penetration(
                     shift = max(
                         abs(Ta[0, 3]), abs(Ta[1, 3]), abs(Ta[2, 3]), abs(Tb[0, 3]), abs(Tb[1, 3]), abs(Tb[2, 3])
                     )
-                    e = ERROR_RTOL * (HA[7] + HB[7] + shift)
+                    e = ERROR_RTOL * (HA[8] + HB[8] + shift)
                     if d > 0.0:
                         return Penetration(d, np.array((x, y, z)), True, e, "convex")
                     return Penetration(0.0, np.full(3, np.nan), True, e, "none")
@@ -326,7 +357,7 @@ def penetration(
         methods[hit] = "convex"
         exact[:] = True
         shift = np.abs(req.pa[:, :3, 3]).max(axis=1)[req.ia] + np.abs(req.pb[:, :3, 3]).max(axis=1)[req.ib]
-        err[:] = ERROR_RTOL * (HA[7] + HB[7] + shift)
+        err[:] = ERROR_RTOL * (HA[8] + HB[8] + shift)
     else:
         cls = classify(a, b, req.pa[req.ia], req.pb[req.ib], threads=1)
         for k in range(n):
