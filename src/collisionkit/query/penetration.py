@@ -185,6 +185,8 @@ def is_convex(mesh: Mesh) -> bool:
 
 
 _PACKED = ("penetration-packed-hull",)
+_METHOD = ("none", "convex")
+_new = object.__new__
 
 
 def _packed(mesh: Mesh) -> tuple[bool, np.ndarray | None]:
@@ -311,17 +313,14 @@ def penetration(
                 ca, HA = a._geom._cache.get(_PACKED) or _packed(a)
                 cb, HB = b._geom._cache.get(_PACKED) or _packed(b)
                 if HA is not None and HB is not None and (method == "convex" or (ca and cb)):
-                    code, d, x, y, z = kp.penetration_one(HA, HB, Ta, Tb)
+                    code, d, e, u = kp.penetration_one(HA, HB, Ta, Tb, ERROR_RTOL)
                     if code < 0:
                         side, code = ("pose_a", -code - 1) if code > -11 else ("pose_b", -code - 11)
                         raise pose_error(side, 0, code, False)
-                    shift = max(
-                        abs(Ta[0, 3]), abs(Ta[1, 3]), abs(Ta[2, 3]), abs(Tb[0, 3]), abs(Tb[1, 3]), abs(Tb[2, 3])
-                    )
-                    e = ERROR_RTOL * (HA[8] + HB[8] + shift)
-                    if d > 0.0:
-                        return Penetration(d, np.array((x, y, z)), True, e, "convex")
-                    return Penetration(0.0, np.full(3, np.nan), True, e, "none")
+                    # the frozen dataclass's __init__ costs more than the kernel on small hulls
+                    p = _new(Penetration)
+                    p.__dict__.update(depth=d, direction=u, exact=True, error_bound=e, method=_METHOD[d > 0.0])
+                    return p
     if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
         for ta, tb, h in _HANDLERS:
             if isinstance(a, ta) and isinstance(b, tb):
