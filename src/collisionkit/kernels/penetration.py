@@ -397,20 +397,20 @@ def depth_pruned(HA, HB, R, t, scratch):
 
 
 @njit(cache=True, nogil=True)
-def penetration_one(HA, HB, Ta, Tb, error_rtol):
-    """The per-call entry: (code, depth, error bound, direction (3,) in the world frame).
+def penetration_one(HA, HB, Ta, Tb, u, error_rtol):
+    """The per-call entry: (code, depth, error bound); the direction (world frame) into u (3,).
 
     code 0, or a pose error: -(1 + code) for Ta, -(11 + code) for Tb
     (linalg.pose_error). No overlap: depth 0 and a NaN direction. The error bound
     is ``error_rtol`` times the hulls' sizes plus the largest pose translation.
+    (PERF: returning a new array from a kernel costs ~0.9 us; the caller's costs 0.15.)
     """
-    u = np.empty(3)
     ea = pose_error(Ta)
     if ea != 0:
-        return -(1 + ea), 0.0, 0.0, u
+        return -(1 + ea), 0.0, 0.0
     eb = pose_error(Tb)
     if eb != 0:
-        return -(11 + eb), 0.0, 0.0, u
+        return -(11 + eb), 0.0, 0.0
     R, t = relative_pose(Ta, Tb)
     scratch = np.empty(np.int64(HA[3] + HB[3] + EDGE_ROW * HB[2]))
     d, nx, ny, nz, _ = depth_pruned(HA, HB, R, t, scratch)
@@ -420,11 +420,11 @@ def penetration_one(HA, HB, Ta, Tb, error_rtol):
     err = error_rtol * (HA[8] + HB[8] + shift)
     if not d > 0.0:
         u[:] = math.nan
-        return 0, 0.0, err, u
+        return 0, 0.0, err
     u[0] = Ta[0, 0] * nx + Ta[0, 1] * ny + Ta[0, 2] * nz
     u[1] = Ta[1, 0] * nx + Ta[1, 1] * ny + Ta[1, 2] * nz
     u[2] = Ta[2, 0] * nx + Ta[2, 1] * ny + Ta[2, 2] * nz
-    return 0, d, err, u
+    return 0, d, err
 
 
 @njit(cache=True, nogil=True)

@@ -187,6 +187,7 @@ def is_convex(mesh: Mesh) -> bool:
 _PACKED = ("penetration-packed-hull",)
 _METHOD = ("none", "convex")
 _new = object.__new__
+_empty = np.empty
 
 
 def _packed(mesh: Mesh) -> tuple[bool, np.ndarray | None]:
@@ -313,7 +314,8 @@ def penetration(
                 ca, HA = a._geom._cache.get(_PACKED) or _packed(a)
                 cb, HB = b._geom._cache.get(_PACKED) or _packed(b)
                 if HA is not None and HB is not None and (method == "convex" or (ca and cb)):
-                    code, d, e, u = kp.penetration_one(HA, HB, Ta, Tb, ERROR_RTOL)
+                    u = _empty(3)
+                    code, d, e = kp.penetration_one(HA, HB, Ta, Tb, u, ERROR_RTOL)
                     if code < 0:
                         side, code = ("pose_a", -code - 1) if code > -11 else ("pose_b", -code - 11)
                         raise pose_error(side, 0, code, False)
