@@ -30,7 +30,7 @@ from ..kernels import gjk as kg
 from ..kernels.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..query import dispatch, engine
 from ..strategies import BVH
-from .shapes import Capsule, ConvexShape, Cylinder, Sphere
+from .shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere
 
 
 def _mesh_request(req: engine.BatchRequest, ma: Mesh, mb: Mesh) -> engine.BatchResult:
@@ -154,8 +154,16 @@ def _convex_mesh(req: engine.BatchRequest) -> engine.BatchResult:
     return _with_containment(req, _mesh_request(req, a, b))
 
 
+def _single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
+    """Per-call boolean of ``intersects`` (query.dispatch.SINGLE_BOOL): the same kernel as GJK.run."""
+    return kg.gjk_intersect_call(*a.kernel_args(), Ta, *b.kernel_args(), Tb)
+
+
 _GJK = GJK()
 strategies.register("gjk", _GJK)
+for _ta in (Convex, Box, Sphere, Capsule, Cylinder):
+    for _tb in (Convex, Box, Sphere, Capsule, Cylinder):
+        dispatch.register_single_bool(_ta, _tb, _single_bool)
 dispatch.register(ConvexShape, ConvexShape, _convex_convex)
 dispatch.register(ConvexShape, Mesh, _convex_mesh)
 dispatch.register(Mesh, ConvexShape, _convex_mesh)

@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..constants import GJK_CERTIFY_REL, GJK_MAX_ITERS, GJK_REL_TOL, TRI_TEST_GUIGUE
-from .linalg import map_triangle, relative_pose
+from .linalg import POSE_OK, map_triangle, pose_error, relative_pose
 from .predicates import orient3d
 from .tri_tri import tri_tri_intersect_tuples
 
@@ -664,6 +664,28 @@ def gjk_intersect_one(
         kind_a, verts_a, params_a, tris_a, scale_a, Ta,
         kind_b, verts_b, params_b, tris_b, scale_b, Tb, sim, out, stat,
     )  # fmt: skip
+
+
+@njit(cache=True)
+def gjk_intersect_call(
+    kind_a, verts_a, params_a, tris_a, scale_a, Ta,
+    kind_b, verts_b, params_b, tris_b, scale_b, Tb,
+):
+    """The public per-call boolean: validates both poses, then 1 / 0, or
+    -(1 + code) for a bad Ta and -(11 + code) for a bad Tb (codes of
+    ``linalg.pose_error``), like ``bvh_traverse.intersect_one``."""
+    ea = pose_error(Ta)
+    if ea != POSE_OK:
+        return -(1 + ea)
+    eb = pose_error(Tb)
+    if eb != POSE_OK:
+        return -(11 + eb)
+    stat = np.zeros(4, np.int64)
+    hit = gjk_intersect_one(
+        kind_a, verts_a, params_a, tris_a, scale_a, Ta,
+        kind_b, verts_b, params_b, tris_b, scale_b, Tb, stat,
+    )  # fmt: skip
+    return 1 if hit else 0
 
 
 @njit(cache=True, nogil=True)

@@ -29,3 +29,15 @@ def handler_for(a: Any, b: Any) -> Callable[[Any], Any] | None:
         if isinstance(a, ta) and isinstance(b, tb):
             return handler
     return None
+
+
+#: Per-call boolean fast paths, keyed by the exact (type(a), type(b)): a
+#: callable ``(a, b, Ta, Tb) -> int`` on two validated-shape (4, 4) float64
+#: poses, returning 1 / 0, or a negative pose code as
+#: ``kernels.bvh_traverse.intersect_one`` does. Only the default strategy uses them.
+SINGLE_BOOL: dict[tuple[type, type], Callable[[Any, Any, Any, Any], int]] = {}
+
+
+def register_single_bool(type_a: type, type_b: type, fn: Callable[[Any, Any, Any, Any], int]) -> None:
+    """Answer ``intersects(a, b, Ta, Tb)`` on one pose pair of exactly these types with ``fn``."""
+    SINGLE_BOOL[(type_a, type_b)] = fn

@@ -17,6 +17,7 @@ from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.bvh_traverse import intersect_one
 from ..kernels.layout import STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..strategies import BVH, Strategy, resolve
+from .dispatch import SINGLE_BOOL
 from .engine import gather, pose_error, run_batch, thread_count
 from .results import Contacts, Stats
 
@@ -93,6 +94,18 @@ def intersects(
                 side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
                 raise pose_error(side, 0, code, False)
             return r == 1
+    else:
+        fast = SINGLE_BOOL.get((type(a), type(b)))
+        if fast is not None and strategy == "bvh":
+            # PERF: convex shapes registered a per-call kernel (query.dispatch)
+            Ta = _single_pose(pose_a)
+            Tb = _single_pose(pose_b)
+            if Ta is not None and Tb is not None:
+                r = fast(a, b, Ta, Tb)
+                if r < 0:
+                    side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
+                    raise pose_error(side, 0, code, False)
+                return r == 1
     res = run_batch(a, b, pose_a, pose_b, MODE_ANY, -1, strategy, threads)
     if not res.batched:
         return bool(res.counts[0])
