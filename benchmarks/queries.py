@@ -263,13 +263,19 @@ def _penetration_scene(scene, a, b, n, rounds, out):
     theirs = np.array([coal_one(i) for i in range(n)])
     both = (ours > 1e-9) & (theirs > 1e-9)
     agree = {"coal": float(np.max(np.abs(ours[both] - theirs[both]) / theirs[both])) if both.any() else 0.0}
+    batch = ck.penetration(a, b, pa, pb)
+    assert np.array_equal(batch.depth, ours)  # the batch runs the per-call kernel's code
     t = {"collisionkit": [], "coal": []}
+    t_batch = {"collisionkit": [], "collisionkit-t1": [], "coal": t["coal"]}
     for _ in range(rounds):
         t["collisionkit"].append(_time(lambda: [ck.penetration(a, b, pa[i], pb[i]) for i in range(n)]) / n)
         t["coal"].append(_time(lambda: [coal_one(i) for i in range(n)]) / n)
-    row = _row("penetration_call", scene, n, t, agree, a, b)
-    row["note"] = f"overlapping poses {int(both.sum())}/{n}"
-    out.append(row)
+        t_batch["collisionkit"].append(_time(lambda: ck.penetration(a, b, pa, pb)) / n)
+        t_batch["collisionkit-t1"].append(_time(lambda: ck.penetration(a, b, pa, pb, threads=1)) / n)
+    for category, times in (("penetration_call", t), ("penetration_batch", t_batch)):
+        row = _row(category, scene, n, times, agree, a, b)
+        row["note"] = f"overlapping poses {int(both.sum())}/{n}"
+        out.append(row)
 
 
 def _row(category, scene, n, times, agree, a, b) -> dict[str, Any]:

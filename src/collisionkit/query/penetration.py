@@ -11,10 +11,22 @@ Two methods, chosen per pair (``method="auto"``):
   their volume equals their convex hull's to 1e-9 relative), or the caller
   asks for ``method="convex"`` (then the convex HULLS are used, whatever the
   meshes). The depth is the exact minimum of the Minkowski difference's
-  support function over its facet normals (``kernels.penetration``): the
-  value EPA converges to, computed directly (face normals of both hulls and
-  Gauss-map-pruned edge-edge axes). Error: float64 rounding only
-  (``error_bound`` ~ 1e-12 of the size).
+  support function f(n) = h_a(n) + h_b(-n) over its facet normals (the
+  value EPA converges to, computed directly): face normals of both hulls and
+  the edge-edge axes whose Gauss arcs cross. ``kernels.penetration.depth_pruned``
+  evaluates the same minimum without visiting every candidate: an edge pair
+  whose arcs clearly cross costs O(1) (f = n.(p_a - p_b), the two edges being
+  the supports), and candidates are skipped (singly, or whole Gauss-map
+  buckets) when a lower bound of f (from a point and inner radius of each
+  hull, ``pack_hull``) exceeds the best f found so far plus a slack far above
+  rounding; a skipped axis cannot hold the minimum, so the answer is the
+  brute-force one (``kernels.penetration.convex_depth``, kept as the tests'
+  oracle). Error: float64 rounding only; ``error_bound`` = ``ERROR_RTOL``
+  (1e-12) times the hulls' largest coordinates plus the poses' largest
+  translation. Cost per pose: one pass over bucket bounds, then only the
+  features near the optimum (a 360-triangle sphere pair visits ~10 axes).
+  One pose pair each: a per-call path (packed hulls cached on the mesh, one
+  kernel call); batches: one kernel over all poses (threads from 32 poses).
 * **sampled** (``exact=False``), for closed non-convex meshes: for each
   candidate direction u (a Fibonacci sphere of ``directions`` points, plus
   the normals of the faces in contact, a's outward and b's inward), b is
@@ -279,6 +291,7 @@ def penetration(
     *,
     method: str = "auto",
     directions: int = 64,
+    threads: int | None = None,
 ) -> Penetration:
     """Minimal translation separating ``a`` and ``b`` (module notes for methods and bounds).
 
@@ -291,6 +304,8 @@ def penetration(
         "convex": exact depth of the two convex HULLS; "sampled": always sampled.
     directions : int
         Sphere directions of the sampled method (plus the contact normals).
+    threads : int, optional
+        Threads for a batch of the convex method (default: all cores).
 
     Returns
     -------
@@ -306,7 +321,7 @@ def penetration(
     (0.2, [1.0, 0.0, 0.0], True)
     """
     # PERF: one pose each, convex meshes: cached packed hulls and one kernel call
-    if type(a) is Mesh and type(b) is Mesh and type(directions) is int and directions >= 1:
+    if type(a) is Mesh and type(b) is Mesh and type(directions) is int and directions >= 1 and threads is None:
         if method == "auto" or method == "convex":
             Ta = _single_pose(pose_a)
             Tb = _single_pose(pose_b)
@@ -335,7 +350,7 @@ def penetration(
     use_convex = method == "convex" or (method == "auto" and is_convex(a) and is_convex(b))
     from .engine import prepare
 
-    req = prepare(a, b, pose_a, pose_b, 0, -1, "bvh", None)
+    req = prepare(a, b, pose_a, pose_b, 0, -1, "bvh", threads)
     n = req.n
     depth = np.zeros(n)
     direction = np.full((n, 3), np.nan)
