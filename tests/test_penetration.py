@@ -199,7 +199,7 @@ def test_pruned_equals_brute_force(name, a, b):
         # batched and per-call run the same kernel on the same relative pose: same bits
         assert one.depth == batch.depth[k]
         np.testing.assert_array_equal(one.direction, batch.direction[k])
-        assert one.exact and one.error_bound == pytest.approx(batch.error_bound[k])
+        assert one.exact and one.error_bound == batch.error_bound[k] > 0
         if want <= 0:
             assert one.depth == 0.0 and one.method == "none" and np.isnan(one.direction).all()
             continue

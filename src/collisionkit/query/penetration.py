@@ -352,11 +352,6 @@ def penetration(
 
     req = prepare(a, b, pose_a, pose_b, 0, -1, "bvh", threads)
     n = req.n
-    depth = np.zeros(n)
-    direction = np.full((n, 3), np.nan)
-    exact = np.zeros(n, bool)
-    err = np.full(n, np.inf)
-    methods = np.full(n, "none", dtype=object)
     if use_convex:
         _checked_hull(a, "a")
         _checked_hull(b, "b")
@@ -368,21 +363,28 @@ def penetration(
             kernel = kp.penetration_parallel if parallel else kp.penetration_serial
             kernel(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
         hit = out[:, 0] > 0
-        depth[hit] = out[hit, 0]
-        direction[hit] = out[hit, 1:4]
-        methods[hit] = "convex"
-        exact[:] = True
+        depth = np.where(hit, out[:, 0], 0.0)
+        direction = np.where(hit[:, None], out[:, 1:4], np.nan)
+        exact = np.ones(n, bool)
         shift = np.abs(req.pa[:, :3, 3]).max(axis=1)[req.ia] + np.abs(req.pb[:, :3, 3]).max(axis=1)[req.ib]
-        err[:] = ERROR_RTOL * (HA[8] + HB[8] + shift)
-    else:
-        cls = classify(a, b, req.pa[req.ia], req.pb[req.ib], threads=1)
-        for k in range(n):
-            if cls.codes[k] not in (PENETRATING, CONTAINED):
-                exact[k], err[k] = True, 0.0
-                continue
-            Ta, Tb = req.pa[req.ia[k]], req.pb[req.ib[k]]
-            d, u = _sampled_one(a, b, Ta, Tb, int(directions))
-            depth[k], direction[k], methods[k] = d, u, "sampled"
+        err = ERROR_RTOL * (HA[8] + HB[8] + shift)
+        methods = np.where(hit, "convex", "none")
+        if req.batched:
+            return Penetration(depth, direction, exact, err, methods)
+        return Penetration(float(depth[0]), direction[0], True, float(err[0]), str(methods[0]))
+    depth = np.zeros(n)
+    direction = np.full((n, 3), np.nan)
+    exact = np.zeros(n, bool)
+    err = np.full(n, np.inf)
+    methods = np.full(n, "none", dtype=object)
+    cls = classify(a, b, req.pa[req.ia], req.pb[req.ib], threads=1)
+    for k in range(n):
+        if cls.codes[k] not in (PENETRATING, CONTAINED):
+            exact[k], err[k] = True, 0.0
+            continue
+        Ta, Tb = req.pa[req.ia[k]], req.pb[req.ib[k]]
+        d, u = _sampled_one(a, b, Ta, Tb, int(directions))
+        depth[k], direction[k], methods[k] = d, u, "sampled"
     if req.batched:
         return Penetration(depth, direction, exact, err, methods.astype(str))
     return Penetration(float(depth[0]), direction[0], bool(exact[0]), float(err[0]), str(methods[0]))
