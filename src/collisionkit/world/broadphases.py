@@ -74,6 +74,11 @@ class Brute(BroadPhase):
     def pairs(self, lo, hi, slots, out) -> int:
         return int(kb.brute_pairs(lo, hi, slots, out))
 
+    def pairs_finished(self, lo, hi, slots, group, mask, excluded, out) -> int:
+        """The filtered, sorted insertion-order rows in one kernel call (the World's
+        per-frame path on small scenes, where each kernel dispatch counts)."""
+        return int(kb.brute_pairs_finished(lo, hi, slots, group, mask, excluded, out))
+
 
 class SweepAndPrune(BroadPhase):
     """Sorted endpoint lists on three axes kept across frames (insertion sort,

@@ -424,6 +424,16 @@ class World:
         if self._cand is not None:
             return self._cand
         self._update_broadphase()
+        if isinstance(self._bp, broadphases.Brute):
+            # PERF: one kernel gives the finished rows (no slot->index map, no sort)
+            while True:
+                k = self._bp.pairs_finished(self._lo, self._hi, self._order, self._group, self._mask, self._filter.array, self._raw)
+                if k <= self._raw.shape[0]:
+                    break
+                self._raw = np.empty((k + k // 2, 2), _I64)
+            self._cand = self._raw[:k].copy()
+            self._cand.flags.writeable = False
+            return self._cand
         while True:
             k = self._bp.pairs(self._lo, self._hi, self._order, self._raw)
             if k <= self._raw.shape[0]:
