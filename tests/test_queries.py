@@ -464,3 +464,35 @@ def test_uniform_overflow_takes_the_parallel_rerun():
     serial = ck.contacts(a, b, None, pose_b, threads=1)
     parallel = ck.contacts(a, b, None, pose_b, threads=2)
     assert np.array_equal(rows_of(serial), rows_of(parallel))
+
+
+def test_single_pose_contacts_path_equals_batch_path(pb_mesh, monkeypatch):
+    """contacts on one pose pair takes a per-call kernel (query.pair._contacts_one): the rows,
+    counts and truncation flags equal the batch path's for every mode, cap, volume kind and
+    tri test, including poses with more pairs than the per-call buffer (rerun on the batch path)."""
+    from collisionkit.query import pair
+
+    monkeypatch.setattr(pair, "_ONE_CALL_KEYS", 16)  # small buffer: the rerun path is taken too
+    bunny = pb_mesh("bunny.obj")
+    poses = ck.random_poses(12, 0.08, seed=21)
+    cases = [(bunny, bunny, poses), (bunny, bunny.with_options(ck.BuildOptions(bv="obb")), poses[:4])]
+    seen_truncated = seen_big = False
+    for a, b, pb in cases:
+        for mode, cap in [("all", None), ("first", None), ("all", 3), ("all", 1)]:
+            for strat in ["bvh", BVHStrategy(tri_test="moller")]:
+                batch = ck.contacts(a, b, None, pb, mode=mode, max_pairs=cap, strategy=strat)
+                for i in range(len(pb)):
+                    one = ck.contacts(a, b, None, pb[i], mode=mode, max_pairs=cap, strategy=strat)
+                    assert one.counts.tolist() == [batch.counts[i]]
+                    assert one.truncated.tolist() == [batch.truncated[i]]
+                    assert np.array_equal(one.pairs(0), batch.pairs(i))
+                    assert not one.pose_index.any()
+                    seen_truncated |= bool(one.truncated[0])
+                    seen_big |= mode == "all" and cap is None and one.counts[0] > pair._ONE_CALL_KEYS
+    assert seen_truncated and seen_big  # the cap and the buffer-overflow rerun were exercised
+    bad = np.eye(4)
+    bad[3, 0] = 1.0
+    with pytest.raises(ck.InvalidPoseError, match="pose_b"):
+        ck.contacts(bunny, bunny, None, bad)
+    with pytest.raises(ck.InvalidPoseError, match="pose_a"):
+        ck.contacts(bunny, bunny, bad, None)

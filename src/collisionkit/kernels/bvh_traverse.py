@@ -314,6 +314,44 @@ def intersect_one(
     )
 
 
+@njit(cache=True)
+def contacts_one(
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
+    bv_kind, tri_test, mode, max_pairs, keys,
+):
+    """The per-call contacts entry: one pose pair, tree 0 of each pool.
+
+    Writes the pair keys (face_a * faces_b + face_b) into ``keys`` while room
+    lasts, sorted when they all fit, and returns what ``collide_task`` returns
+    (pairs found, max_pairs + 1 when capped), or a negative pose error as
+    ``intersect_one`` does. A count above ``len(keys)`` (after the cap) means
+    the keys did not fit: the caller reruns on the batch path.
+    """
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea)
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb)
+    n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
+    stack = np.empty((n, 2), np.int32)
+    stats = np.zeros((1, 4), np.int64)
+    zero = np.int64(0)
+    found = collide_task(
+        topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, zero, Ta,
+        topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, zero, Tb,
+        bv_kind, tri_test, mode, max_pairs,
+        keys, zero, np.int64(keys.shape[0]), stack, stats, zero,
+    )  # fmt: skip
+    kept = found
+    if max_pairs >= 0 and kept > max_pairs:
+        kept = max_pairs
+    if 1 < kept <= keys.shape[0]:
+        keys[:kept].sort()
+    return found
+
+
 @njit(cache=True, nogil=True)
 def _run_chunk(
     c, nchunks,

@@ -14,8 +14,8 @@ from numpy.typing import NDArray
 from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
-from ..kernels.bvh_traverse import intersect_one
-from ..kernels.layout import STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
+from ..kernels.bvh_traverse import contacts_one, intersect_one
+from ..kernels.layout import META_FACES, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..strategies import BVH, Strategy, resolve
 from .dispatch import SINGLE_BOOL
 from .engine import gather, pose_error, run_batch, thread_count
@@ -181,14 +181,55 @@ def contacts(
         raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
     cap = _check_max_pairs(max_pairs)
     code = MODE_ALL if mode == "all" else MODE_FIRST
-    res = run_batch(a, b, pose_a, pose_b, code, cap, strategy, threads)
-    pose_index, face_a, face_b, counts, truncated = gather(res, cap)
-    found = Contacts(pose_index, face_a, face_b, counts, truncated)
+    found = None
+    if threads is not None:
+        thread_count(threads)  # validate even where the single-pose path ignores it
+    if type(a) is Mesh and type(b) is Mesh and (strategy == "bvh" or type(strategy) is BVH):
+        found = _contacts_one(a, b, pose_a, pose_b, code, cap, _DEFAULT if strategy == "bvh" else strategy)
+    if found is None:
+        res = run_batch(a, b, pose_a, pose_b, code, cap, strategy, threads)
+        pose_index, face_a, face_b, counts, truncated = gather(res, cap)
+        found = Contacts(pose_index, face_a, face_b, counts, truncated)
     if geometry:
         from .contact_geometry import add_geometry
 
         return add_geometry(a, b, pose_a, pose_b, found)
     return found
+
+
+#: Room for pair keys on the per-call contacts path; more pairs rerun on the batch path.
+_ONE_CALL_KEYS = 4096
+
+
+def _contacts_one(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: int, strat: BVH) -> Contacts | None:
+    """``contacts`` on one pose pair with one kernel call (kernels.bvh_traverse.contacts_one);
+    None when the poses are a batch or the pairs outgrow the buffer (the caller reruns)."""
+    Ta = _single_pose(pose_a)
+    Tb = _single_pose(pose_b)
+    if Ta is None or Tb is None:
+        return None
+    bv = a.options.bv
+    ta = a._trees.get(bv) or a.tree_for(bv)
+    tb = b._trees.get(bv) or b.tree_for(bv)
+    x, y = ta.arrays, tb.arrays
+    keys = np.empty(_ONE_CALL_KEYS, np.int64)
+    r = contacts_one(
+        x.topo, x.bv, x.tris, x.face_ids, x.meta, x.scale, Ta,
+        y.topo, y.bv, y.tris, y.face_ids, y.meta, y.scale, Tb,
+        ta.options.bv_code, strat.tri_test_code, np.int64(mode), np.int64(cap), keys,
+    )  # fmt: skip
+    if r < 0:
+        side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
+        raise pose_error(side, 0, code, False)
+    kept = r if cap < 0 else min(r, cap)
+    if kept > _ONE_CALL_KEYS:
+        return None
+    faces_b = int(y.meta[0, META_FACES])
+    k = keys[:kept]
+    return Contacts(
+        np.zeros(kept, np.int64), k // faces_b, k % faces_b,
+        np.array([kept], np.int64), np.array([cap >= 0 and r > cap]),
+    )  # fmt: skip
 
 
 def query_stats(
