@@ -196,15 +196,16 @@ class Penetration:
     depth : float or (N,) float64
     direction : (3,) or (N, 3) float64 (NaN when depth is 0 and no overlap)
     exact : bool or (N,) bool
-        True when ``depth`` is the exact minimum up to float64 rounding and the
-        solver tolerance (convex pairs by EPA); False when it is an upper
-        bound from the sampled-direction method (see ``error_bound``).
+        True when ``depth`` is the exact minimum up to float64 rounding (convex
+        pairs: the minimum of the Minkowski difference's support function over
+        its facet normals, the value EPA converges to); False when it is an
+        upper bound from the sampled-direction method (see ``error_bound``).
     error_bound : float or (N,) float64
-        For exact results the solver tolerance; for sampled results the
+        For exact results a bound on the float64 rounding; for sampled results the
         depth's distance from the best direction found, not a bound on the
         gap to the true minimum (see query.penetration).
     method : str
-        "epa", "sampled" or "none" (no overlap).
+        "convex", "sampled" or "none" (no overlap).
     """
 
     depth: float | NDArray[np.float64]
