@@ -260,6 +260,152 @@ def plane_gap2(T, P):
     return g * g / nn * (1.0 - 4.0 * _U)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _min_dot(v, B):
+    return min(
+        v[0] * B[0] + v[1] * B[1] + v[2] * B[2],
+        min(v[0] * B[3] + v[1] * B[4] + v[2] * B[5], v[0] * B[6] + v[1] * B[7] + v[2] * B[8]),
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _direction(d2, x1, y1, z1, x2, y2, z2, R):
+    """(ok, v, R^T v): the unit direction from (x1, y1, z1) to (x2, y2, z2), d2 apart."""
+    if not d2 > 0.0:
+        return False, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    il = 1.0 / math.sqrt(d2)
+    v = ((x2 - x1) * il, (y2 - y1) * il, (z2 - z1) * il)
+    w = (
+        R[0] * v[0] + R[3] * v[1] + R[6] * v[2],
+        R[1] * v[0] + R[4] * v[1] + R[7] * v[2],
+        R[2] * v[0] + R[5] * v[1] + R[8] * v[2],
+    )
+    return True, v, w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def dir_gap2(is_obb, v, w, R, t, bv_a, ia, bv_b, ib, slack):
+    """Squared lower bound of the distance between node ia of a and node ib of b
+    from their gap along the unit direction v (a's frame; w = R^T v): projection
+    onto a unit vector never increases distances. 0 when they overlap along v."""
+    cx = bv_b[ib, 0]
+    cy = bv_b[ib, 1]
+    cz = bv_b[ib, 2]
+    c = (
+        v[0] * (R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0])
+        + v[1] * (R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1])
+        + v[2] * (R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2])
+    )
+    if not is_obb:
+        ra = abs(v[0]) * bv_a[ia, 3] + abs(v[1]) * bv_a[ia, 4] + abs(v[2]) * bv_a[ia, 5]
+        rb = abs(w[0]) * bv_b[ib, 3] + abs(w[1]) * bv_b[ib, 4] + abs(w[2]) * bv_b[ib, 5]
+    else:
+        ra = (
+            bv_a[ia, 12] * abs(v[0] * bv_a[ia, 3] + v[1] * bv_a[ia, 4] + v[2] * bv_a[ia, 5])
+            + bv_a[ia, 13] * abs(v[0] * bv_a[ia, 6] + v[1] * bv_a[ia, 7] + v[2] * bv_a[ia, 8])
+            + bv_a[ia, 14] * abs(v[0] * bv_a[ia, 9] + v[1] * bv_a[ia, 10] + v[2] * bv_a[ia, 11])
+        )
+        rb = (
+            bv_b[ib, 12] * abs(w[0] * bv_b[ib, 3] + w[1] * bv_b[ib, 4] + w[2] * bv_b[ib, 5])
+            + bv_b[ib, 13] * abs(w[0] * bv_b[ib, 6] + w[1] * bv_b[ib, 7] + w[2] * bv_b[ib, 8])
+            + bv_b[ib, 14] * abs(w[0] * bv_b[ib, 9] + w[1] * bv_b[ib, 10] + w[2] * bv_b[ib, 11])
+        )
+    # v is unit only to rounding: the (1 - 8u) factor and the slack keep it a lower bound
+    g = c - ra - rb - slack
+    if g <= 0.0:
+        return 0.0
+    return g * g * (1.0 - 8.0 * _U)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, ib, slack, cut):
+    """Node pair lower bound: the cheap directional gap first (it settles most pruned
+    pairs), else the box bound."""
+    if have_v:
+        d = dir_gap2(is_obb, v, w, R, t, bv_a, ia, bv_b, ib, slack)
+        if d >= cut:
+            return d
+    return node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack)
+
+
+@njit(cache=True, nogil=True)
+def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb, slack, stack):
+    """Overlap-only descent: the first intersecting triangle pair (leaf order), or (-1, -1).
+
+    Visits every node pair whose boxes overlap within the slack and tests every
+    triangle pair whose exact coordinate boxes touch with the exact test, so
+    (-1, -1) proves the meshes disjoint. Returns (ja, jb, node pairs, triangle tests).
+    PERF: a distance query on touching meshes would otherwise measure many
+    triangle pairs (their lower bounds are all 0) before meeting a crossing pair.
+    """
+    n_pairs = np.int64(0)
+    n_tri = np.int64(0)
+    tri_method = np.int64(TRI_TEST_GUIGUE)
+    size_col = 12 if is_obb else 3
+    stack[0, 0] = 0
+    stack[0, 1] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        ia = stack[top, 0]
+        ib = stack[top, 1]
+        n_pairs += 1
+        if node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack) > 0.0:
+            continue
+        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
+        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        if leaf_a and leaf_b:
+            fa0 = topo_a[ia, 0]
+            fa1 = fa0 + topo_a[ia, 1]
+            fb0 = topo_b[ib, 0]
+            for jb in range(fb0, fb0 + topo_b[ib, 1]):
+                B = map_triangle(
+                    R, t,
+                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
+                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
+                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
+                )  # fmt: skip
+                blx = min(B[0], min(B[3], B[6]))
+                bhx = max(B[0], max(B[3], B[6]))
+                bly = min(B[1], min(B[4], B[7]))
+                bhy = max(B[1], max(B[4], B[7]))
+                blz = min(B[2], min(B[5], B[8]))
+                bhz = max(B[2], max(B[5], B[8]))
+                for ja in range(fa0, fa1):
+                    A = (
+                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
+                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
+                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
+                    )  # fmt: skip
+                    if max(A[0], max(A[3], A[6])) < blx or min(A[0], min(A[3], A[6])) > bhx:
+                        continue
+                    if max(A[1], max(A[4], A[7])) < bly or min(A[1], min(A[4], A[7])) > bhy:
+                        continue
+                    if max(A[2], max(A[5], A[8])) < blz or min(A[2], min(A[5], A[8])) > bhz:
+                        continue
+                    n_tri += 1
+                    if tri_tri_intersect_tuples(A, B, tri_method):
+                        return ja, jb, n_pairs, n_tri
+            continue
+        if leaf_b or (
+            not leaf_a
+            and bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
+            >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+        ):
+            c0 = topo_a[ia, 0]
+            for c in range(c0, c0 + topo_a[ia, 1]):
+                stack[top, 0] = c
+                stack[top, 1] = ib
+                top += 1
+        else:
+            c0 = topo_b[ib, 0]
+            for c in range(c0, c0 + topo_b[ib, 1]):
+                stack[top, 0] = ia
+                stack[top, 1] = c
+                top += 1
+    return np.int64(-1), np.int64(-1), n_pairs, n_tri
+
+
 @njit(cache=True, nogil=True)
 def distance_task(
     topo_a,
@@ -317,6 +463,12 @@ def distance_task(
     n_tri = np.int64(0)
     tri_method = np.int64(TRI_TEST_GUIGUE)
     done = False
+    # unit direction from a's to b's closest point of the best pair so far (have_v):
+    # the gap along it bounds every pair's distance from below and, near the minimum,
+    # settles most triangle pairs that the box and plane gaps cannot
+    have_v = False
+    v = (0.0, 0.0, 0.0)
+    w = (0.0, 0.0, 0.0)
     if seed_a >= 0 and seed_b >= 0:
         B = map_triangle(
             R, t,
@@ -338,9 +490,19 @@ def distance_task(
                 bja = seed_a
                 bjb = seed_b
                 pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
+                have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
     top = 0
     lb0 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, 0, bv_b, 0, slack)
-    if lb0 < cut:
+    if lb0 <= 0.0:
+        ja, jb, np0, nt0 = first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb, slack, stack)
+        n_pairs += np0
+        n_tri += nt0
+        if ja >= 0:
+            best = 0.0
+            bja = ja
+            bjb = jb
+            done = True
+    if lb0 < cut and not done:
         stack[0, 0] = 0
         stack[0, 1] = 0
         lbs[0] = lb0
@@ -373,6 +535,7 @@ def distance_task(
                 bhy = max(B[1], max(B[4], B[7]))
                 blz = min(B[2], min(B[5], B[8]))
                 bhz = max(B[2], max(B[5], B[8]))
+                sb = _min_dot(v, B)
                 for ja in range(fa0, fa1):
                     A = (
                         tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
@@ -385,30 +548,29 @@ def distance_task(
                     ahy = max(A[1], max(A[4], A[7]))
                     alz = min(A[2], min(A[5], A[8]))
                     ahz = max(A[2], max(A[5], A[8]))
-                    touching = not (ahx < blx or alx > bhx or ahy < bly or aly > bhy or ahz < blz or alz > bhz)
-                    if touching:
-                        n_tri += 1
-                        if tri_tri_intersect_tuples(A, B, tri_method):
-                            # exact contact: distance 0, a point of the contact from the
-                            # closest-point pass is not meaningful; the caller asks
-                            # tri_segment for it.
-                            best = 0.0
-                            bja = ja
-                            bjb = jb
-                            done = True
-                            break
-                    else:
-                        g2 = _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz)
-                        # the box gap is rounded: compare with a margin so it never prunes the minimum
-                        g2 = g2 * (1.0 - 8.0 * _U) - slack * slack
-                        if g2 >= cut:
-                            lower = min(lower, g2)
-                            continue
-                        pg = max(plane_gap2(A, B), plane_gap2(B, A))
-                        if pg >= cut:
-                            lower = min(lower, pg)
-                            continue
-                        n_tri += 1
+                    # first_contact found no crossing pair: every pair here is disjoint
+                    g2 = _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz)
+                    # the box gap is rounded: compare with a margin so it never prunes the minimum
+                    g2 = g2 * (1.0 - 8.0 * _U) - slack * slack
+                    if g2 >= cut:
+                        lower = min(lower, g2)
+                        continue
+                    if have_v:
+                        sa = max(
+                            v[0] * A[0] + v[1] * A[1] + v[2] * A[2],
+                            max(v[0] * A[3] + v[1] * A[4] + v[2] * A[5], v[0] * A[6] + v[1] * A[7] + v[2] * A[8]),
+                        )
+                        gv = sb - sa - slack
+                        if gv > 0.0:
+                            gv = gv * gv * (1.0 - 8.0 * _U)
+                            if gv >= cut:
+                                lower = min(lower, gv)
+                                continue
+                    pg = max(plane_gap2(A, B), plane_gap2(B, A))
+                    if pg >= cut:
+                        lower = min(lower, pg)
+                        continue
+                    n_tri += 1
                     d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
                     if d2 < best:
                         best = d2
@@ -416,8 +578,9 @@ def distance_task(
                         bja = ja
                         bjb = jb
                         pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
-                if done:
-                    break
+                        have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
+                        if have_v:
+                            sb = _min_dot(v, B)
             continue
         if leaf_b or (
             not leaf_a
@@ -427,8 +590,8 @@ def distance_task(
             c0 = topo_a[ia, 0]
             cnt = topo_a[ia, 1]
             if cnt == 2:
-                l0 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, c0, bv_b, ib, slack)
-                l1 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, c0 + 1, bv_b, ib, slack)
+                l0 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c0, bv_b, ib, slack, cut)
+                l1 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c0 + 1, bv_b, ib, slack, cut)
                 first = c0
                 second = c0 + 1
                 if l1 < l0:
@@ -452,7 +615,7 @@ def distance_task(
             else:
                 c = c0 + cnt - 1
                 while c >= c0:
-                    lc = node_lower_bound2(is_obb, R, AbsR, t, bv_a, c, bv_b, ib, slack)
+                    lc = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c, bv_b, ib, slack, cut)
                     if lc >= cut:
                         lower = min(lower, lc)
                     else:
@@ -465,8 +628,8 @@ def distance_task(
             c0 = topo_b[ib, 0]
             cnt = topo_b[ib, 1]
             if cnt == 2:
-                l0 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, c0, slack)
-                l1 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, c0 + 1, slack)
+                l0 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0, slack, cut)
+                l1 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0 + 1, slack, cut)
                 first = c0
                 second = c0 + 1
                 if l1 < l0:
@@ -490,7 +653,7 @@ def distance_task(
             else:
                 c = c0 + cnt - 1
                 while c >= c0:
-                    lc = node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, c, slack)
+                    lc = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c, slack, cut)
                     if lc >= cut:
                         lower = min(lower, lc)
                     else:
