@@ -221,8 +221,10 @@ class UnitCosts:
     c_u: float
 
     def model(self, n_v, n_p, n_u):
-        """T = n_v c_v + n_p c_p + n_u c_u (seconds), elementwise."""
-        return np.asarray(n_v) * self.c_v + np.asarray(n_p) * self.c_p + np.asarray(n_u) * self.c_u
+        """T = n_v c_v + n_p c_p + n_u c_u (seconds), elementwise; NaN for a
+        volume kind whose unit costs are unknown (``unit_costs``)."""
+        with np.errstate(invalid="ignore"):  # 0 * NaN for unknown costs: NaN, quietly
+            return np.asarray(n_v) * self.c_v + np.asarray(n_p) * self.c_p + np.asarray(n_u) * self.c_u
 
 
 def _time(fn, min_seconds: float = 0.03) -> float:
