@@ -284,6 +284,38 @@ def _direction(d2, x1, y1, z1, x2, y2, z2, R):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _tri_leaf_gap2(is_obb, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack):
+    """Squared lower bound of the distance between a's node ia and a triangle of b
+    (a's frame) with coordinate box [bl, bh] and smallest projection sb on v: the
+    gap between the boxes (AABB trees) and the gap along v (when have_v)."""
+    g2 = 0.0
+    if not is_obb:
+        gx = max(blx - (bv_a[ia, 0] + bv_a[ia, 3]), (bv_a[ia, 0] - bv_a[ia, 3]) - bhx) - slack
+        gy = max(bly - (bv_a[ia, 1] + bv_a[ia, 4]), (bv_a[ia, 1] - bv_a[ia, 4]) - bhy) - slack
+        gz = max(blz - (bv_a[ia, 2] + bv_a[ia, 5]), (bv_a[ia, 2] - bv_a[ia, 5]) - bhz) - slack
+        gx = gx if gx > 0.0 else 0.0
+        gy = gy if gy > 0.0 else 0.0
+        gz = gz if gz > 0.0 else 0.0
+        g2 = (gx * gx + gy * gy + gz * gz) * (1.0 - 8.0 * _U)
+    if have_v:
+        hi = v[0] * bv_a[ia, 0] + v[1] * bv_a[ia, 1] + v[2] * bv_a[ia, 2]
+        if not is_obb:
+            hi += abs(v[0]) * bv_a[ia, 3] + abs(v[1]) * bv_a[ia, 4] + abs(v[2]) * bv_a[ia, 5]
+        else:
+            hi += (
+                bv_a[ia, 12] * abs(v[0] * bv_a[ia, 3] + v[1] * bv_a[ia, 4] + v[2] * bv_a[ia, 5])
+                + bv_a[ia, 13] * abs(v[0] * bv_a[ia, 6] + v[1] * bv_a[ia, 7] + v[2] * bv_a[ia, 8])
+                + bv_a[ia, 14] * abs(v[0] * bv_a[ia, 9] + v[1] * bv_a[ia, 10] + v[2] * bv_a[ia, 11])
+            )
+        g = sb - hi - slack
+        if g > 0.0:
+            g = g * g * (1.0 - 8.0 * _U)
+            if g > g2:
+                g2 = g
+    return g2
+
+
+@njit(cache=True, nogil=True, inline="always")
 def dir_gap2(is_obb, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
     from their gap along the unit direction v (a's frame; w = R^T v): projection
@@ -536,6 +568,11 @@ def distance_task(
                 blz = min(B[2], min(B[5], B[8]))
                 bhz = max(B[2], max(B[5], B[8]))
                 sb = _min_dot(v, B)
+                # b's triangle against a's whole leaf first: skips its row of pairs
+                lg = _tri_leaf_gap2(is_obb, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack)
+                if lg >= cut:
+                    lower = min(lower, lg)
+                    continue
                 for ja in range(fa0, fa1):
                     A = (
                         tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
