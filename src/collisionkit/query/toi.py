@@ -19,57 +19,38 @@ from typing import Any
 import numpy as np
 
 from ..geometry.pose import as_poses
-from ..kernels import bvh_traverse as kt
-from ..kernels.bvh_distance import _stack_rows
-from ..kernels.toi import MOTION_LINEAR, MOTION_SCREW, TOI_CAP, TOI_HIT, toi_advance
+from ..kernels.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
 from .engine import check_mesh, pose_error, trees
 from .results import TimeOfImpact
 
+_EYE = np.eye(4)
 MOTIONS = {"linear": MOTION_LINEAR, "screw": MOTION_SCREW}
 #: Default contact tolerance, relative to the sum of the two meshes' radii.
 TOI_REL_TOLERANCE = 1e-6
 #: Relative-error mode of the distance queries inside the advancement: pairs are
 #: pruned when their bound is within 1/sqrt(TOI_SHRINK) of the best, and the step
 #: uses the certified lower bound (kernels.toi).
-TOI_SHRINK = 1.0 / 1.5**2  # NOTE: 0.44 vs 1.0 measured within noise on bunny-bunny (2-core VM under load)
+TOI_SHRINK = 1.0
 #: Default cap on conservative-advancement steps.
 TOI_MAX_ITERATIONS = 10_000
 
 
 def _one_pose(pose: Any, name: str) -> np.ndarray:
+    if pose is None:
+        return _EYE
     stack, batched = as_poses(pose, name)
     if batched:
         raise ValueError(f"{name} must be one (4, 4) pose")
-    T = np.array(stack[0], dtype=np.float64, order="C")
-    side, _, code = kt.validate_poses(T.reshape(1, 4, 4), T.reshape(1, 4, 4))
-    if side >= 0:
-        raise pose_error(name, 0, int(code), False)
-    return T
-
-
-def _rotvec(R: np.ndarray) -> tuple[np.ndarray, float]:
-    from scipy.spatial.transform import Rotation
-
-    w = Rotation.from_matrix(R).as_rotvec()
-    theta = float(np.linalg.norm(w))
-    k = w / theta if theta > 0 else np.array([1.0, 0.0, 0.0])
-    return np.ascontiguousarray(k), theta
+    return stack[0]
 
 
 def motion_parameters(T0: np.ndarray, T1: np.ndarray, motion: int) -> tuple[np.ndarray, float, np.ndarray]:
-    """(axis k (3,), angle theta, linear part u (3,)) of the motion from T0 to T1."""
-    if motion == MOTION_LINEAR:
-        k, theta = _rotvec(T0[:3, :3].T @ T1[:3, :3])
-        return k, theta, np.ascontiguousarray(T1[:3, 3] - T0[:3, 3])
-    rel = np.linalg.inv(T0) @ T1
-    k, theta = _rotvec(rel[:3, :3])
-    K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    if theta > 1e-12:
-        V = np.eye(3) + (1 - math.cos(theta)) / theta * K + (theta - math.sin(theta)) / theta * (K @ K)
-    else:
-        V = np.eye(3)
-    u = np.linalg.solve(V, rel[:3, 3])
-    return k, theta, np.ascontiguousarray(u)
+    """(axis k (3,), angle theta, linear part u (3,)) of the motion from T0 to T1 (``kernels.toi.pose_at``)."""
+    row = np.empty(MR_WIDTH)
+    motion_row(
+        np.ascontiguousarray(T0, dtype=np.float64), np.ascontiguousarray(T1, dtype=np.float64), np.int64(motion), row
+    )
+    return row[0:3].copy(), float(row[3]), row[4:7].copy()
 
 
 def mesh_radius(mesh) -> float:
@@ -129,9 +110,9 @@ def time_of_impact(
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
         raise ValueError(f"max_iterations must be a positive int, got {max_iterations!r}")
     code = MOTIONS[motion]
-    poses = [
-        _one_pose(p, n) for p, n in ((start_a, "start_a"), (end_a, "end_a"), (start_b, "start_b"), (end_b, "end_b"))
-    ]
+    P = np.empty((4, 4, 4))
+    for i, (p, name) in enumerate(((start_a, "start_a"), (end_a, "end_a"), (start_b, "start_b"), (end_b, "end_b"))):
+        P[i] = _one_pose(p, name)
     ra, rb = mesh_radius(a), mesh_radius(b)
     if tolerance is None:
         tol = TOI_REL_TOLERANCE * (ra + rb)
@@ -139,31 +120,25 @@ def time_of_impact(
         tol = float(tolerance)
         if not (tol >= 0.0 and math.isfinite(tol)):
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
-    ka, tha, ua = motion_parameters(poses[0], poses[1], code)
-    kb, thb, ub = motion_parameters(poses[2], poses[3], code)
-    mu = tha * ra + float(np.linalg.norm(ua)) + thb * rb + float(np.linalg.norm(ub))
     ta, tb = trees(a, b)
     x, y = ta.arrays, tb.arrays
-    n = _stack_rows(x.meta, y.meta)
-    stack = np.empty((n, 2), np.int64)
-    lbs = np.empty(n)
-    buf = np.empty((24, 3))
+    params = np.array([tol, TOI_SHRINK, float(max_iterations), float(x.scale[0] + y.scale[0]), ta.options.bv_code])
     out = np.empty((1, 12))
     stats = np.zeros((1, 2), np.int64)
-    Ta = np.empty((4, 4))
-    Tb = np.empty((4, 4))
-    status, t, iters = toi_advance(
-        x.topo, x.bv, x.tris, poses[0], ka, tha, ua,
-        y.topo, y.bv, y.tris, poses[2], kb, thb, ub,
-        np.int64(code), mu, tol, TOI_SHRINK, np.int64(max_iterations), float(x.scale[0] + y.scale[0]),
-        np.int64(ta.options.bv_code), stack, lbs, buf, out, stats, Ta, Tb,
-    )  # fmt: skip
+    res = np.empty(34)
+    status = toi_solve(
+        x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, P, np.int64(code), params, out, stats, res
+    )
+    if status < 0:
+        i, e = divmod(-status - 1, 16)
+        raise pose_error(("start_a", "end_a", "start_b", "end_b")[i], 0, e, False)
     hit = status in (TOI_HIT, TOI_CAP)
     ja, jb = int(out[0, 7]), int(out[0, 8])
     fa = int(x.face_ids[ja]) if hit and ja >= 0 else -1
     fb = int(y.face_ids[jb]) if hit and jb >= 0 else -1
     d = math.sqrt(out[0, 0]) if math.isfinite(out[0, 0]) else math.inf
-    return TimeOfImpact(bool(hit), float(t), Ta, Tb, fa, fb, d, int(iters), status != TOI_CAP)
+    Ta, Tb = res[2:18].reshape(4, 4).copy(), res[18:34].reshape(4, 4).copy()
+    return TimeOfImpact(bool(hit), float(res[0]), Ta, Tb, fa, fb, d, int(res[1]), status != TOI_CAP)
 
 
 __all__ = ["MOTIONS", "motion_parameters", "time_of_impact"]
