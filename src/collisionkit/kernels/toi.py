@@ -647,10 +647,10 @@ def min_step(
 
 
 @njit(cache=True)
-def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, motion, params, out, stats, res):
+def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, motion, out, stats, res):
     """Time of impact of tree a moving from P[0] to P[1] and tree b from P[2] to P[3].
 
-    params: (tol, shrink, max_iter, scale, bv_kind) as floats. Returns the
+    res[0:5] (in): tol, shrink (min_step), max_iter, scale, bv_kind. Returns the
     status (TOI_*), or -(1 + 16 i + code) when pose P[i] is invalid
     (linalg.pose_error code). Writes res[0] = t, res[1] = iterations,
     res[2:18] and res[18:34] = the poses at t (row-major), and out[0] = the
@@ -661,11 +661,11 @@ def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, mot
         e = pose_error(P[i])
         if e != 0:
             return -(1 + 16 * i + e)
-    tol = params[0]
-    shrink = params[1]
-    max_iter = np.int64(params[2])
-    scale = params[3]
-    bv_kind = np.int64(params[4])
+    tol = res[0]
+    shrink = res[1]
+    max_iter = np.int64(res[2])
+    scale = res[3]
+    bv_kind = np.int64(res[4])
     is_obb = bv_kind == BV_OBB
     mra = np.empty(MR_WIDTH)
     mrb = np.empty(MR_WIDTH)
