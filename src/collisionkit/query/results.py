@@ -261,7 +261,7 @@ class TimeOfImpact:
     face_a, face_b : int
         The closest triangle pair at ``t`` (the first contacting pair); -1 without a hit.
     distance : float
-        Distance at ``t``.
+        Distance at ``t`` after a hit; ``inf`` without a hit (not measured).
     iterations : int
         Conservative-advancement steps taken.
     converged : bool

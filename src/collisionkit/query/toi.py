@@ -2,6 +2,8 @@
 
 Conservative advancement over the BVHs (``kernels.toi``): never reports a
 time after the first contact of the motion, never steps over a thin wall.
+Each node pair of the two trees advances by its own directional motion bound
+(C2A, Tang et al. 2009) and the step is the smallest over all triangle pairs.
 Motions (per object, from its start pose to its end pose over t in [0, 1]):
 
 * ``"linear"``: the object's origin moves on a straight line at constant
@@ -81,9 +83,10 @@ def time_of_impact(
     motion : {"linear", "screw"}
         How poses are interpolated (module notes).
     tolerance : float, optional
-        Contact distance: the advancement stops when the meshes are within
-        it. Default 1e-6 * (r_a + r_b), r = largest vertex distance from the
-        mesh's origin.
+        Contact distance: the advancement stops (a hit) when the meshes are
+        within it; no hit certifies they stay more than tolerance / 2 apart
+        over the whole motion. Default 1e-6 * (r_a + r_b), r = largest vertex
+        distance from the mesh's origin.
     max_iterations : int
         Cap on advancement steps (``converged`` is False when it stops them;
         ``t`` is then still before any contact and ``hit`` is True).
@@ -92,8 +95,10 @@ def time_of_impact(
     -------
     TimeOfImpact
         ``t`` never exceeds the true first-contact time of the motion; at
-        ``t`` the meshes are within ``tolerance`` (``distance``), and
+        ``t`` the meshes are within ``tolerance`` (``distance``, exact), and
         ``face_a``, ``face_b`` are the closest (first contacting) pair.
+        Without a hit, ``t`` = 1, the poses are the end poses and ``distance``
+        is ``inf`` (not measured: ``distance`` answers that).
 
     Examples
     --------
