@@ -37,7 +37,7 @@ from numba import njit, prange
 
 from ..constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
 from .layout import META_DEPTH, META_FANOUT
-from .linalg import map_triangle, pose_error, relative_pose
+from .linalg import map_triangle, pose_error, relative_pose, triangle_box
 from .tri_distance import tri_tri_closest
 from .tri_segment import tri_tri_segment
 from .tri_tri import tri_tri_intersect_tuples
@@ -397,12 +397,7 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb
                     tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
                     tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
                 )  # fmt: skip
-                blx = min(B[0], min(B[3], B[6]))
-                bhx = max(B[0], max(B[3], B[6]))
-                bly = min(B[1], min(B[4], B[7]))
-                bhy = max(B[1], max(B[4], B[7]))
-                blz = min(B[2], min(B[5], B[8]))
-                bhz = max(B[2], max(B[5], B[8]))
+                blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
                 for ja in range(fa0, fa1):
                     A = (
                         tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
@@ -561,12 +556,7 @@ def distance_task(
                     tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
                     tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
                 )  # fmt: skip
-                blx = min(B[0], min(B[3], B[6]))
-                bhx = max(B[0], max(B[3], B[6]))
-                bly = min(B[1], min(B[4], B[7]))
-                bhy = max(B[1], max(B[4], B[7]))
-                blz = min(B[2], min(B[5], B[8]))
-                bhz = max(B[2], max(B[5], B[8]))
+                blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
                 sb = _min_dot(v, B)
                 # b's triangle against a's whole leaf first: skips its row of pairs
                 lg = _tri_leaf_gap2(is_obb, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack)
@@ -579,12 +569,7 @@ def distance_task(
                         tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
                         tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
                     )  # fmt: skip
-                    alx = min(A[0], min(A[3], A[6]))
-                    ahx = max(A[0], max(A[3], A[6]))
-                    aly = min(A[1], min(A[4], A[7]))
-                    ahy = max(A[1], max(A[4], A[7]))
-                    alz = min(A[2], min(A[5], A[8]))
-                    ahz = max(A[2], max(A[5], A[8]))
+                    alx, ahx, aly, ahy, alz, ahz = triangle_box(A)
                     # first_contact found no crossing pair: every pair here is disjoint
                     g2 = _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz)
                     # the box gap is rounded: compare with a margin so it never prunes the minimum

@@ -88,6 +88,17 @@ def relative_pose(Ta, Tb):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def triangle_box(T):
+    """(lo_x, hi_x, lo_y, hi_y, lo_z, hi_z) of a triangle given as a 9-tuple
+    (x0, y0, z0, x1, ..., z2), e.g. the one ``map_triangle`` returns."""
+    return (
+        min(T[0], min(T[3], T[6])), max(T[0], max(T[3], T[6])),
+        min(T[1], min(T[4], T[7])), max(T[1], max(T[4], T[7])),
+        min(T[2], min(T[5], T[8])), max(T[2], max(T[5], T[8])),
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")
 def map_triangle(R, t, x0, y0, z0, x1, y1, z1, x2, y2, z2):
     """The triangle's vertices mapped by p -> R p + t, as a flat 9-tuple.
 

@@ -62,7 +62,7 @@ from numba import njit
 
 from ..constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
 from .bvh_distance import _stack_rows, distance_task, node_lower_bound2
-from .linalg import map_triangle, pose_error, relative_pose
+from .linalg import map_triangle, pose_error, relative_pose, triangle_box
 from .tri_distance import tri_tri_closest
 from .tri_tri import tri_tri_intersect_tuples
 
@@ -510,24 +510,14 @@ def min_step(
                     tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
                     tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
                 )  # fmt: skip
-                blx = min(B[0], min(B[3], B[6]))
-                bhx = max(B[0], max(B[3], B[6]))
-                bly = min(B[1], min(B[4], B[7]))
-                bhy = max(B[1], max(B[4], B[7]))
-                blz = min(B[2], min(B[5], B[8]))
-                bhz = max(B[2], max(B[5], B[8]))
+                blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
                 for ja in range(fa0, fa1):
                     A = (
                         tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
                         tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
                         tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
                     )  # fmt: skip
-                    alx = min(A[0], min(A[3], A[6]))
-                    ahx = max(A[0], max(A[3], A[6]))
-                    aly = min(A[1], min(A[4], A[7]))
-                    ahy = max(A[1], max(A[4], A[7]))
-                    alz = min(A[2], min(A[5], A[8]))
-                    ahz = max(A[2], max(A[5], A[8]))
+                    alx, ahx, aly, ahy, alz, ahz = triangle_box(A)
                     if ahx < blx or alx > bhx or ahy < bly or aly > bhy or ahz < blz or alz > bhz:
                         # disjoint coordinate boxes: their gaps bound the pair's step
                         gx = blx - ahx if blx > ahx else alx - bhx
