@@ -152,7 +152,7 @@ def seed002_scene():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in SEED002_MESHES:
-            m = ck.Mesh.load(base / name)
+            m = ck.load_mesh(base / name)
             lo, hi = m.bounds
             s = 1.0 / float(np.max(hi - lo))
             meshes.append(ck.Mesh((m.vertices - (lo + hi) / 2) * s, m.faces, name=name))

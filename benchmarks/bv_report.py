@@ -81,18 +81,18 @@ def scene_meshes(name: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if name == "bunny":
-            a = ck.Mesh.load(_pb("bunny.obj"))
+            a = ck.load_mesh(_pb("bunny.obj"))
             a.name = "bunny.obj"
             return a, a
         if name == "kuka-shelf":
-            shelf = ck.Mesh.load(_pb("kiva_shelf", "meshes", "pod_lowres.stl"))
+            shelf = ck.load_mesh(_pb("kiva_shelf", "meshes", "pod_lowres.stl"))
             shelf.name = "kiva pod_lowres.stl"
             return shelf, kuka_arm()
         if name == "monastery-kuka":
             path = _pb("samurai_monastry.obj")
             if not os.path.isfile(path):
                 raise FileNotFoundError(path)
-            mon = ck.Mesh.load(path)
+            mon = ck.load_mesh(path)
             mon.name = "samurai_monastry.obj"
             return mon, kuka_arm()
     raise KeyError(name)

@@ -5,7 +5,7 @@ Usage::
     python -m benchmarks.obb_tests            # 3 x 1,000,000 pairs, writes results/obb_tests.{md,json}
     python -m benchmarks.obb_tests --quick    # 3 x 100,000 pairs, writes nothing unless --out
 
-Tests (kernels/bv_obb_tests.py): the 15-axis separating-axis test (exact up to
+Tests (kernels/volumes/obb_tests.py): the 15-axis separating-axis test (exact up to
 rounding: the reference), the 144 edge/face tests of seed 004's Theorem 1 plus
 a containment check, and seed 004's 60-test front-face variant plus the
 containment check; the two edge/face tests are also run without the
@@ -37,7 +37,7 @@ METHODS = ["sat", "edge_face", "front_faces", "edge_face_only", "front_faces_onl
 
 
 def make_scene(name: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    from collisionkit.kernels.bv_obb_tests import random_boxes
+    from collisionkit.kernels.volumes.obb_tests import random_boxes
 
     a = np.empty((n, 15))
     b = np.empty((n, 15))
@@ -52,7 +52,7 @@ def make_scene(name: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run(n: int, seed: int = 7) -> dict:
-    from collisionkit.kernels import bv_obb_tests as T
+    from collisionkit.kernels.volumes import obb_tests as T
 
     codes = {
         "sat": T.OBB_TEST_SAT,

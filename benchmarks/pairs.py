@@ -324,7 +324,7 @@ def cold_compile(timeout: float = 600) -> dict[str, Any]:
 def overhead_split(ck: Any, a: Any, b: Any, T_a: np.ndarray, T_b: np.ndarray, n: int) -> dict:
     """Split collisionkit's per-call time on a miss into wrapper / numba dispatch / kernel.
 
-    Uses collisionkit internals (the per-call kernel ``kernels.bvh_traverse.intersect_one``
+    Uses collisionkit internals (the per-call kernel ``kernels.traverse.descent.intersect_one``
     and ``query.pair.single_call_args``, the argument list ``intersects`` builds); if they moved, says so.
     dispatch = a no-op @njit with the same arguments; kernel = kernel call - dispatch;
     wrapper = ck.intersects - kernel call.
@@ -332,7 +332,7 @@ def overhead_split(ck: Any, a: Any, b: Any, T_a: np.ndarray, T_b: np.ndarray, n:
     try:
         import numba
 
-        from collisionkit.kernels.bvh_traverse import intersect_one
+        from collisionkit.kernels.traverse.descent import intersect_one
         from collisionkit.query.pair import single_call_args
 
         args = single_call_args(a, b, T_a, T_b)

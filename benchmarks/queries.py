@@ -50,10 +50,10 @@ def _load(name: str):
     import collisionkit as ck
 
     if name.startswith("shared:"):
-        return ck.Mesh.load(HERE.parent.parent / "shared" / "data" / name[7:])
+        return ck.load_mesh(HERE.parent.parent / "shared" / "data" / name[7:])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ck.Mesh.load(Path(pybullet_data.getDataPath()) / name)
+        return ck.load_mesh(Path(pybullet_data.getDataPath()) / name)
 
 
 def _radius(m) -> float:

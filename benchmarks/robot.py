@@ -47,7 +47,7 @@ def obstacles() -> list[tuple[str, ck.Mesh, np.ndarray]]:
     ]
     shelf = os.path.join(pybullet_data.getDataPath(), "kiva_shelf", "meshes", "pod_lowres.stl")
     if os.path.exists(shelf):
-        m = ck.Mesh.load(shelf)
+        m = ck.load_mesh(shelf)
         lo, hi = m.bounds
         T = ck.translation([-0.9 - hi[0], -0.5 * (lo[1] + hi[1]), -lo[2]])
         items.append(("shelf", m, T))

@@ -229,7 +229,7 @@ def build_cell(steps: int = 300) -> Cell:
         add(f"box_{k}", grid_box(ext, 6, name=f"box_{k}"), "goods" if k == 0 else "static", _pose(xyz))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        shelf = ck.Mesh.load(_data("kiva_shelf", "meshes", "pod_lowres.stl"))
+        shelf = ck.load_mesh(_data("kiva_shelf", "meshes", "pod_lowres.stl"))
         table = ck.Robot.load(_data("table", "table.urdf"), geometry="visual")
         tray = ck.Robot.load(_data("tray", "traybox.urdf"))
     # kiva_shelf/model.sdf turns the pod by +90 degrees about x (its y axis up)

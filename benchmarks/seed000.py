@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tw = time.perf_counter()
     for m in cell.meshes:
         ck.OAABB().trees(m)
-        m.tree_for(m.options.bv)
+        ck.bvh.tree_for(m, m.options.bv)
     i, j = exp.pairs[0]
     a, b, pa, pb = exp._args(i, j)
     for strat in exp.strategies.values():

@@ -49,8 +49,8 @@ import numpy as np
 from numba import njit, prange
 
 import collisionkit as ck
-from collisionkit.kernels.linalg import map_triangle, relative_pose
-from collisionkit.kernels.tri_tri import tri_tri_intersect_tuples
+from collisionkit.kernels.core.linalg import map_triangle, relative_pose
+from collisionkit.kernels.triangle.tri_tri import tri_tri_intersect_tuples
 from collisionkit.query.bfs import saabb_tree, tri_spheres
 
 from .peers import FCL, CoalOBBRSS
@@ -130,7 +130,7 @@ def brute_any(tris_a, tris_b, Ta, Tb):
 def brute_any_parallel(tris_a, tris_b, Ta, Tb, nchunks):
     """BCDA over threads: chunks of a's triangles, a shared stop flag."""
     mb = _mapped(tris_b, Ta, Tb)
-    # np.empty + loops: numba may privatise an np.zeros array into the prange (kernels/bvh_bfs.py)
+    # np.empty + loops: numba may privatise an np.zeros array into the prange (kernels/traverse/bfs.py)
     stop = np.empty(1, np.int64)
     stop[0] = 0
     hits = np.empty(nchunks, np.int64)  # per-chunk answers: the stop flag only cancels work
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> dict:
     t_load = time.perf_counter() - t0
     t0 = time.perf_counter()
     for o in objs:  # trees, untimed in the queries
-        o.mesh.tree_for("aabb")
+        ck.bvh.tree_for(o.mesh, "aabb")
         tri_spheres(o.hybrid, saabb_tree(o.hybrid))
     t_build = time.perf_counter() - t0
     poses = simulate(len(objs), steps, args.seed, box=4.0, speed=0.02, spin=0.03)

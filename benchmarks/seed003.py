@@ -42,9 +42,9 @@ import numpy as np
 
 import collisionkit as ck
 from collisionkit.convex.double_hierarchy import hierarchy_of
-from collisionkit.kernels import double_box as kd
-from collisionkit.kernels import gjk as kg
-from collisionkit.kernels.layout import N_STATS
+from collisionkit.kernels.core.layout import N_STATS
+from collisionkit.kernels.proximity import gjk as kg
+from collisionkit.kernels.traverse import double_box as kd
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PHI = (1.0 + 5.0**0.5) / 2.0

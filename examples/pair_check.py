@@ -5,7 +5,7 @@ Run: python examples/pair_check.py
 
 import collisionkit as ck
 
-ring = ck.primitives.torus_mesh(1.0, 0.2)  # or ck.Mesh.load("part.stl")
+ring = ck.primitives.torus_mesh(1.0, 0.2)  # or ck.load_mesh("part.stl")
 plate = ck.primitives.box_mesh([2.0, 2.0, 0.1])
 
 lifted = ck.translation([0.0, 0.0, 0.3])  # world-from-plate pose

@@ -1,9 +1,9 @@
 """Brute-force mesh-mesh oracle: every triangle pair, no hierarchy.
 
 b's triangles are mapped into a's frame EXACTLY as the library maps them
-(``kernels.linalg.relative_pose`` then ``kernels.linalg.map_triangle``), and
+(``kernels.core.linalg.relative_pose`` then ``kernels.core.linalg.map_triangle``), and
 every pair is decided by the library's exact triangle test
-(``kernels.tri_tri.tri_tri_intersect``). So the pair set returned here is
+(``kernels.triangle.tri_tri.tri_tri_intersect``). So the pair set returned here is
 what any correct traversal must return, bit for bit: only the hierarchy, the
 volume tests and the bookkeeping differ. The exact per-triangle bounding-box
 rejection below works on the very coordinates the exact test sees, so it can
@@ -30,8 +30,8 @@ from numba import njit
 import collisionkit  # configures numba's cache folder before any kernel
 import collisionkit.constants
 from collisionkit.constants import TRI_TEST_GUIGUE
-from collisionkit.kernels.linalg import map_triangle, relative_pose
-from collisionkit.kernels.tri_tri import tri_tri_intersect
+from collisionkit.kernels.core.linalg import map_triangle, relative_pose
+from collisionkit.kernels.triangle.tri_tri import tri_tri_intersect
 
 
 @njit(cache=True, nogil=True)
@@ -209,7 +209,7 @@ def load_pb_mesh(name: str) -> collisionkit.Mesh:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # trimesh's texture handling of some OBJs
-            _MESHES[name] = collisionkit.Mesh.load(path)
+            _MESHES[name] = collisionkit.load_mesh(path)
     return _MESHES[name]
 
 
@@ -220,7 +220,7 @@ def load_shared_mesh(name: str) -> collisionkit.Mesh:
         path = SHARED_DATA / name
         if not path.is_file():
             pytest.skip(f"shared test data {path} is absent")
-        _MESHES[key] = collisionkit.Mesh.load(path)
+        _MESHES[key] = collisionkit.load_mesh(path)
     return _MESHES[key]
 
 

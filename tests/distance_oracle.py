@@ -1,6 +1,6 @@
 """Brute-force distance oracle in numpy: the minimum over ALL triangle pairs.
 
-Independent of ``kernels.tri_distance`` in method: segment-segment distances
+Independent of ``kernels.triangle.tri_distance`` in method: segment-segment distances
 enumerate candidates (the unconstrained optimum when it lies inside both
 segments, and the four endpoint-to-segment distances) instead of Ericson's
 clamping; point-triangle distances take the interior projection when inside

@@ -8,7 +8,7 @@ inputs only.
 
 * :func:`orient2d_rational`, :func:`orient3d_rational` -- exact signs of the
   orientation determinants, same conventions as
-  ``collisionkit.kernels.predicates``.
+  ``collisionkit.kernels.core.predicates``.
 * :func:`tri_tri_rational` -- do two closed triangles (possibly degenerate)
   share a point?
 

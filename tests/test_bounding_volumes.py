@@ -16,7 +16,8 @@ from tests.brute import brute_pairs, load_pb_mesh, rows_of, scene
 
 import collisionkit as ck
 from collisionkit.constants import BUILDS, BV_KINDS, SPLIT_RULES
-from collisionkit.kernels import bv_kdop, bv_sphere
+from collisionkit.kernels.volumes import kdop as bv_kdop
+from collisionkit.kernels.volumes import sphere as bv_sphere
 
 KINDS = sorted(BV_KINDS)
 MESH_PAIRS = [
@@ -59,7 +60,7 @@ def test_every_volume_kind_matches_brute_force(bv, pair):
     a, b, pa, pb, ref = _reference(*pair, n=16, seed=7)
     assert len(ref) > 0 and 0 < len(np.unique(ref[:, 0])) < 16
     a2 = a.with_options(bv=bv)
-    a2.bvh().validate(a.triangles)
+    ck.bvh_of(a2).validate(a.triangles)
     check_against_brute(a2, b.with_options(bv=bv), pa, pb, ref)
 
 
@@ -189,15 +190,15 @@ def test_kdop_vertices_and_recompute(k):
 @pytest.mark.parametrize("bv", KINDS)
 def test_refit_matches_a_fresh_mesh(bv):
     base = load_pb_mesh("bunny.obj").with_options(bv=bv)
-    base.bvh()  # built, so refit has a tree to refit
+    ck.bvh_of(base)  # built, so refit has a tree to refit
     rng = np.random.default_rng(1)
     lo, hi = base.bounds
     # a smooth deformation: bend and scale
     v = base.vertices.copy()
     v = v * [1.1, 0.9, 1.0] + 0.05 * (hi - lo) * np.sin(v[:, [1, 2, 0]] / (hi - lo) * 3)
     moved = ck.refit(base, v)
-    tree = moved.bvh()
-    assert np.array_equal(tree.topology, base.bvh().topology)  # refitted, not rebuilt
+    tree = ck.bvh_of(moved)
+    assert np.array_equal(tree.topology, ck.bvh_of(base).topology)  # refitted, not rebuilt
     tree.validate(moved.triangles)
     fresh = ck.Mesh(v, base.faces, options=base.options)
     pa, pb = scene(fresh, fresh, 0.6, 12, seed=int(rng.integers(1000)))
@@ -229,7 +230,7 @@ def test_edge_cases_every_kind(bv, scale):
     faces = [[i + 6 * j, i + 1 + 6 * j, i + 6 * (j + 1)] for i in range(5) for j in range(5)]
     faces += [[0, 1, 2], [7, 7, 7]]  # collinear, point
     flat = ck.Mesh(verts, faces, options=opts)
-    flat.bvh().validate(flat.triangles)
+    ck.bvh_of(flat).validate(flat.triangles)
     poses = np.stack(
         [ck.rotation([1, 0, 0], a) @ ck.translation([0.3 * scale, 0.3 * scale, 0.0]) for a in (0.0, 0.5, 1.5)]
     )
@@ -289,7 +290,7 @@ def test_tightness_of_one_triangle():
     tri = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
     for bv in ("aabb", "kdop6", "obb", "sphere"):
         m = ck.Mesh(tri, [[0, 1, 2]], options=ck.BuildOptions(bv=bv))
-        q = tree_quality(m.bvh())
+        q = tree_quality(ck.bvh_of(m))
         (level,) = q.levels
         assert abs(level.diameter - np.sqrt(2)) < 1e-12
         if bv in ("aabb", "kdop6"):

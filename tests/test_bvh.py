@@ -58,7 +58,7 @@ def _leaf_counts(tree: BVH) -> np.ndarray:
 
 
 def check_tree(mesh: ck.Mesh, opts: ck.BuildOptions) -> BVH:
-    tree = mesh.bvh(opts)
+    tree = ck.bvh_of(mesh, opts)
     assert tree.options == opts
     tree.validate(mesh.triangles)
     counts = _leaf_counts(tree)
@@ -190,7 +190,7 @@ def _broken(tree: BVH, **changes) -> BVH:
 def test_validate_detects_broken_trees(bv):
     """The validator is itself a test oracle: it must reject broken trees."""
     m = ck.primitives.uv_sphere_mesh(1.0, 8, 16)
-    tree = m.bvh(ck.BuildOptions(bv=bv, leaf_size=2))
+    tree = ck.bvh_of(m, ck.BuildOptions(bv=bv, leaf_size=2))
     a = tree.arrays
     half = 3 if bv == "aabb" else 12
     leaf = int(np.flatnonzero(a.topo[:, 2] & LEAF_FLAG)[0])
@@ -220,7 +220,7 @@ def test_validate_detects_broken_trees(bv):
 
 def test_volume_kind_changes_the_tree_not_the_answer(pb_mesh):
     m = pb_mesh("duck_vhacd.obj")
-    aabb, obb = m.bvh(ck.BuildOptions(bv="aabb")), m.bvh(ck.BuildOptions(bv="obb"))
+    aabb, obb = ck.bvh_of(m, ck.BuildOptions(bv="aabb")), ck.bvh_of(m, ck.BuildOptions(bv="obb"))
     assert aabb.volumes.shape[1] == 6 and obb.volumes.shape[1] == 15
     axes = obb.volumes[:, 3:12].reshape(-1, 3, 3)
     assert np.allclose(axes @ axes.transpose(0, 2, 1), np.eye(3), atol=1e-9)

@@ -9,7 +9,7 @@ import pytest
 from tests.brute import load_pb_mesh, scene
 
 import collisionkit as ck
-from collisionkit.kernels.point_in_mesh import winding_numbers
+from collisionkit.kernels.triangle.point_in_mesh import winding_numbers
 from collisionkit.query.classify import piece_points
 
 BOX = ck.primitives.box_mesh([1.0, 1.0, 1.0])

@@ -48,7 +48,7 @@ def test_contacts_json_matches_library(stl_pair, capsys):
     a, b = stl_pair
     main(["contacts", a, b, "--pose-b", "0.6,0.1,0.05,0.1,0.2,0.3", "--json"])
     out = json.loads(capsys.readouterr().out)
-    ma, mb = ck.Mesh.load(a), ck.Mesh.load(b)
+    ma, mb = ck.load_mesh(a), ck.load_mesh(b)
     c = ck.contacts(ma, mb, None, parse_pose("0.6,0.1,0.05,0.1,0.2,0.3", "p"))
     assert [(r["face_a"], r["face_b"]) for r in out["pairs"]] == list(zip(c.face_a.tolist(), c.face_b.tolist(), strict=True))
     assert len(out["pairs"]) > 0

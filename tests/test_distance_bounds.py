@@ -1,4 +1,4 @@
-"""The pieces of the distance descent (kernels/bvh_distance.py) checked on their own:
+"""The pieces of the distance descent (kernels/proximity/distance.py) checked on their own:
 the overlap pre-pass decides intersection exactly like ``intersects``, and the
 directional node and leaf bounds never exceed the true gap of the triangles below."""
 
@@ -12,9 +12,9 @@ from tests.brute import mapped_triangles, scene
 
 import collisionkit as ck
 from collisionkit.constants import TRI_TEST_GUIGUE
-from collisionkit.kernels.bvh_distance import _tri_leaf_gap2, dir_gap2, first_contact
-from collisionkit.kernels.linalg import relative_pose
-from collisionkit.kernels.tri_tri import tri_tri_intersect
+from collisionkit.kernels.core.linalg import relative_pose
+from collisionkit.kernels.proximity.distance import _tri_leaf_gap2, dir_gap2, first_contact
+from collisionkit.kernels.triangle.tri_tri import tri_tri_intersect
 from collisionkit.query.engine import trees
 
 TORUS = ck.primitives.torus_mesh(1.0, 0.25, 12, 8)

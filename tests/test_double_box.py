@@ -9,8 +9,9 @@ from tests.brute import scene
 from tests.convex_cases import cube, exact_colliding, octahedron, random_hull, seed_shapes
 
 import collisionkit as ck
-from collisionkit.convex import DoubleBox, build_double_hierarchy
-from collisionkit.kernels import double_box as kd
+from collisionkit.convex import build_double_hierarchy
+from collisionkit.kernels.traverse import double_box as kd
+from collisionkit.query.double_box import DoubleBox
 
 PAIRS = [("cube", "cube"), ("cube", "prism9"), ("prism9", "prism9"), ("dodecahedron", "octahedron")]
 

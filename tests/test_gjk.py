@@ -14,7 +14,7 @@ from tests.brute import scene
 from tests.convex_cases import cube, dodecahedron, exact_colliding, octahedron, prism, random_hull, seed_shapes
 
 import collisionkit as ck
-from collisionkit.convex import gjk_distance
+from collisionkit.query.convex import gjk_distance
 
 SEED_PAIRS = [("cube", "cube"), ("cube", "prism9"), ("prism9", "prism9"), ("dodecahedron", "octahedron")]
 

@@ -42,7 +42,7 @@ def test_surfaces_and_options_are_kept():
     opts = ck.BuildOptions(bv="obb", split="mean", leaf_size=2)
     m = ck.Mesh(TET_V, TET_F, surfaces=[3, 1, 4, 1], options=opts)
     assert np.array_equal(m.surfaces, [3, 1, 4, 1]) and m.surfaces.dtype == np.int32
-    assert m.options == opts and m.bvh().options == opts
+    assert m.options == opts and ck.bvh_of(m).options == opts
     assert ck.Mesh(TET_V, TET_F).options == ck.BuildOptions()
     with pytest.raises(InvalidMeshError, match="surfaces"):
         ck.Mesh(TET_V, TET_F, surfaces=[0, 1])
@@ -86,7 +86,7 @@ def test_degenerate_and_duplicate_geometry_is_accepted():
     f = [[0, 1, 2], [0, 0, 0], [0, 3, 4], [1, 1, 4], [0, 1, 4]]  # segment, point, dup vertex, ...
     m = ck.Mesh(v, f)
     assert m.n_faces == 5
-    m.bvh().validate(m.triangles)
+    ck.bvh_of(m).validate(m.triangles)
     # integral float faces are indices too
     assert np.array_equal(ck.Mesh(TRI_V, [[0.0, 1.0, 2.0]]).faces, [[0, 1, 2]])
     # the segment (face 0) and point (face 1) intersect a triangle through them
@@ -114,19 +114,19 @@ def test_load_keeps_the_files_face_order(tmp_path, ext):
     tm, v, f = _shuffled_sphere()
     path = tmp_path / f"sphere.{ext}"
     tm.export(path)
-    m = ck.Mesh.load(path)
+    m = ck.load_mesh(path)
     assert m.n_faces == len(f)
     assert np.array_equal(m.triangles, v[f]), "faces were reordered or vertices changed"
     assert np.array_equal(m.surfaces, np.zeros(len(f)))
     assert m.name == f"sphere.{ext}"
-    m2 = ck.Mesh.load(str(path), options=ck.BuildOptions(bv="obb"))
+    m2 = ck.load_mesh(str(path), options=ck.BuildOptions(bv="obb"))
     assert m2.options.bv == "obb" and np.array_equal(m2.triangles, m.triangles)
 
 
 def test_load_handwritten_obj_keeps_order(tmp_path):
     path = tmp_path / "quad.obj"
     path.write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 3 4 1\nf 1 2 3\nf 2 4 3\n")
-    m = ck.Mesh.load(path)
+    m = ck.load_mesh(path)
     expected = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], float)[[[2, 3, 0], [0, 1, 2], [1, 3, 2]]]
     assert np.array_equal(m.triangles, expected)
 
@@ -153,7 +153,7 @@ MULTI_OBJ_X = [[0, 1, 0], [0, 0, 0], [2, 3, 2], [2, 3, 2], [2, 2, 3]]
 def test_load_multi_object_obj_keeps_face_order(tmp_path):
     path = tmp_path / "multi.obj"
     path.write_text(MULTI_OBJ)
-    m = ck.Mesh.load(path)
+    m = ck.load_mesh(path)
     assert m.n_faces == 5
     assert np.array_equal(m.triangles[:, :, 0], MULTI_OBJ_X)
 
@@ -161,7 +161,7 @@ def test_load_multi_object_obj_keeps_face_order(tmp_path):
 def test_load_multi_object_obj_gives_per_face_surfaces(tmp_path):
     path = tmp_path / "multi.obj"
     path.write_text(MULTI_OBJ)
-    m = ck.Mesh.load(path)
+    m = ck.load_mesh(path)
     assert np.array_equal(m.triangles[:, :, 0], MULTI_OBJ_X)
     assert np.array_equal(m.surfaces, [0, 0, 1, 1, 1])
 
@@ -169,7 +169,7 @@ def test_load_multi_object_obj_gives_per_face_surfaces(tmp_path):
 def test_load_obj_groups_give_surfaces(tmp_path):
     path = tmp_path / "groups.obj"
     path.write_text(MULTI_OBJ + "g third\nv 4 0 0\nv 5 0 0\nv 4 1 0\nf 8 9 10\n")
-    m = ck.Mesh.load(path)
+    m = ck.load_mesh(path)
     assert np.array_equal(m.triangles[:, :, 0], MULTI_OBJ_X + [[4, 5, 4]])
     assert np.array_equal(m.surfaces, [0, 0, 1, 1, 1, 2])
 
@@ -183,7 +183,7 @@ def test_load_glb_with_two_nodes_in_file_order(tmp_path):
     scene.add_geometry(small, geom_name="second", node_name="second")
     path = tmp_path / "two.glb"
     scene.export(path)
-    m = ck.Mesh.load(path)
+    m = ck.load_mesh(path)
     assert m.n_faces == len(f) + 10
     assert np.array_equal(np.bincount(m.surfaces), [len(f), 10])
     assert np.array_equal(m.triangles, np.concatenate([v[f], v[f[:10]] + 3.0]))
@@ -192,39 +192,39 @@ def test_load_glb_with_two_nodes_in_file_order(tmp_path):
 
 def test_load_errors(tmp_path):
     with pytest.raises(InvalidMeshError, match="no such file"):
-        ck.Mesh.load(tmp_path / "missing.obj")
+        ck.load_mesh(tmp_path / "missing.obj")
     with pytest.raises(InvalidMeshError, match="no such file"):
-        ck.Mesh.load(tmp_path)  # a folder
+        ck.load_mesh(tmp_path)  # a folder
     bad = tmp_path / "bad.stl"
     bad.write_bytes(b"garbage" * 3)
     with pytest.raises(InvalidMeshError, match="bad.stl"):
-        ck.Mesh.load(bad)
+        ck.load_mesh(bad)
     ply = tmp_path / "bad.ply"
     ply.write_text("ply\nformat ascii 1.0\nelement vertex 3\nend_header\n0 0\n")
     with pytest.raises(InvalidMeshError, match="bad.ply"):
-        ck.Mesh.load(ply)
+        ck.load_mesh(ply)
     points = tmp_path / "points.obj"
     points.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\n")
     with pytest.raises(InvalidMeshError, match="points.obj"):
-        ck.Mesh.load(points)
+        ck.load_mesh(points)
 
 
 def test_from_trimesh():
     trimesh = pytest.importorskip("trimesh")
     tm, v, f = _shuffled_sphere()
-    m = ck.Mesh.from_trimesh(tm)
+    m = ck.mesh_from_trimesh(tm)
     assert np.array_equal(m.vertices, v) and np.array_equal(m.faces, f)
-    assert ck.Mesh.from_trimesh(tm, options=ck.BuildOptions(leaf_size=1)).options.leaf_size == 1
+    assert ck.mesh_from_trimesh(tm, options=ck.BuildOptions(leaf_size=1)).options.leaf_size == 1
     box = trimesh.creation.box()
     scene = trimesh.Scene()
     scene.add_geometry(box, geom_name="box")
     scene.add_geometry(tm, geom_name="sphere", transform=trimesh.transformations.translation_matrix([4, 0, 0]))
-    m = ck.Mesh.from_trimesh(scene)
+    m = ck.mesh_from_trimesh(scene)
     assert m.n_faces == 12 + len(f)
     assert np.array_equal(m.surfaces, np.repeat([0, 1], [12, len(f)]))
     assert np.allclose(m.triangles[12:], v[f] + [4, 0, 0])
     with pytest.raises(InvalidMeshError):
-        ck.Mesh.from_trimesh(trimesh.PointCloud(v))
+        ck.mesh_from_trimesh(trimesh.PointCloud(v))
 
 
 # --- shared geometry and the tree cache -----------------------------------------------------
@@ -241,10 +241,10 @@ def test_with_options_shares_geometry_and_tree_cache():
         assert m.shares_geometry(other) and other.shares_geometry(m)
         assert other.vertices is m.vertices and other.faces is m.faces and other.triangles is m.triangles
     # one tree per options, whichever view asks
-    assert obb.bvh() is m.bvh(ck.BuildOptions(bv="obb"))
-    assert med.bvh() is m.bvh(ck.BuildOptions(split="median", leaf_size=2))
-    assert m.bvh() is obb.bvh(ck.BuildOptions())
-    assert m.bvh() is not obb.bvh()
+    assert ck.bvh_of(obb) is ck.bvh_of(m, ck.BuildOptions(bv="obb"))
+    assert ck.bvh_of(med) is ck.bvh_of(m, ck.BuildOptions(split="median", leaf_size=2))
+    assert ck.bvh_of(m) is ck.bvh_of(obb, ck.BuildOptions())
+    assert ck.bvh_of(m) is not ck.bvh_of(obb)
     # the same arrays given twice are not the same geometry
     assert not ck.Mesh(m.vertices, m.faces).shares_geometry(m)
     with pytest.raises(TypeError):
@@ -257,8 +257,8 @@ def test_with_options_shares_geometry_and_tree_cache():
 
 def test_bvh_is_cached_and_fresh_build_is_not():
     m = ck.primitives.torus_mesh()
-    t = m.bvh()
-    assert m.bvh() is t and m.bvh(ck.BuildOptions()) is t
+    t = ck.bvh_of(m)
+    assert ck.bvh_of(m) is t and ck.bvh_of(m, ck.BuildOptions()) is t
     fresh = ck.build_bvh(m)
     assert fresh is not t
     assert np.array_equal(fresh.topology, t.topology) and np.array_equal(fresh.volumes, t.volumes)
@@ -281,7 +281,7 @@ def test_lazy_tree_is_built_once_under_concurrent_first_use(monkeypatch):
 
     def ask(k):
         barrier.wait()
-        results[k] = views[k].bvh()
+        results[k] = ck.bvh_of(views[k])
 
     threads = [threading.Thread(target=ask, args=(k,)) for k in range(8)]
     for t in threads:
@@ -290,7 +290,7 @@ def test_lazy_tree_is_built_once_under_concurrent_first_use(monkeypatch):
         t.join(timeout=60)
     assert all(r is results[0] for r in results), "threads got different trees"
     assert len(calls) == 1, f"the tree was built {len(calls)} times"
-    assert m.bvh() is results[0]
+    assert ck.bvh_of(m) is results[0]
 
     # different options asked at once: each built exactly once
     calls.clear()
@@ -299,7 +299,7 @@ def test_lazy_tree_is_built_once_under_concurrent_first_use(monkeypatch):
 
     def ask_opts(k):
         barrier.wait()
-        results[k] = m.bvh(opts[k])
+        results[k] = ck.bvh_of(m, opts[k])
 
     threads = [threading.Thread(target=ask_opts, args=(k,)) for k in range(8)]
     for t in threads:

@@ -1,4 +1,4 @@
-"""The three OBB-OBB tests (kernels/bv_obb_tests.py) against the separating-axis test.
+"""The three OBB-OBB tests (kernels/volumes/obb_tests.py) against the separating-axis test.
 
 The SAT is exact up to rounding (Gottschalk et al. 1996); the edge/face tests of
 seed 004 (144 tests; the 60-test front-face variant) must give the same answer
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import collisionkit  # noqa: F401  (numba cache configuration)
-from collisionkit.kernels import bv_obb_tests as T
-from collisionkit.kernels.bv_box import boxes_overlap  # noqa: F401  (the trees' SAT, reused by T)
+from collisionkit.kernels.volumes import obb_tests as T
+from collisionkit.kernels.volumes.box import boxes_overlap  # noqa: F401  (the trees' SAT, reused by T)
 
 
 def _boxes(n: int, seed: int, spread: float) -> np.ndarray:

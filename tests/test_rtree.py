@@ -1,4 +1,4 @@
-"""STR-packed R-trees of surfaces and triangles (kernels/rtree_build.py, bvh/rtree.py)."""
+"""STR-packed R-trees of surfaces and triangles (kernels/build/rtree.py, bvh/rtree.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import collisionkit as ck
 from collisionkit.bvh.rtree import build_rtrees, rtrees_for
 from collisionkit.constants import LEAF_FLAG
-from collisionkit.kernels.rtree_build import level_groups, tree_nodes
+from collisionkit.kernels.build.rtree import level_groups, tree_nodes
 
 
 def _random_mesh(F: int, n_surf: int, seed: int):

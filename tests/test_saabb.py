@@ -8,7 +8,7 @@ from tests.brute import brute_pairs, rows_of, scene
 
 import collisionkit as ck
 from collisionkit.constants import BV_KINDS, BV_SAABB, BV_WIDTH, LEAF_FLAG, SPLIT_BALANCED, SPLIT_RULES
-from collisionkit.kernels.bv_saabb import triangle_spheres
+from collisionkit.kernels.volumes.saabb import triangle_spheres
 from collisionkit.query.bfs import tri_spheres
 
 
@@ -96,7 +96,7 @@ def test_triangle_spheres_huge_coordinates():
     tree = ck.build_bvh(big, ck.BuildOptions(bv="saabb", split="balanced"))
     tree.validate(big.triangles)
     assert np.all(np.isfinite(tree.volumes[:, :10]))
-    s = tri_spheres(big, big.tree_for("saabb"))
+    s = tri_spheres(big, ck.bvh.tree_for(big, "saabb"))
     assert np.all(np.isfinite(s))
 
 

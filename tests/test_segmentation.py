@@ -94,11 +94,11 @@ def test_explicit_surfaces_and_file_groups_keep_priority(tmp_path):
     lines.append("o second")
     lines += [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in box.faces[5:]]
     obj.write_text("\n".join(lines) + "\n")
-    assert ck.Mesh.load(obj).surfaces.tolist() == [0] * 5 + [1] * 7
+    assert ck.load_mesh(obj).surfaces.tolist() == [0] * 5 + [1] * 7
     # one group (or none) carries no surface information: segmented
     single = tmp_path / "one.obj"
     single.write_text("\n".join([*lines[:8], "o only", *[ln for ln in lines[8:] if ln.startswith("f")]]) + "\n")
-    assert ck.Mesh.load(single).surfaces.tolist() == box.surfaces.tolist()
+    assert ck.load_mesh(single).surfaces.tolist() == box.surfaces.tolist()
 
 
 def test_surfaces_are_read_only_and_shared_by_views():

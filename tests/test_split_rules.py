@@ -9,7 +9,7 @@ from tests.brute import brute_pairs, load_pb_mesh, rows_of, scene
 
 import collisionkit as ck
 from collisionkit.constants import SPLIT_LONGEST, SPLIT_MINMAX, SPLIT_MINSUM, SPLIT_RULES, SPLIT_SPLATTER
-from collisionkit.kernels.bvh_split import split_axis_value
+from collisionkit.kernels.build.split import split_axis_value
 
 RULES = sorted(SPLIT_RULES)
 
@@ -36,7 +36,7 @@ def test_degenerate_input_all_centroids_equal(split):
     v = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
     faces = [[0, 1, 2]] * 20 + [[0, 0, 0]]
     m = ck.Mesh(v, faces, options=ck.BuildOptions(split=split, leaf_size=1))
-    tree = m.bvh()
+    tree = ck.bvh_of(m)
     tree.validate(m.triangles)
     assert tree.depth <= 6
     assert ck.intersects(m, m) is True

@@ -108,7 +108,7 @@ def test_thread_counts_give_identical_results(pb_mesh):
         assert np.array_equal(rows_of(c), rows_of(ref)) and np.array_equal(c.counts, ref.counts)
         s = ck.query_stats(a, b, pa, pb, mode="all", threads=threads)
         assert np.array_equal(s.tri_tests, ref_stats.tri_tests) and np.array_equal(s.bv_tests, ref_stats.bv_tests)
-    from collisionkit.kernels import bvh_traverse
+    from collisionkit.kernels.traverse import descent as bvh_traverse
 
     assert bvh_traverse.query_parallel.signatures, "no batch ran on the parallel kernel"
     # a small batch (below the parallel threshold) and a single pose

@@ -9,7 +9,7 @@ import pytest
 from tests.brute import load_pb_mesh
 
 import collisionkit as ck
-from collisionkit.kernels.toi import pose_at
+from collisionkit.kernels.proximity.toi import pose_at
 from collisionkit.query.toi import MOTIONS, mesh_radius, motion_parameters
 
 BOX = ck.primitives.box_mesh([1.0, 1.0, 1.0])

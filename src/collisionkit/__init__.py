@@ -13,7 +13,7 @@ _numba.configure()  # numba's cache folder and threading layer, before any kerne
 # isort: on
 
 from . import strategies  # noqa: E402
-from .bvh import BVH, BuildOptions  # noqa: E402
+from .bvh import BVH, bvh_of  # noqa: E402
 from .bvh import build_bvh as _build_bvh_from_triangles  # noqa: E402
 from .bvh.refit import refit  # noqa: E402
 from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
@@ -21,7 +21,9 @@ from .errors import CollisionKitError, InvalidMeshError, InvalidPoseError, Unsup
 from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
-from .query import Contacts, Stats, contacts, intersects, query_stats  # noqa: E402
+from .io import load_mesh, mesh_from_trimesh  # noqa: E402
+from .options import BuildOptions  # noqa: E402
+from .query import GJK, Contacts, DoubleBox, Stats, contacts, intersects, query_stats  # noqa: E402
 from .query.bfs import BFS  # noqa: E402  (registers strategy "bfs", seed 002)
 from .query.classify import classify  # noqa: E402
 from .query.distance import distance  # noqa: E402
@@ -44,6 +46,8 @@ def build_bvh(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
 
 __all__ = [
     "BFS",
+    "DoubleBox",
+    "GJK",
     "BVH",
     "Box",
     "Capsule",
@@ -70,6 +74,9 @@ __all__ = [
     "UnsupportedPairError",
     "World",
     "build_bvh",
+    "bvh_of",
+    "load_mesh",
+    "mesh_from_trimesh",
     "classify",
     "contacts",
     "distance",

@@ -7,7 +7,7 @@ Two things must happen before the first ``@njit`` decorator runs:
   another file does, so a stale cache could silently run old code. Unless the
   user set ``NUMBA_CACHE_DIR``, kernels are cached under
   ``~/.cache/collisionkit/numba/<hash>`` where the hash covers every file of
-  ``collisionkit/kernels``, ``constants.py`` and the numba version. (The Makefile sets the same
+  ``collisionkit/kernels`` (subfolders included), ``constants.py`` and the numba version. (The Makefile sets the same
   kind of folder explicitly.)
 * **Threading layer.** Batched queries run under numba's parallel backend. The
   default OpenMP layer kills a fork-started child that touches it, and the
@@ -40,8 +40,8 @@ def kernel_source_hash() -> str:
 
     h = hashlib.sha256(version("numba").encode())
     # constants.py too: kernels read its codes as compile-time globals
-    for path in [*sorted(_KERNEL_DIR.glob("*.py")), _KERNEL_DIR.parent / "constants.py"]:
-        h.update(path.name.encode())
+    for path in [*sorted(_KERNEL_DIR.rglob("*.py")), _KERNEL_DIR.parent / "constants.py"]:
+        h.update(path.relative_to(_KERNEL_DIR.parent).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
 

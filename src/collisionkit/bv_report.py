@@ -28,12 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from .bvh import BuildOptions
+from .bvh import bvh_of
 from .bvh.quality import UnitCosts, tree_quality, unit_costs
 from .bvh.tree import build_bvh
 from .constants import BUILDS, BV_KINDS, SPLIT_RULES
 from .geometry.mesh import Mesh
 from .geometry.transforms import random_poses
+from .io import load_mesh
+from .options import BuildOptions
 from .query.pair import contacts, intersects, query_stats
 
 
@@ -170,7 +172,7 @@ def evaluate(
         ma = Mesh(a.vertices, a.faces, options=opts)
         mb = Mesh(b.vertices, b.faces, options=opts)
         ma.cached(("bvh", opts), lambda tree_a=tree_a: tree_a)
-        tree_b = mb.bvh()
+        tree_b = bvh_of(mb)
         q = tree_quality(tree_a, max_nodes_per_level=quality_nodes, seed=seed)
         c = costs[bv]
 
@@ -308,8 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import CollisionKitError
 
     try:
-        a = Mesh.load(args.mesh)
-        b = Mesh.load(args.mesh2) if args.mesh2 else a
+        a = load_mesh(args.mesh)
+        b = load_mesh(args.mesh2) if args.mesh2 else a
         for name in (args.kinds or "").split(",") + (args.splits or "").split(","):
             if name and name not in BV_KINDS and name not in SPLIT_RULES:
                 raise ValueError(f"unknown volume kind or split rule {name!r}")

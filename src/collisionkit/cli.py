@@ -66,11 +66,11 @@ def parse_pose(text: str | None, what: str) -> np.ndarray | None:
 
 
 def load_mesh(path: str) -> Any:
-    from .geometry.mesh import Mesh
+    from .io import load_mesh as read_mesh
 
     if not Path(path).is_file():
         raise CliError(f"{path}: file not found")
-    return Mesh.load(path)
+    return read_mesh(path)
 
 
 def emit(args: argparse.Namespace, data: dict[str, Any], text: Callable[[], str]) -> None:

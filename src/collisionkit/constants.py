@@ -19,7 +19,7 @@ COUNT = np.int64
 #: The null index of flat trees and stacks (Box2D's convention).
 NULL = -1
 
-# --- triangle-triangle tests (runtime codes, see kernels/tri_tri.py) ---------
+# --- triangle-triangle tests (runtime codes, see kernels/triangle/tri_tri.py) ---------
 #: Guigue & Devillers 2003 with exact orientation predicates: exact on every branch.
 TRI_TEST_GUIGUE = 0
 #: Moller 1997 interval overlap, float64 arithmetic: inexact near degeneracy.
@@ -72,7 +72,7 @@ PARALLEL_MIN_POSES = 32
 #: (faces_a + faces_b) / 8; poses with more pairs are rerun with exact room.
 PAIRS_PER_POSE_GUESS = 64
 
-# --- convex shapes and GJK (issue 9, kernels/gjk.py) ------------------------------
+# --- convex shapes and GJK (issue 9, kernels/proximity/gjk.py) ------------------------------
 #: GJK decides a polytope pair in float64 only when its answer clears this margin,
 #: relative to the scene size (scale_a + scale_b + |t|_1): about 2**13 times the
 #: rounding of the support points and of the simplex depths, so a certified
@@ -84,7 +84,7 @@ GJK_REL_TOL = 1e-12
 #: Iteration cap: polytopes converge in a few dozen rounds; curved cores
 #: (cylinders) converge linearly and are stopped here (then decided by bounds).
 GJK_MAX_ITERS = 128
-# --- seed 000: R-trees and the overlap box (kernels/oaabb_traverse.py) ---------------
+# --- seed 000: R-trees and the overlap box (kernels/traverse/oaabb.py) ---------------
 #: Query mode of strategies that know surfaces: every intersecting surface pair
 #: once, a surface pair settled by its first triangle pair (seed 000's query 2).
 #: Not in MODES: only ``surface_contacts`` asks for it.
@@ -114,7 +114,7 @@ BFS_PARALLEL_MIN_FRONTIER = 256
 #: Node pairs per chunk of a parallel level (at most 4 chunks per thread).
 BFS_CHUNK_PAIRS = 64
 # --- issue 3: every bounding volume and split rule of the seeds ---------------------
-# (kernels/bv_sphere.py, kernels/bv_kdop.py, kernels/bvh_split.py, kernels/bvh_build_bottomup.py)
+# (kernels/volumes/sphere.py, kernels/volumes/kdop.py, kernels/build/split.py, kernels/build/bottomup.py)
 #: Sphere: centre(3), radius(1). Ritter 1990 or the minimal enclosing sphere (Welzl 1991).
 BV_SPHERE = 2
 #: k-DOPs (Klosowski et al. 1998) over fixed integer normals shared by every node:

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from .bvh import bvh_of
 from .constants import PARALLEL_MIN_POSES
 from .geometry.primitives import box_mesh, torus_mesh, uv_sphere_mesh
 from .geometry.transforms import random_poses
@@ -22,7 +23,7 @@ def run(n_poses: int = 100_000, seed: int = 7, out=print) -> dict[str, int]:
     out(f"collisionkit demo: {', '.join(f'{m.name} ({m.n_faces} triangles)' for m in objects)}")
     t0 = time.perf_counter()
     for m in objects:
-        m.bvh()
+        bvh_of(m)
     out(f"  trees built in {time.perf_counter() - t0:.2f} s (the first run also compiles the kernels)")
     # warm the compiled kernels once so the timings below are steady-state
     # (enough poses for the parallel entry too: small batches run serially)

@@ -16,7 +16,7 @@ def threading_layer() -> str:
         return numba.threading_layer()
     except ValueError:
         # No parallel kernel has run yet: run a trivial one to start the layer.
-        from .kernels.runtime_probe import probe
+        from .kernels.core.runtime_probe import probe
 
         probe(4)
         return numba.threading_layer()

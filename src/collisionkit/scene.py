@@ -388,7 +388,7 @@ class LoadedScene:
     def world(self, broadphase: str = "sap", *, robots: bool = True) -> Any:
         """A World of every object (robot links as "robot/link", adjacent links
         excluded from each other) plus the scene's ``exclude`` pairs."""
-        from .robot_check import adjacent_links
+        from .robot.check import adjacent_links
         from .world import World
 
         w = World(broadphase=broadphase)
@@ -418,7 +418,7 @@ class LoadedScene:
 def load_scene(scene: Scene | str | os.PathLike[str]) -> LoadedScene:
     """Load every file a scene names (meshes, URDFs); errors name the scene file and line."""
     from .convex.shapes import Box, Capsule, Cylinder, Sphere
-    from .geometry.mesh import Mesh
+    from .io import load_mesh
     from .robot import Robot
 
     sc = scene if isinstance(scene, Scene) else Scene.load(scene)
@@ -428,7 +428,7 @@ def load_scene(scene: Scene | str | os.PathLike[str]) -> LoadedScene:
     for o in sc.objects:
         try:
             if o.kind == "mesh":
-                shapes[o.name] = Mesh.load(o.source)
+                shapes[o.name] = load_mesh(o.source)
             elif o.kind == "box":
                 shapes[o.name] = Box(o.params["size"])
             elif o.kind == "sphere":

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.oracles import orient2d_rational, orient3d_rational
 
-from collisionkit.kernels.predicates import (
+from collisionkit.kernels.core.predicates import (
     _orient2d_exact,
     _orient3d_exact,
     _two_diff,

@@ -18,7 +18,7 @@ from numba import njit
 from tests.oracles import orient3d_rational, tri_tri_rational
 
 from collisionkit.constants import TRI_TEST_GUIGUE, TRI_TEST_MOLLER
-from collisionkit.kernels.tri_tri import (
+from collisionkit.kernels.triangle.tri_tri import (
     tri_is_degenerate,
     tri_tri_guigue,
     tri_tri_intersect,

@@ -3,7 +3,7 @@
 * Tightness tau of a node (seed 004, Def. 1): the Hausdorff distance between the
   volume and the geometry it bounds. The volume contains the geometry, so this
   is the one-sided distance sup over points b of the volume of the distance from
-  b to the node's triangles (exact point-triangle distances, kernels/bv_costs.py),
+  b to the node's triangles (exact point-triangle distances, kernels/traverse/unit_costs.py),
   estimated on a sample of the volume: boxes: corners, edges and a 5 x 5 grid on
   each face plus a 7 x 7 x 7 lattice; spheres: 162 points spread over the
   sphere and the lattice points of its cube inside it; k-DOPs: the vertices, on
@@ -31,8 +31,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BV_AABB, BV_OBB, BV_SPHERE, TRI_TEST_GUIGUE
-from ..kernels.bv_costs import max_distance_to_triangles, node_tests_loop, tri_tests_loop
-from ..kernels.bv_kdop import kdop_vertices
+from ..kernels.traverse.unit_costs import max_distance_to_triangles, node_tests_loop, tri_tests_loop
+from ..kernels.volumes.kdop import kdop_vertices
 from .tree import BVH
 from .volumes import KDOP_K, kdop_normals, node_depths, node_ranges
 

@@ -10,15 +10,15 @@ from numpy.typing import ArrayLike
 
 from ..constants import BV_AABB, BV_SAABB
 from ..errors import InvalidMeshError
-from ..kernels.bv_saabb import fit_saabb
-from ..kernels.bvh_build import max_abs_coordinate
-from ..kernels.bvh_refit import refit_volumes
+from ..kernels.build.refit import refit_volumes
+from ..kernels.build.topdown import max_abs_coordinate
+from ..kernels.volumes.saabb import fit_saabb
 from .tree import BVH, BVHArrays
 
 
 def refit_tree(tree: BVH, triangles: np.ndarray) -> BVH:
     """A new BVH with ``tree``'s topology and leaf order, volumes refitted to
-    ``triangles`` (F, 3, 3) float64 in face order (kernels/bvh_refit.py)."""
+    ``triangles`` (F, 3, 3) float64 in face order (kernels/build/refit.py)."""
     a = tree.arrays
     start = time.perf_counter()
     tris = np.ascontiguousarray(np.asarray(triangles, np.float64)[a.face_ids])

@@ -1,6 +1,6 @@
 """Per-object R-trees of seed 000: a surface tree over the surfaces' boxes and,
 per surface, a triangle tree, bulk-loaded by sort-tile-recursive packing
-(``kernels/rtree_build.py``), frozen flat arrays in the object's frame."""
+(``kernels/build/rtree.py``), frozen flat arrays in the object's frame."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import LEAF_FLAG
-from ..kernels.bvh_build import max_abs_coordinate
-from ..kernels.rtree_build import (
+from ..kernels.build.rtree import (
     RT_CAPACITY,
     RT_DEPTH_S,
     RT_DEPTH_T,
@@ -22,6 +21,7 @@ from ..kernels.rtree_build import (
     RT_SURFACES,
     build_object_rtrees,
 )
+from ..kernels.build.topdown import max_abs_coordinate
 
 if TYPE_CHECKING:
     from ..geometry.mesh import Mesh
@@ -42,7 +42,7 @@ class RTreeArrays(NamedTuple):
     tbox: NDArray[np.float64]  # (F, 6) per triangle (leaf order): its exact box
     tris: NDArray[np.float64]  # (F, 3, 3) triangles in leaf order
     face_ids: NDArray[np.int32]  # (F,) leaf order -> face index as given
-    meta: NDArray[np.int64]  # (RT_META_WIDTH,) see kernels/rtree_build.py
+    meta: NDArray[np.int64]  # (RT_META_WIDTH,) see kernels/build/rtree.py
     scale: NDArray[np.float64]  # (1,) largest |coordinate| (sizes the slack)
 
 

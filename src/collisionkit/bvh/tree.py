@@ -8,10 +8,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BUILD_TOPDOWN, BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG
-from ..kernels.bv_saabb import fit_saabb
-from ..kernels.bvh_build import build_binary_tree, max_abs_coordinate
-from ..kernels.bvh_build_bottomup import build_clustered_tree
-from ..kernels.layout import (
+from ..kernels.build.bottomup import build_clustered_tree
+from ..kernels.build.topdown import build_binary_tree, max_abs_coordinate
+from ..kernels.core.layout import (
     META_DEPTH,
     META_FACES,
     META_FANOUT,
@@ -22,7 +21,8 @@ from ..kernels.layout import (
     META_TRIS,
     META_WIDTH,
 )
-from .options import BuildOptions
+from ..kernels.volumes.saabb import fit_saabb
+from ..options import BuildOptions
 
 
 class BVHArrays(NamedTuple):
@@ -40,7 +40,7 @@ class BVHArrays(NamedTuple):
 class BVH:
     """A frozen bounding-volume hierarchy over a mesh's triangles.
 
-    Built by :func:`build_bvh` (or lazily by ``Mesh.bvh()``). ``arrays`` holds
+    Built by :func:`build_bvh` (or lazily, cached, by ``bvh_of(mesh)``). ``arrays`` holds
     what the kernels read; the properties give read-only views.
     """
 
@@ -116,12 +116,12 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     # would overflow above ~1e77 (or underflow below ~1e-77) otherwise.
     exponent = int(np.frexp(scale_value)[1]) if scale_value > 0 else 0
     scaled = np.ldexp(tris, -exponent) if exponent else tris  # ldexp returns a new writable array
-    # A saabb tree is the AABB tree plus a sphere per node (seed 002, kernels/bv_saabb.py).
+    # A saabb tree is the AABB tree plus a sphere per node (seed 002, kernels/volumes/saabb.py).
     code = BV_AABB if options.bv_code == BV_SAABB else options.bv_code
     fit, leaf_size = np.int64(options.fit_code), np.int64(options.leaf_size)
     if options.build_code == BUILD_TOPDOWN:
         order, topo, bv, depth = build_binary_tree(scaled, code, options.split_code, leaf_size, fit)
-    else:  # bottom-up clustering or incremental insertion (kernels/bvh_build_bottomup.py)
+    else:  # bottom-up clustering or incremental insertion (kernels/build/bottomup.py)
         order, topo, bv, depth = build_clustered_tree(scaled, code, np.int64(options.build_code), leaf_size, fit)
     if code == BV_OBB and options.obb_fit != "triangles":
         from .volumes import refit_obb_from_hulls

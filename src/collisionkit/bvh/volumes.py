@@ -1,6 +1,6 @@
 """Python-side helpers of the volume kinds: row layouts, containment checks, hull-based OBB fits.
 
-Kinds and rows: see constants.BV_KINDS / BV_WIDTH, kernels/bv_sphere.py, kernels/bv_kdop.py.
+Kinds and rows: see constants.BV_KINDS / BV_WIDTH, kernels/volumes/sphere.py, kernels/volumes/kdop.py.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BV_AABB, BV_KDOP6, BV_KDOP14, BV_KDOP18, BV_KDOP26, BV_OBB, BV_SPHERE, LEAF_FLAG
-from ..kernels.bv_kdop import _SETS, NORMALS
+from ..kernels.volumes.kdop import _SETS, NORMALS
 
 KDOP_K = {BV_KDOP6: 6, BV_KDOP14: 14, BV_KDOP18: 18, BV_KDOP26: 26}
 

@@ -1,30 +1,22 @@
-"""Convex shapes (polyhedra and smooth primitives), GJK, inscribed boxes and the
+"""Convex shapes (polyhedra and smooth primitives), inscribed boxes and the
 double hierarchy of outer and inner boxes (seed 003).
 
-Importing this package registers the convex pair handlers with
-``query.dispatch`` and the strategies ``"gjk"`` and ``"double-box"``.
+The queries on these shapes (GJK handlers, the ``"gjk"`` and ``"double-box"``
+strategies) live one layer up, in ``query/convex.py`` and ``query/double_box.py``.
 """
 
-from .shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # isort: skip
-from . import (
-    double_hierarchy,  # noqa: F401  (registers the "double-box" strategy)
-    query,  # noqa: F401  (registers handlers and the "gjk" strategy)
-)
-from .double_hierarchy import DoubleBox, build_double_hierarchy
+from .double_hierarchy import build_double_hierarchy
 from .inscribed import inscribed_box, inscribed_box_oriented, largest_box
-from .query import GJK, gjk_distance
+from .shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere
 
 __all__ = [
-    "GJK",
     "Box",
     "Capsule",
     "Convex",
     "ConvexShape",
     "Cylinder",
-    "DoubleBox",
     "Sphere",
     "build_double_hierarchy",
-    "gjk_distance",
     "inscribed_box",
     "inscribed_box_oriented",
     "largest_box",

@@ -9,7 +9,7 @@ Every shape carries the representations the queries need:
   the tessellated solid is inside the primitive).
 * ``.halfspaces``: ``(A, b)`` with the solid = {v : A v <= b} (unit rows of A,
   coplanar hull facets merged). Smooth primitives: those of the tessellation.
-* a *core* for GJK (``kernels/gjk.py``): the hull vertices of a polyhedron;
+* a *core* for GJK (``kernels/proximity/gjk.py``): the hull vertices of a polyhedron;
   the centre of a sphere and the axis segment of a capsule, grown by the
   radius; the analytic support mapping of a cylinder.
 * ``.bounds``: (2, 3) float64 local AABB (min row, max row) of the true shape,
@@ -20,7 +20,7 @@ Semantics (decided here, documented in README and docs/seed-003.md):
 * A convex shape is a closed SOLID; a ``Mesh`` is a SURFACE.
 * Convex-convex booleans use GJK on the exact shapes (exact support mappings
   for the smooth primitives); polyhedron pairs are decided exactly (see
-  ``kernels/gjk.py``). One solid inside the other counts as intersecting.
+  ``kernels/proximity/gjk.py``). One solid inside the other counts as intersecting.
 * Everything that reports triangle pairs (``contacts``), and every query
   against a ``Mesh``, uses ``.mesh``: a smooth primitive then stands for its
   tessellation. For ``intersects`` against a mesh, a mesh triangle lying
@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
-from ..kernels.gjk import SUPPORT_CYLINDER, SUPPORT_VERTICES
+from ..kernels.proximity.gjk import SUPPORT_CYLINDER, SUPPORT_VERTICES
 
 #: Tessellation resolution of the smooth primitives (segments around the axis).
 DEFAULT_SEGMENTS = 32
@@ -176,7 +176,7 @@ class ConvexShape:
 
         params = (inflation radius, cylinder radius, cylinder half height,
         1.0 if polytope else 0.0). For other kernels that call
-        ``kernels.gjk.distance_convex_convex`` / ``intersect_convex_convex``.
+        ``kernels.proximity.gjk.distance_convex_convex`` / ``intersect_convex_convex``.
         """
         return (np.int64(self._kind), self._core, self._params, self._tris, self._scale)
 
@@ -190,7 +190,7 @@ class ConvexShape:
 
     def contains(self, points: ArrayLike) -> NDArray[np.bool_]:
         """(N,) whether each point (shape frame) lies in the closed solid of ``.mesh`` (exact predicates)."""
-        from ..kernels.gjk import point_in_solid
+        from ..kernels.proximity.gjk import point_in_solid
 
         p = np.asarray(points, dtype=np.float64).reshape(-1, 3)
         return np.array([point_in_solid(self._tris, float(x), float(y), float(z)) for x, y, z in p], dtype=bool)
@@ -277,7 +277,7 @@ class Convex(ConvexShape):
         neighbouring triangle's plane; answers are then exact except for
         configurations within a few ulps of such a face.
         """
-        from ..kernels.gjk import point_in_solid
+        from ..kernels.proximity.gjk import point_in_solid
 
         key = "exactly_convex"
         if key not in self._cache:

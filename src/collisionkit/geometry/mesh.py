@@ -3,7 +3,6 @@ acceleration structures (built lazily, once, even when several threads ask)."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import replace
@@ -12,8 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..bvh import BVH, BuildOptions, build_bvh
 from ..errors import InvalidMeshError
+from ..options import BuildOptions
 
 
 class _Geometry:
@@ -139,7 +138,7 @@ class Mesh:
     4
     """
 
-    __slots__ = ("_geom", "options", "name", "_trees")
+    __slots__ = ("_geom", "options", "name", "_trees")  # _trees: per-view dict of bvh/cache.tree_for
 
     def __init__(
         self,
@@ -164,7 +163,7 @@ class Mesh:
         self._geom = _Geometry(_readonly(v), _readonly(f), None if s is None else _readonly(s))
         self.options = options or BuildOptions()
         self.name = name
-        self._trees: dict[str, BVH] = {}
+        self._trees: dict[str, Any] = {}
 
     # -- construction ----------------------------------------------------------------
     @classmethod
@@ -188,81 +187,6 @@ class Mesh:
         if not isinstance(options, BuildOptions):
             raise TypeError(f"options must be a BuildOptions, got {type(options).__name__}")
         return Mesh._from_geometry(self._geom, options, self.name)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str], options: BuildOptions | None = None) -> Mesh:
-        """Read any mesh file trimesh reads (STL, OBJ, PLY, OFF, GLB, ...).
-
-        Faces keep the file's order (``process=False``). A file holding several
-        objects or groups (an OBJ's ``o``/``g``, a GLB's nodes) becomes one
-        mesh whose ``surfaces`` label each face with its object's index, in the
-        file's order, with the scene graph's transforms applied. A file with
-        one object or group (or none) is segmented like ``Mesh(v, f)``.
-
-        Raises
-        ------
-        InvalidMeshError
-            Missing or unreadable file, or a file with no triangles.
-        """
-        path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise InvalidMeshError(f"{path}: no such file")
-        import trimesh
-
-        try:
-            loaded = trimesh.load(path, process=False, maintain_order=True)
-        except Exception as exc:  # trimesh raises many types on bad files
-            raise InvalidMeshError(f"{path}: cannot read mesh ({type(exc).__name__}: {exc})") from None
-        try:
-            mesh = cls._from_loaded(loaded, options)
-        except InvalidMeshError as exc:
-            raise InvalidMeshError(f"{path}: {exc}") from None
-        if path.lower().endswith(".obj") and isinstance(loaded, trimesh.Trimesh):
-            # trimesh merges an OBJ's objects and groups into one mesh (faces in
-            # file order); the file's o/g lines give the surfaces back.
-            labels = _obj_surface_labels(path, mesh.n_faces)
-            if labels is not None and int(labels.max()) > 0:
-                mesh = cls(mesh.vertices, mesh.faces, labels, options=options)
-        mesh.name = os.path.basename(path)
-        return mesh
-
-    @classmethod
-    def from_trimesh(cls, tm: Any, options: BuildOptions | None = None) -> Mesh:
-        """Wrap a ``trimesh.Trimesh`` (or a ``trimesh.Scene``: one surface per geometry)."""
-        return cls._from_loaded(tm, options)
-
-    @classmethod
-    def _from_loaded(cls, loaded: Any, options: BuildOptions | None) -> Mesh:
-        import trimesh
-
-        if isinstance(loaded, trimesh.Trimesh):
-            return cls(loaded.vertices, loaded.faces, options=options)
-        if isinstance(loaded, trimesh.Scene):
-            verts, faces, surf = [], [], []
-            offset = 0
-            surface = 0
-            # Geometry in the file's order (the scene graph lists nodes in no fixed
-            # order), each instance with its node's transform.
-            instances = []
-            for geom_name, geom in loaded.geometry.items():
-                for node in loaded.graph.geometry_nodes.get(geom_name, []):
-                    instances.append((loaded.graph[node][0], geom))
-            for transform, geom in instances:
-                if not isinstance(geom, trimesh.Trimesh) or len(geom.faces) == 0:
-                    continue
-                v = np.asarray(geom.vertices, dtype=np.float64)
-                if not np.allclose(transform, np.eye(4)):
-                    v = v @ np.asarray(transform)[:3, :3].T + np.asarray(transform)[:3, 3]
-                verts.append(v)
-                faces.append(np.asarray(geom.faces) + offset)
-                surf.append(np.full(len(geom.faces), surface, np.int32))
-                offset += len(v)
-                surface += 1
-            if not faces:
-                raise InvalidMeshError("file holds no triangles")
-            labels = np.concatenate(surf) if surface > 1 else None  # one geometry: segment it
-            return cls(np.vstack(verts), np.vstack(faces), labels, options=options)
-        raise InvalidMeshError(f"file holds {type(loaded).__name__}, not a triangle mesh")
 
     # -- geometry ---------------------------------------------------------------------
     @property
@@ -310,25 +234,7 @@ class Mesh:
         """True when both meshes view the same arrays (e.g. one came from with_options)."""
         return self._geom is other._geom
 
-    # -- acceleration structures --------------------------------------------------------
-    def bvh(self, options: BuildOptions | None = None) -> BVH:
-        """The hierarchy for ``options`` (default: this mesh's), built on first use and cached."""
-        opts = options or self.options
-        return self._geom.cached(("bvh", opts), lambda: build_bvh(self._geom.triangles, opts))
-
-    def tree_for(self, bv: str) -> BVH:
-        """This mesh's hierarchy with its split rule and leaf size but volume kind ``bv``.
-
-        Queries traverse b with a's volume kind; the per-mesh dict spares the
-        hot path hashing the options record on every call.
-        """
-        tree = self._trees.get(bv)
-        if tree is None:
-            opts = self.options if self.options.bv == bv else replace(self.options, bv=bv)
-            tree = self.bvh(opts)
-            self._trees[bv] = tree
-        return tree
-
+    # -- cache of derived structures (bvh/cache.py keeps the trees here) -----------------
     def cached(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """Cache any structure a strategy needs under a hashable key (its frozen options)."""
         return self._geom.cached(key, build)
@@ -336,28 +242,3 @@ class Mesh:
     def __repr__(self) -> str:
         label = f"{self.name!r}, " if self.name else ""
         return f"Mesh({label}vertices={self.n_vertices}, faces={self.n_faces}, options={self.options})"
-
-
-def _obj_surface_labels(path: str, n_faces: int) -> NDArray[np.int32] | None:
-    """Per-triangle surface labels of an OBJ file: each ``o`` or ``g`` line that is
-    followed by faces starts a new surface; a polygon of n vertices is n - 2
-    triangles (trimesh fans it). None if the count disagrees with the mesh."""
-    labels: list[int] = []
-    current = -1
-    new_surface = True
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                head = line[:2]
-                if head in ("o ", "g ") or line.strip() in ("o", "g"):
-                    new_surface = True
-                elif head == "f ":
-                    if new_surface:
-                        current += 1
-                        new_surface = False
-                    labels.extend([current] * max(len(line.split()) - 3, 0))
-    except OSError:
-        return None
-    if len(labels) != n_faces:
-        return None
-    return np.asarray(labels, dtype=np.int32)

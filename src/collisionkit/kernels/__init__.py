@@ -2,5 +2,5 @@
 
 Every module here is ``@njit`` code that imports only from ``kernels`` and
 ``collisionkit.constants``. Import the module you need directly, e.g.
-``from collisionkit.kernels.tri_tri import tri_tri_intersect``.
+``from collisionkit.kernels.triangle.tri_tri import tri_tri_intersect``.
 """

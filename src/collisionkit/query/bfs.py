@@ -5,7 +5,7 @@ and ``query_stats``: both meshes are traversed with their "saabb" trees (their
 own split rule and leaf size; ``BuildOptions(bv="saabb", split="balanced")`` is
 seed 002's tree). The answers are those of the default strategy, pair for pair
 (ARCHITECTURE.md, "Exactness"); only the order of work differs. Kernels:
-``kernels/bvh_bfs.py``.
+``kernels/traverse/bfs.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..bvh import BVH as Tree
+from ..bvh import tree_for
 from ..constants import (
     BFS_PARALLEL_MIN_FRONTIER,
     BFS_VOLUMES,
@@ -28,9 +29,9 @@ from ..constants import (
     TRI_TESTS,
 )
 from ..geometry.mesh import Mesh
-from ..kernels import bvh_bfs as kb
-from ..kernels.bv_saabb import triangle_spheres
-from ..kernels.layout import META_FACES, N_STATS
+from ..kernels.core.layout import META_FACES, N_STATS
+from ..kernels.traverse import bfs as kb
+from ..kernels.volumes.saabb import triangle_spheres
 from ..strategies import register
 from .engine import BatchRequest, BatchResult
 
@@ -107,7 +108,7 @@ class BFS:
 
 def saabb_tree(mesh: Mesh) -> Tree:
     """The mesh's "saabb" tree (its split rule and leaf size), built once and cached."""
-    return mesh.tree_for("saabb")
+    return tree_for(mesh, "saabb")
 
 
 def tri_spheres(mesh: Mesh, tree: Tree) -> NDArray[np.float64]:

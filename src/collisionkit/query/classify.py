@@ -17,7 +17,7 @@ as solids are; for open meshes the words describe the surfaces only):
    triangle test as ``intersects``).
 2. Surfaces apart: every connected piece of a lies wholly inside or wholly
    outside b, so one vertex per piece decides; its winding number in b
-   (``kernels.point_in_mesh``) is compared with 0.5 -- safe, the point is at
+   (``kernels.triangle.point_in_mesh``) is compared with 0.5 -- safe, the point is at
    least the (positive) distance away from b's surface. Likewise b in a.
    Contained wins over touching.
 3. Surfaces meet: penetrating when some intersecting triangle pair crosses
@@ -47,8 +47,8 @@ import numpy as np
 
 from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
-from ..kernels.point_in_mesh import winding_numbers_posed
-from ..kernels.tri_segment import strict_piercings
+from ..kernels.triangle.point_in_mesh import winding_numbers_posed
+from ..kernels.triangle.tri_segment import strict_piercings
 from .contact_geometry import writable_triangles
 from .distance import mesh_distance_rows
 from .engine import check_mesh, prepare

@@ -1,7 +1,7 @@
 """Geometry of contacts: ``contacts(..., geometry=True)``.
 
 For every intersecting triangle pair the intersection segment
-(``kernels.tri_segment``), its midpoint and a normal, in the world frame.
+(``kernels.triangle.tri_segment``), its midpoint and a normal, in the world frame.
 Conventions (ARCHITECTURE.md): b's triangle is mapped into a's frame exactly
 as the intersection queries map it, the segment is computed there and moved
 to the world by a's pose; the normal is a's face normal (from a towards b for
@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
-from ..kernels.tri_segment import contact_geometry
+from ..kernels.triangle.tri_segment import contact_geometry
 from .results import ContactGeometry, Contacts
 
 

@@ -34,7 +34,7 @@ def handler_for(a: Any, b: Any) -> Callable[[Any], Any] | None:
 #: Per-call boolean fast paths, keyed by the exact (type(a), type(b)): a
 #: callable ``(a, b, Ta, Tb) -> int`` on two validated-shape (4, 4) float64
 #: poses, returning 1 / 0, or a negative pose code as
-#: ``kernels.bvh_traverse.intersect_one`` does. Only the default strategy uses them.
+#: ``kernels.traverse.descent.intersect_one`` does. Only the default strategy uses them.
 SINGLE_BOOL: dict[tuple[type, type], Callable[[Any, Any, Any, Any], int]] = {}
 
 

@@ -1,9 +1,9 @@
 """Minimum distance between two shapes: ``collisionkit.distance``.
 
-Mesh-mesh pairs run the pruned BVH descent of ``kernels.bvh_distance`` with
+Mesh-mesh pairs run the pruned BVH descent of ``kernels.proximity.distance`` with
 exact triangle intersection tests (distance 0 exactly when ``intersects``
 says True) and closest points of disjoint triangles from
-``kernels.tri_distance``. Other shape pairs (convex shapes, primitives) are
+``kernels.triangle.tri_distance``. Other shape pairs (convex shapes, primitives) are
 answered by handlers registered with :func:`register` (the convex-shape
 module registers GJK there); without one, an ``UnsupportedPairError``.
 """
@@ -17,10 +17,11 @@ from typing import Any
 import numba
 import numpy as np
 
+from ..bvh import tree_for
 from ..constants import MODE_ANY, PARALLEL_MIN_POSES
 from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
-from ..kernels import bvh_distance as kd
+from ..kernels.proximity import distance as kd
 from .engine import BatchRequest, pose_error, prepare, thread_count, trees
 from .pair import _single_pose
 from .results import Distance
@@ -113,8 +114,8 @@ def distance(
 def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float) -> Distance:
     """The per-call path: one pose pair, one compiled call (PERF: ~3x less wrapper time)."""
     bv = a.options.bv
-    ta = a._trees.get(bv) or a.tree_for(bv)
-    tb = b._trees.get(bv) or b.tree_for(bv)
+    ta = a._trees.get(bv) or tree_for(a, bv)
+    tb = b._trees.get(bv) or tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
     out = np.empty((1, 12))
     stats = np.zeros((1, kd.N_DSTATS), np.int64)

@@ -12,14 +12,14 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from ..bvh import BVH
+from ..bvh import BVH, tree_for
 from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, PAIRS_PER_POSE_GUESS, PARALLEL_MIN_POSES
 from ..errors import InvalidPoseError, UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
-from ..kernels import bvh_traverse as kt
-from ..kernels.layout import META_FACES, N_STATS
-from ..kernels.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID
+from ..kernels.core.layout import META_FACES, N_STATS
+from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID
+from ..kernels.traverse import descent as kt
 from ..strategies import BVH as BVHStrategy
 from ..strategies import Strategy, resolve
 from . import dispatch
@@ -50,7 +50,7 @@ def check_mesh(x: Any, name: str) -> Mesh:
 def trees(a: Mesh, b: Mesh) -> tuple[BVH, BVH]:
     """a's tree, and b's tree built with a's volume kind (cached on both meshes)."""
     bv = a.options.bv
-    return a.tree_for(bv), b.tree_for(bv)
+    return tree_for(a, bv), tree_for(b, bv)
 
 
 def thread_count(threads: int | None) -> int:

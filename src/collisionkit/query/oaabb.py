@@ -4,7 +4,7 @@ three queries (``surface_contacts``) and per-node visit counters (``node_visits`
 ``OAABB`` walks per-object R-trees of surfaces and triangles
 (``bvh/rtree.py``), filters b's trees by the overlap box of the two objects
 and walks a's trees with each surviving triangle's tight box
-(``kernels/oaabb_traverse.py``). Like every strategy it returns exactly the
+(``kernels/traverse/oaabb.py``). Like every strategy it returns exactly the
 triangle pairs of the default BVH traversal (the triangle test is exact and
 b's vertices are mapped by the same arithmetic).
 
@@ -36,9 +36,9 @@ from ..constants import (
     TRI_TEST_GUIGUE,
 )
 from ..geometry.mesh import Mesh
-from ..kernels import oaabb_traverse as ko
-from ..kernels.layout import N_STATS
-from ..kernels.rtree_build import RT_FACES, RT_SURFACES
+from ..kernels.build.rtree import RT_FACES, RT_SURFACES
+from ..kernels.core.layout import N_STATS
+from ..kernels.traverse import oaabb as ko
 from ..strategies import Strategy, register, resolve
 from .engine import BatchRequest, BatchResult, check_mesh, prepare
 from .pair import contacts

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..bvh import tree_for
 from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
-from ..kernels.bvh_traverse import contacts_one, intersect_one
-from ..kernels.layout import META_FACES, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
+from ..kernels.core.layout import META_FACES, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
+from ..kernels.traverse.descent import contacts_one, intersect_one
 from ..strategies import BVH, Strategy, resolve
 from .dispatch import SINGLE_BOOL
 from .engine import gather, pose_error, run_batch, thread_count
@@ -82,8 +83,8 @@ def intersects(
         if Ta is not None and Tb is not None and type(strat) is BVH:
             tri_code = strat.tri_test_code
             bv = a.options.bv
-            ta = a._trees.get(bv) or a.tree_for(bv)
-            tb = b._trees.get(bv) or b.tree_for(bv)
+            ta = a._trees.get(bv) or tree_for(a, bv)
+            tb = b._trees.get(bv) or tree_for(b, bv)
             x, y = ta.arrays, tb.arrays
             r = intersect_one(
                 x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
@@ -202,15 +203,15 @@ _ONE_CALL_KEYS = 4096
 
 
 def _contacts_one(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: int, strat: BVH) -> Contacts | None:
-    """``contacts`` on one pose pair with one kernel call (kernels.bvh_traverse.contacts_one);
+    """``contacts`` on one pose pair with one kernel call (kernels.traverse.descent.contacts_one);
     None when the poses are a batch or the pairs outgrow the buffer (the caller reruns)."""
     Ta = _single_pose(pose_a)
     Tb = _single_pose(pose_b)
     if Ta is None or Tb is None:
         return None
     bv = a.options.bv
-    ta = a._trees.get(bv) or a.tree_for(bv)
-    tb = b._trees.get(bv) or b.tree_for(bv)
+    ta = a._trees.get(bv) or tree_for(a, bv)
+    tb = b._trees.get(bv) or tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
     keys = np.empty(_ONE_CALL_KEYS, np.int64)
     r = contacts_one(
@@ -262,7 +263,7 @@ def query_stats(
 
 def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -> tuple:
     """The exact arguments ``intersects`` passes to its per-call kernel
-    (``kernels.bvh_traverse.intersect_one``) for one pose pair, default strategy.
+    (``kernels.traverse.descent.intersect_one``) for one pose pair, default strategy.
 
     For benchmarks that split a call into wrapper, dispatch and kernel time.
     """
@@ -271,7 +272,7 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     if Ta is None or Tb is None:
         raise ValueError("single_call_args takes one (4, 4) float64 pose per side")
     bv = a.options.bv
-    ta, tb = a.tree_for(bv), b.tree_for(bv)
+    ta, tb = tree_for(a, bv), tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
     return (
         x.topo, x.bv, x.tris, x.meta, x.scale, Ta,

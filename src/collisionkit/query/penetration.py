@@ -13,14 +13,14 @@ Two methods, chosen per pair (``method="auto"``):
   meshes). The depth is the exact minimum of the Minkowski difference's
   support function f(n) = h_a(n) + h_b(-n) over its facet normals (the
   value EPA converges to, computed directly): face normals of both hulls and
-  the edge-edge axes whose Gauss arcs cross. ``kernels.penetration.depth_pruned``
+  the edge-edge axes whose Gauss arcs cross. ``kernels.proximity.penetration.depth_pruned``
   evaluates the same minimum without visiting every candidate: an edge pair
   whose arcs clearly cross costs O(1) (f = n.(p_a - p_b), the two edges being
   the supports), and candidates are skipped (singly, or whole Gauss-map
   buckets) when a lower bound of f (from a point and inner radius of each
   hull, ``pack_hull``) exceeds the best f found so far plus a slack far above
   rounding; a skipped axis cannot hold the minimum, so the answer is the
-  brute-force one (``kernels.penetration.convex_depth``, kept as the tests'
+  brute-force one (``kernels.proximity.penetration.convex_depth``, kept as the tests'
   oracle). Error: float64 rounding only; ``error_bound`` = ``ERROR_RTOL``
   (1e-12) times the hulls' largest coordinates plus the poses' largest
   translation. Cost per pose: one pass over bucket bounds, then only the
@@ -32,7 +32,7 @@ Two methods, chosen per pair (``method="auto"``):
   the normals of the faces in contact, a's outward and b's inward), b is
   moved back from a translation that surely separates (beyond a's support
   along u) towards its pose by conservative advancement
-  (``kernels.toi``); the first contact gives s(u), the smallest translation
+  (``kernels.proximity.toi``); the first contact gives s(u), the smallest translation
   along u that separates when coming from outside (up to the advancement
   tolerance, always on the separating side; pockets of a that b could drop
   into part-way are not searched, which can only make s(u) larger). The depth is min s(u) over the candidates. It is an
@@ -60,8 +60,8 @@ import numpy as np
 from ..constants import PARALLEL_MIN_POSES
 from ..errors import InvalidMeshError, UnsupportedPairError
 from ..geometry.mesh import Mesh
-from ..kernels import penetration as kp
-from ..kernels.penetration import convex_depth
+from ..kernels.proximity import penetration as kp
+from ..kernels.proximity.penetration import convex_depth
 from .classify import CONTAINED, PENETRATING, classify
 from .engine import pose_error
 from .pair import _single_pose
@@ -125,7 +125,7 @@ def hull(mesh: Mesh) -> _Hull:
 
 
 def pack_hull(h: _Hull) -> np.ndarray:
-    """The hull as one float64 array for ``kernels.penetration.depth_pruned`` (layout there).
+    """The hull as one float64 array for ``kernels.proximity.penetration.depth_pruned`` (layout there).
 
     The inner point is the mean of the hull's vertices (strictly inside a 3-D
     hull); the inner radius its smallest distance to a face plane, shrunk by a

@@ -1,6 +1,6 @@
 """Time of impact of two moving meshes: ``collisionkit.time_of_impact``.
 
-Conservative advancement over the BVHs (``kernels.toi``): never reports a
+Conservative advancement over the BVHs (``kernels.proximity.toi``): never reports a
 time after the first contact of the motion, never steps over a thin wall.
 Each node pair of the two trees advances by its own directional motion bound
 (C2A, Tang et al. 2009) and the step is the smallest over all triangle pairs.
@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..bvh import tree_for
 from ..geometry.pose import as_poses
-from ..kernels.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
+from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
 from .engine import check_mesh, pose_error
 from .results import TimeOfImpact
 
@@ -29,7 +30,7 @@ _EYE = np.eye(4)
 MOTIONS = {"linear": MOTION_LINEAR, "screw": MOTION_SCREW}
 #: Default contact tolerance, relative to the sum of the two meshes' radii.
 TOI_REL_TOLERANCE = 1e-6
-#: Relative mode of the smallest-step search (kernels.toi.min_step): 1 finds the
+#: Relative mode of the smallest-step search (kernels.proximity.toi.min_step): 1 finds the
 #: smallest step. NOTE: 0.7, 0.5, 0.3 measured 1.6x, 2x, 2.7x slower on the
 #: benchmark scenes (fewer node pairs per step, more steps).
 TOI_SHRINK = 1.0
@@ -47,7 +48,7 @@ def _one_pose(pose: Any, name: str) -> np.ndarray:
 
 
 def motion_parameters(T0: np.ndarray, T1: np.ndarray, motion: int) -> tuple[np.ndarray, float, np.ndarray]:
-    """(axis k (3,), angle theta, linear part u (3,)) of the motion from T0 to T1 (``kernels.toi.pose_at``)."""
+    """(axis k (3,), angle theta, linear part u (3,)) of the motion from T0 to T1 (``kernels.proximity.toi.pose_at``)."""
     row = np.empty(MR_WIDTH)
     T0 = np.ascontiguousarray(T0, dtype=np.float64).reshape(4, 4)
     T1 = np.ascontiguousarray(T1, dtype=np.float64).reshape(4, 4)
@@ -128,8 +129,8 @@ def time_of_impact(
         if not (tol >= 0.0 and math.isfinite(tol)):
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     bv = a.options.bv
-    ta = a._trees.get(bv) or a.tree_for(bv)
-    tb = b._trees.get(bv) or b.tree_for(bv)
+    ta = a._trees.get(bv) or tree_for(a, bv)
+    tb = b._trees.get(bv) or tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
     out = np.empty((1, 12))
     stats = np.zeros((1, 2), np.int64)

@@ -25,11 +25,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kernels import broadphase_brute as kb
-from ..kernels import broadphase_grid as kg
-from ..kernels import broadphase_octree as ko
-from ..kernels import broadphase_sap as ks
-from ..kernels import broadphase_tree as kt
+from ..kernels.broadphase import brute as kb
+from ..kernels.broadphase import grid as kg
+from ..kernels.broadphase import octree as ko
+from ..kernels.broadphase import sap as ks
+from ..kernels.broadphase import tree as kt
 
 _I64 = np.int64
 

@@ -4,7 +4,7 @@ A pair (a, b) is tested only when ``group[a] & mask[b]`` and
 ``group[b] & mask[a]`` are both nonzero (Box2D's category and mask bits) and
 the pair is not excluded (an allowed-collision matrix as in MoveIt: an entry
 set means "this pair may touch, do not report it", e.g. adjacent robot links).
-Every World query applies the filter (inside ``kernels.broadphase_common.finish_pairs``).
+Every World query applies the filter (inside ``kernels.broadphase.common.finish_pairs``).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from ..bvh import tree_for
 from ..constants import (
     BV_AABB,
     MODE_ALL,
@@ -31,9 +32,9 @@ from ..constants import (
 )
 from ..errors import CollisionKitError
 from ..geometry.mesh import Mesh
-from ..kernels import bvh_traverse as kt
-from ..kernels.broadphase_common import finish_pairs, world_boxes
-from ..kernels.layout import META_FACES, META_NODE_OFF, META_TRI_OFF, N_STATS
+from ..kernels.broadphase.common import finish_pairs, world_boxes
+from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF, N_STATS
+from ..kernels.traverse import descent as kt
 from ..query.engine import pose_error, thread_count
 from . import broadphases
 from .filters import PairFilter, as_bits
@@ -487,7 +488,7 @@ class World:
         for s in self._order_list:
             shape = self._shapes[s]
             if type(shape) is Mesh or isinstance(shape, Mesh):
-                tree = shape.tree_for("aabb")
+                tree = tree_for(shape, "aabb")
                 key = id(tree)
                 if key not in where:
                     where[key] = len(trees)

@@ -1,0 +1,42 @@
+"""The per-geometry tree cache: each (geometry, BuildOptions) builds its hierarchy once.
+
+The storage is the mesh's own keyed cache (``Mesh.cached``: a per-key lock, so
+concurrent first queries wait for one build); what goes in it, and how it is
+built, is decided here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..geometry.mesh import Mesh
+from ..options import BuildOptions
+from .tree import BVH, build_bvh
+
+
+def bvh_of(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
+    """The hierarchy of ``mesh`` for ``options`` (default: the mesh's own), built on first use and cached.
+
+    Examples
+    --------
+    >>> import collisionkit as ck
+    >>> tree = ck.bvh_of(ck.primitives.box_mesh([1, 1, 1]))
+    >>> tree.arrays.topo.shape[1]
+    3
+    """
+    opts = options or mesh.options
+    return mesh.cached(("bvh", opts), lambda: build_bvh(mesh.triangles, opts))
+
+
+def tree_for(mesh: Mesh, bv: str) -> BVH:
+    """The mesh's hierarchy with its own split rule and leaf size but volume kind ``bv``.
+
+    Queries traverse b with a's volume kind; the per-view dict spares the hot
+    path hashing the options record on every call.
+    """
+    tree = mesh._trees.get(bv)
+    if tree is None:
+        opts = mesh.options if mesh.options.bv == bv else replace(mesh.options, bv=bv)
+        tree = bvh_of(mesh, opts)
+        mesh._trees[bv] = tree
+    return tree

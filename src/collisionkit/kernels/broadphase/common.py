@@ -1,0 +1,125 @@
+"""Kernels every broad phase shares: world boxes of all objects in one call, and the
+finishing pass (filters, slot -> index, sorting) of a raw pair list.
+
+Objects live in *slots* (stable ids the broad phases keep across frames; a
+removed object's slot is reused later). Boxes are two (cap, 3) float64 arrays
+``lo``, ``hi`` indexed by slot; ``slots`` (n,) int64 lists the live ones in
+insertion order. Two boxes overlap when their closed intervals meet on all
+three axes: ``lo_a <= hi_b and lo_b <= hi_a`` per axis (touching counts).
+Every broad phase decides a pair with exactly this comparison on the same
+float64 boxes, so all of them return the same set as the brute-force loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..core.linalg import POSE_OK, pose_error
+
+
+@njit(cache=True, nogil=True, inline="always")
+def boxes_overlap_slots(lo, hi, a, b):
+    """Closed-interval overlap of the boxes of slots a and b on all three axes."""
+    return (
+        lo[a, 0] <= hi[b, 0]
+        and lo[b, 0] <= hi[a, 0]
+        and lo[a, 1] <= hi[b, 1]
+        and lo[b, 1] <= hi[a, 1]
+        and lo[a, 2] <= hi[b, 2]
+        and lo[b, 2] <= hi[a, 2]
+    )
+
+
+@njit(cache=True, nogil=True)
+def world_boxes(local, poses, slots, slack_rel, lo, hi):
+    """World AABBs of objects from their local boxes and poses.
+
+    local : (cap, 6) float64, local-frame box per slot (min xyz, max xyz)
+    poses : (n, 4, 4) float64, world-from-object pose of ``slots[k]``
+    slots : (n,) int64 slots to update
+    slack_rel : relative padding (see ``world.world.WORLD_BOX_SLACK``)
+    lo, hi : (cap, 3) float64 outputs (only live slots are written)
+
+    The box of the transformed local box is centre' = R c + t, half' = |R| h,
+    padded by ``slack_rel * (|c|_1 + |h|_1 + |t|_1)``: the padding covers the
+    rounding of this arithmetic and of the narrow phase's relative pose, so a
+    pair the narrow phase finds intersecting always has overlapping boxes.
+
+    Returns (k, code): position in ``slots`` and reason of the first invalid
+    pose, or (-1, POSE_OK).
+    """
+    for k in range(slots.shape[0]):
+        s = slots[k]
+        code = pose_error(poses[k])
+        if code != POSE_OK:
+            return k, code
+        cx = 0.5 * local[s, 0] + 0.5 * local[s, 3]
+        cy = 0.5 * local[s, 1] + 0.5 * local[s, 4]
+        cz = 0.5 * local[s, 2] + 0.5 * local[s, 5]
+        hx = 0.5 * local[s, 3] - 0.5 * local[s, 0]
+        hy = 0.5 * local[s, 4] - 0.5 * local[s, 1]
+        hz = 0.5 * local[s, 5] - 0.5 * local[s, 2]
+        size = abs(cx) + abs(cy) + abs(cz) + hx + hy + hz
+        tsum = abs(poses[k, 0, 3]) + abs(poses[k, 1, 3]) + abs(poses[k, 2, 3])
+        pad = slack_rel * (size + tsum)
+        for r in range(3):
+            c = poses[k, r, 0] * cx + poses[k, r, 1] * cy + poses[k, r, 2] * cz + poses[k, r, 3]
+            e = abs(poses[k, r, 0]) * hx + abs(poses[k, r, 1]) * hy + abs(poses[k, r, 2]) * hz
+            lo[s, r] = c - e - pad
+            hi[s, r] = c + e + pad
+    return -1, POSE_OK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def groups_match(a, b, group, mask):
+    """Each slot's collision group meets the other's mask (see ``finish_pairs``)."""
+    return (group[a] & mask[b]) != 0 and (group[b] & mask[a]) != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def is_excluded(excluded, a, b):
+    """The pair (a, b) is among the sorted ``excluded`` keys (see ``finish_pairs``).
+    PERF: callers test ``excluded.shape[0] > 0`` once, outside their pair loop:
+    a per-pair call on an empty array measured 3x slower loops."""
+    key = (min(a, b) << 32) + max(a, b)
+    pos = np.searchsorted(excluded, key)
+    return pos < excluded.shape[0] and excluded[pos] == key
+
+
+@njit(cache=True, nogil=True)
+def finish_pairs(raw, m, rank, n, group, mask, excluded, out):
+    """Filter raw slot pairs, map them to insertion-order indices, sort.
+
+    raw : (>= m, 2) int64 slot pairs (any order within a row, each pair once)
+    rank : (cap,) int64 insertion-order index of each live slot
+    n : live objects
+    group, mask : (cap,) int64 collision groups and masks per slot; a pair
+        (a, b) passes when ``group[a] & mask[b]`` and ``group[b] & mask[a]``
+        are both nonzero
+    excluded : (E,) int64 sorted keys ``min_slot * 2**32 + max_slot`` of
+        excluded pairs
+    out : (>= m, 2) int64 output rows (i < j), sorted by (i, j)
+
+    Returns the number of rows written.
+    """
+    keys = np.empty(m, np.int64)
+    k = np.int64(0)
+    filtered = excluded.shape[0] > 0
+    for p in range(m):
+        a = raw[p, 0]
+        b = raw[p, 1]
+        if not groups_match(a, b, group, mask) or (filtered and is_excluded(excluded, a, b)):
+            continue
+        i = rank[a]
+        j = rank[b]
+        if i > j:
+            i, j = j, i
+        keys[k] = i * n + j
+        k += 1
+    kept = keys[:k]
+    kept.sort()
+    for p in range(k):
+        out[p, 0] = kept[p] // n
+        out[p, 1] = kept[p] % n
+    return k

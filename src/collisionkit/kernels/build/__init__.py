@@ -1,0 +1,1 @@
+"""Building hierarchies: top-down and bottom-up BVH builds, split rules, refit, R-trees."""

@@ -1,0 +1,1 @@
+"""Distances and motion: BVH distance, GJK/EPA, penetration, time of impact."""

@@ -1,0 +1,895 @@
+"""Minimum distance between two meshes by a pruned descent of their BVHs.
+
+Depth-first simultaneous descent (as ``bvh_traverse``) that keeps the best
+squared distance found so far and drops every node pair whose *lower bound*
+is not below it (branch and bound; Larsen et al. 1999, "Fast proximity
+queries with swept sphere volumes", and Ericson 2005, 6.6, use the same
+scheme with other volumes). Children are visited nearest first so the bound
+tightens early.
+
+Lower bound of a node pair (both tree kinds): b's box is an oriented box in
+a's frame (AABB trees: axes = columns of R, only the centre moves; OBB trees:
+b's box moved into a's box frame). The distance between two boxes is at
+least the distance between A and the axis-aligned box around B in A's frame,
+sqrt(sum_i max(0, |t_i| - a_i - e_i)^2) with e_i = sum_j b_j |R_ij|, and
+likewise in B's frame; we take the larger. Every gap is reduced by the
+volume slack (``constants.BV_SLACK_ULPS`` units of roundoff of the scene
+size), so rounding can only lower the bound, never prune a pair that holds
+the minimum.
+
+Leaf pairs: b's triangle is mapped into a's frame with ``linalg.map_triangle``
+(bit-identical to the intersection queries). For each triangle pair the
+exact squared gap between their coordinate boxes is a lower bound; pairs
+whose boxes touch are decided by the exact intersection test first
+(``tri_tri``): an intersecting pair ends the search with distance 0, so the
+distance is 0 exactly when ``intersects`` says True. Disjoint pairs are
+measured by ``tri_distance.tri_tri_closest``.
+
+Counters per query: node pairs popped and triangle pairs measured.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
+from ..core.layout import META_DEPTH, META_FANOUT
+from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
+from ..triangle.tri_distance import tri_tri_closest
+from ..triangle.tri_segment import tri_tri_segment
+from ..triangle.tri_tri import tri_tri_intersect_tuples
+
+_U = 2.0**-53
+
+#: columns of the per-query stats of distance queries
+DSTAT_NODE_PAIRS = 0
+DSTAT_TRI_PAIRS = 1
+N_DSTATS = 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gap(x, r, slack):
+    g = abs(x) - r - slack
+    return g if g > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
+    """Squared lower bound of the distance between box A (axis-aligned, half
+    extents a, at the origin) and box B (centre t, axes = columns of R, half
+    extents b). R, AbsR are row-major 9-tuples."""
+    g0 = _gap(t0, a0 + b0 * AbsR[0] + b1 * AbsR[1] + b2 * AbsR[2], slack)
+    g1 = _gap(t1, a1 + b0 * AbsR[3] + b1 * AbsR[4] + b2 * AbsR[5], slack)
+    g2 = _gap(t2, a2 + b0 * AbsR[6] + b1 * AbsR[7] + b2 * AbsR[8], slack)
+    la = g0 * g0 + g1 * g1 + g2 * g2
+    h0 = _gap(t0 * R[0] + t1 * R[3] + t2 * R[6], a0 * AbsR[0] + a1 * AbsR[3] + a2 * AbsR[6] + b0, slack)
+    h1 = _gap(t0 * R[1] + t1 * R[4] + t2 * R[7], a0 * AbsR[1] + a1 * AbsR[4] + a2 * AbsR[7] + b1, slack)
+    h2 = _gap(t0 * R[2] + t1 * R[5] + t2 * R[8], a0 * AbsR[2] + a1 * AbsR[5] + a2 * AbsR[8] + b2, slack)
+    lb = h0 * h0 + h1 * h1 + h2 * h2
+    best = la if la > lb else lb
+    # the 9 edge-edge axes A_i x B_j (as in bv_box.boxes_overlap), normalised by
+    # |A_i x B_j|^2 = 1 - R_ij^2 (enlarged by 1e-5: poses are rigid only to 1e-6, so the
+    # bound stays a lower bound); near-parallel pairs (covered by the face axes) skipped
+    g = abs(t2 * R[3] - t1 * R[6]) - (a1 * AbsR[6] + a2 * AbsR[3] + b1 * AbsR[2] + b2 * AbsR[1]) - slack
+    if g > 0.0:
+        w = 1.0 - R[0] * R[0]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t2 * R[4] - t1 * R[7]) - (a1 * AbsR[7] + a2 * AbsR[4] + b0 * AbsR[2] + b2 * AbsR[0]) - slack
+    if g > 0.0:
+        w = 1.0 - R[1] * R[1]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t2 * R[5] - t1 * R[8]) - (a1 * AbsR[8] + a2 * AbsR[5] + b0 * AbsR[1] + b1 * AbsR[0]) - slack
+    if g > 0.0:
+        w = 1.0 - R[2] * R[2]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t0 * R[6] - t2 * R[0]) - (a0 * AbsR[6] + a2 * AbsR[0] + b1 * AbsR[5] + b2 * AbsR[4]) - slack
+    if g > 0.0:
+        w = 1.0 - R[3] * R[3]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t0 * R[7] - t2 * R[1]) - (a0 * AbsR[7] + a2 * AbsR[1] + b0 * AbsR[5] + b2 * AbsR[3]) - slack
+    if g > 0.0:
+        w = 1.0 - R[4] * R[4]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t0 * R[8] - t2 * R[2]) - (a0 * AbsR[8] + a2 * AbsR[2] + b0 * AbsR[4] + b1 * AbsR[3]) - slack
+    if g > 0.0:
+        w = 1.0 - R[5] * R[5]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t1 * R[0] - t0 * R[3]) - (a0 * AbsR[3] + a1 * AbsR[0] + b1 * AbsR[8] + b2 * AbsR[7]) - slack
+    if g > 0.0:
+        w = 1.0 - R[6] * R[6]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t1 * R[1] - t0 * R[4]) - (a0 * AbsR[4] + a1 * AbsR[1] + b0 * AbsR[8] + b2 * AbsR[6]) - slack
+    if g > 0.0:
+        w = 1.0 - R[7] * R[7]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    g = abs(t1 * R[2] - t0 * R[5]) - (a0 * AbsR[5] + a1 * AbsR[2] + b0 * AbsR[7] + b1 * AbsR[6]) - slack
+    if g > 0.0:
+        w = 1.0 - R[8] * R[8]
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                best = c
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
+    """Squared lower bound of the distance between node ia of a and node ib of b."""
+    if not is_obb:
+        cx = bv_b[ib, 0]
+        cy = bv_b[ib, 1]
+        cz = bv_b[ib, 2]
+        t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0]
+        t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1]
+        t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2]
+        return box_lower_bound2(
+            t0, t1, t2, R, AbsR, bv_a[ia, 3], bv_a[ia, 4], bv_a[ia, 5], bv_b[ib, 3], bv_b[ib, 4], bv_b[ib, 5], slack
+        )
+    bx = bv_b[ib, 0]
+    by = bv_b[ib, 1]
+    bz = bv_b[ib, 2]
+    cx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - bv_a[ia, 0]
+    cy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - bv_a[ia, 1]
+    cz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - bv_a[ia, 2]
+    a00 = bv_a[ia, 3]
+    a01 = bv_a[ia, 4]
+    a02 = bv_a[ia, 5]
+    a10 = bv_a[ia, 6]
+    a11 = bv_a[ia, 7]
+    a12 = bv_a[ia, 8]
+    a20 = bv_a[ia, 9]
+    a21 = bv_a[ia, 10]
+    a22 = bv_a[ia, 11]
+    u0x = R[0] * bv_b[ib, 3] + R[1] * bv_b[ib, 4] + R[2] * bv_b[ib, 5]
+    u0y = R[3] * bv_b[ib, 3] + R[4] * bv_b[ib, 4] + R[5] * bv_b[ib, 5]
+    u0z = R[6] * bv_b[ib, 3] + R[7] * bv_b[ib, 4] + R[8] * bv_b[ib, 5]
+    u1x = R[0] * bv_b[ib, 6] + R[1] * bv_b[ib, 7] + R[2] * bv_b[ib, 8]
+    u1y = R[3] * bv_b[ib, 6] + R[4] * bv_b[ib, 7] + R[5] * bv_b[ib, 8]
+    u1z = R[6] * bv_b[ib, 6] + R[7] * bv_b[ib, 7] + R[8] * bv_b[ib, 8]
+    u2x = R[0] * bv_b[ib, 9] + R[1] * bv_b[ib, 10] + R[2] * bv_b[ib, 11]
+    u2y = R[3] * bv_b[ib, 9] + R[4] * bv_b[ib, 10] + R[5] * bv_b[ib, 11]
+    u2z = R[6] * bv_b[ib, 9] + R[7] * bv_b[ib, 10] + R[8] * bv_b[ib, 11]
+    r00 = a00 * u0x + a01 * u0y + a02 * u0z
+    r01 = a00 * u1x + a01 * u1y + a02 * u1z
+    r02 = a00 * u2x + a01 * u2y + a02 * u2z
+    r10 = a10 * u0x + a11 * u0y + a12 * u0z
+    r11 = a10 * u1x + a11 * u1y + a12 * u1z
+    r12 = a10 * u2x + a11 * u2y + a12 * u2z
+    r20 = a20 * u0x + a21 * u0y + a22 * u0z
+    r21 = a20 * u1x + a21 * u1y + a22 * u1z
+    r22 = a20 * u2x + a21 * u2y + a22 * u2z
+    Rab = (r00, r01, r02, r10, r11, r12, r20, r21, r22)
+    Aab = (abs(r00), abs(r01), abs(r02), abs(r10), abs(r11), abs(r12), abs(r20), abs(r21), abs(r22))
+    t0 = a00 * cx + a01 * cy + a02 * cz
+    t1 = a10 * cx + a11 * cy + a12 * cz
+    t2 = a20 * cx + a21 * cy + a22 * cz
+    return box_lower_bound2(
+        t0, t1, t2, Rab, Aab,
+        bv_a[ia, 12], bv_a[ia, 13], bv_a[ia, 14], bv_b[ib, 12], bv_b[ib, 13], bv_b[ib, 14], slack,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz):
+    """Squared distance between two axis-aligned boxes given by min/max (exact
+    comparisons; the value is rounded but only used as a bound with slack)."""
+    gx = blx - ahx if blx > ahx else (alx - bhx if alx > bhx else 0.0)
+    gy = bly - ahy if bly > ahy else (aly - bhy if aly > bhy else 0.0)
+    gz = blz - ahz if blz > ahz else (alz - bhz if alz > bhz else 0.0)
+    return gx * gx + gy * gy + gz * gz
+
+
+@njit(cache=True, nogil=True, inline="always")
+def plane_gap2(T, P):
+    """Lower bound of the squared distance between triangles T and P: their gap
+    along T's (float) normal n, min n.P - max n.T (or the mirror), which bounds
+    the distance for ANY direction n; less a bound on the rounding of the dot
+    products (8 units of roundoff of |n|_1 times the largest coordinate
+    difference). 0 when they overlap along n."""
+    ux = T[3] - T[0]
+    uy = T[4] - T[1]
+    uz = T[5] - T[2]
+    vx = T[6] - T[0]
+    vy = T[7] - T[1]
+    vz = T[8] - T[2]
+    nx = uy * vz - uz * vy
+    ny = uz * vx - ux * vz
+    nz = ux * vy - uy * vx
+    nn = nx * nx + ny * ny + nz * nz
+    if not nn > 0.0:
+        return 0.0
+    p0x = P[0] - T[0]
+    p0y = P[1] - T[1]
+    p0z = P[2] - T[2]
+    p1x = P[3] - T[0]
+    p1y = P[4] - T[1]
+    p1z = P[5] - T[2]
+    p2x = P[6] - T[0]
+    p2y = P[7] - T[1]
+    p2z = P[8] - T[2]
+    s0 = nx * p0x + ny * p0y + nz * p0z
+    s1 = nx * p1x + ny * p1y + nz * p1z
+    s2 = nx * p2x + ny * p2y + nz * p2z
+    t1 = nx * ux + ny * uy + nz * uz
+    t2 = nx * vx + ny * vy + nz * vz
+    lo_p = min(s0, min(s1, s2))
+    hi_p = max(s0, max(s1, s2))
+    lo_t = min(0.0, min(t1, t2))
+    hi_t = max(0.0, max(t1, t2))
+    if lo_p > hi_t:
+        g = lo_p - hi_t
+    elif lo_t > hi_p:
+        g = lo_t - hi_p
+    else:
+        return 0.0
+    m = max(
+        max(abs(p0x), max(abs(p0y), abs(p0z))),
+        max(max(abs(p1x), max(abs(p1y), abs(p1z))), max(abs(p2x), max(abs(p2y), abs(p2z)))),
+    )
+    m = max(m, max(max(abs(ux), max(abs(uy), abs(uz))), max(abs(vx), max(abs(vy), abs(vz)))))
+    g -= 8.0 * _U * (abs(nx) + abs(ny) + abs(nz)) * m
+    if g <= 0.0:
+        return 0.0
+    return g * g / nn * (1.0 - 4.0 * _U)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _min_dot(v, B):
+    return min(
+        v[0] * B[0] + v[1] * B[1] + v[2] * B[2],
+        min(v[0] * B[3] + v[1] * B[4] + v[2] * B[5], v[0] * B[6] + v[1] * B[7] + v[2] * B[8]),
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _direction(d2, x1, y1, z1, x2, y2, z2, R):
+    """(ok, v, R^T v): the unit direction from (x1, y1, z1) to (x2, y2, z2), d2 apart."""
+    if not d2 > 0.0:
+        return False, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    il = 1.0 / math.sqrt(d2)
+    v = ((x2 - x1) * il, (y2 - y1) * il, (z2 - z1) * il)
+    w = (
+        R[0] * v[0] + R[3] * v[1] + R[6] * v[2],
+        R[1] * v[0] + R[4] * v[1] + R[7] * v[2],
+        R[2] * v[0] + R[5] * v[1] + R[8] * v[2],
+    )
+    return True, v, w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tri_leaf_gap2(is_obb, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack):
+    """Squared lower bound of the distance between a's node ia and a triangle of b
+    (a's frame) with coordinate box [bl, bh] and smallest projection sb on v: the
+    gap between the boxes (AABB trees) and the gap along v (when have_v)."""
+    g2 = 0.0
+    if not is_obb:
+        gx = max(blx - (bv_a[ia, 0] + bv_a[ia, 3]), (bv_a[ia, 0] - bv_a[ia, 3]) - bhx) - slack
+        gy = max(bly - (bv_a[ia, 1] + bv_a[ia, 4]), (bv_a[ia, 1] - bv_a[ia, 4]) - bhy) - slack
+        gz = max(blz - (bv_a[ia, 2] + bv_a[ia, 5]), (bv_a[ia, 2] - bv_a[ia, 5]) - bhz) - slack
+        gx = gx if gx > 0.0 else 0.0
+        gy = gy if gy > 0.0 else 0.0
+        gz = gz if gz > 0.0 else 0.0
+        g2 = (gx * gx + gy * gy + gz * gz) * (1.0 - 8.0 * _U)
+    if have_v:
+        hi = v[0] * bv_a[ia, 0] + v[1] * bv_a[ia, 1] + v[2] * bv_a[ia, 2]
+        if not is_obb:
+            hi += abs(v[0]) * bv_a[ia, 3] + abs(v[1]) * bv_a[ia, 4] + abs(v[2]) * bv_a[ia, 5]
+        else:
+            hi += (
+                bv_a[ia, 12] * abs(v[0] * bv_a[ia, 3] + v[1] * bv_a[ia, 4] + v[2] * bv_a[ia, 5])
+                + bv_a[ia, 13] * abs(v[0] * bv_a[ia, 6] + v[1] * bv_a[ia, 7] + v[2] * bv_a[ia, 8])
+                + bv_a[ia, 14] * abs(v[0] * bv_a[ia, 9] + v[1] * bv_a[ia, 10] + v[2] * bv_a[ia, 11])
+            )
+        g = sb - hi - slack
+        if g > 0.0:
+            g = g * g * (1.0 - 8.0 * _U)
+            if g > g2:
+                g2 = g
+    return g2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def dir_gap2(is_obb, v, w, R, t, bv_a, ia, bv_b, ib, slack):
+    """Squared lower bound of the distance between node ia of a and node ib of b
+    from their gap along the unit direction v (a's frame; w = R^T v): projection
+    onto a unit vector never increases distances. 0 when they overlap along v."""
+    cx = bv_b[ib, 0]
+    cy = bv_b[ib, 1]
+    cz = bv_b[ib, 2]
+    c = (
+        v[0] * (R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0])
+        + v[1] * (R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1])
+        + v[2] * (R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2])
+    )
+    if not is_obb:
+        ra = abs(v[0]) * bv_a[ia, 3] + abs(v[1]) * bv_a[ia, 4] + abs(v[2]) * bv_a[ia, 5]
+        rb = abs(w[0]) * bv_b[ib, 3] + abs(w[1]) * bv_b[ib, 4] + abs(w[2]) * bv_b[ib, 5]
+    else:
+        ra = (
+            bv_a[ia, 12] * abs(v[0] * bv_a[ia, 3] + v[1] * bv_a[ia, 4] + v[2] * bv_a[ia, 5])
+            + bv_a[ia, 13] * abs(v[0] * bv_a[ia, 6] + v[1] * bv_a[ia, 7] + v[2] * bv_a[ia, 8])
+            + bv_a[ia, 14] * abs(v[0] * bv_a[ia, 9] + v[1] * bv_a[ia, 10] + v[2] * bv_a[ia, 11])
+        )
+        rb = (
+            bv_b[ib, 12] * abs(w[0] * bv_b[ib, 3] + w[1] * bv_b[ib, 4] + w[2] * bv_b[ib, 5])
+            + bv_b[ib, 13] * abs(w[0] * bv_b[ib, 6] + w[1] * bv_b[ib, 7] + w[2] * bv_b[ib, 8])
+            + bv_b[ib, 14] * abs(w[0] * bv_b[ib, 9] + w[1] * bv_b[ib, 10] + w[2] * bv_b[ib, 11])
+        )
+    # v is unit only to rounding: the (1 - 8u) factor and the slack keep it a lower bound
+    g = c - ra - rb - slack
+    if g <= 0.0:
+        return 0.0
+    return g * g * (1.0 - 8.0 * _U)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, ib, slack, cut):
+    """Node pair lower bound: the cheap directional gap first (it settles most pruned
+    pairs), else the box bound."""
+    if have_v:
+        d = dir_gap2(is_obb, v, w, R, t, bv_a, ia, bv_b, ib, slack)
+        if d >= cut:
+            return d
+    return node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack)
+
+
+@njit(cache=True, nogil=True)
+def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb, slack, stack):
+    """Overlap-only descent: the first intersecting triangle pair (leaf order), or (-1, -1).
+
+    Visits every node pair whose boxes overlap within the slack and tests every
+    triangle pair whose exact coordinate boxes touch with the exact test, so
+    (-1, -1) proves the meshes disjoint. Returns (ja, jb, node pairs, triangle tests).
+    PERF: a distance query on touching meshes would otherwise measure many
+    triangle pairs (their lower bounds are all 0) before meeting a crossing pair.
+    """
+    n_pairs = np.int64(0)
+    n_tri = np.int64(0)
+    tri_method = np.int64(TRI_TEST_GUIGUE)
+    size_col = 12 if is_obb else 3
+    stack[0, 0] = 0
+    stack[0, 1] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        ia = stack[top, 0]
+        ib = stack[top, 1]
+        n_pairs += 1
+        if node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack) > 0.0:
+            continue
+        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
+        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        if leaf_a and leaf_b:
+            fa0 = topo_a[ia, 0]
+            fa1 = fa0 + topo_a[ia, 1]
+            fb0 = topo_b[ib, 0]
+            for jb in range(fb0, fb0 + topo_b[ib, 1]):
+                B = map_triangle(
+                    R, t,
+                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
+                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
+                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
+                )  # fmt: skip
+                blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
+                for ja in range(fa0, fa1):
+                    A = (
+                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
+                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
+                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
+                    )  # fmt: skip
+                    if max(A[0], max(A[3], A[6])) < blx or min(A[0], min(A[3], A[6])) > bhx:
+                        continue
+                    if max(A[1], max(A[4], A[7])) < bly or min(A[1], min(A[4], A[7])) > bhy:
+                        continue
+                    if max(A[2], max(A[5], A[8])) < blz or min(A[2], min(A[5], A[8])) > bhz:
+                        continue
+                    n_tri += 1
+                    if tri_tri_intersect_tuples(A, B, tri_method):
+                        return ja, jb, n_pairs, n_tri
+            continue
+        if leaf_b or (
+            not leaf_a
+            and bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
+            >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+        ):
+            c0 = topo_a[ia, 0]
+            for c in range(c0, c0 + topo_a[ia, 1]):
+                stack[top, 0] = c
+                stack[top, 1] = ib
+                top += 1
+        else:
+            c0 = topo_b[ib, 0]
+            for c in range(c0, c0 + topo_b[ib, 1]):
+                stack[top, 0] = ia
+                stack[top, 1] = c
+                top += 1
+    return np.int64(-1), np.int64(-1), n_pairs, n_tri
+
+
+@njit(cache=True, nogil=True)
+def distance_task(
+    topo_a,
+    bv_a,
+    tris_a,
+    Ta,
+    topo_b,
+    bv_b,
+    tris_b,
+    Tb,
+    scale,
+    bv_kind,
+    upper2,
+    shrink,
+    seed_a,
+    seed_b,
+    stack,
+    lbs,
+    buf,
+    out,
+    stats,
+    row,
+):
+    """Minimum distance between tree a (pose Ta) and tree b (pose Tb); one tree per pool.
+
+    Searches below ``upper2`` (squared); with ``shrink`` < 1 it prunes every
+    pair whose squared lower bound is at least shrink * best (relative-error
+    mode: the pair found is within a factor 1/sqrt(shrink) of the minimum)
+    and out[row, 11] receives a squared LOWER bound of the true distance
+    (min of best and every pruned bound); shrink = 1 is exact. ``seed_a``, ``seed_b`` (leaf-order
+    triangle indices, -1 for none) are measured first to start with a bound.
+    Writes out[row] = (d2, pa (3, a's frame), pb (3, a's frame), ja, jb) with
+    ja, jb leaf-order triangle indices as floats (-1 when nothing is below
+    upper2). Returns d2 (inf when nothing is below upper2). When the meshes
+    intersect, pa = pb = the midpoint of the first intersecting pair's
+    intersection segment (``tri_segment``); ``buf`` is its (24, 3) scratch.
+    """
+    R, t = relative_pose(Ta, Tb)
+    AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
+    slack = 64.0 * _U * (scale + abs(t[0]) + abs(t[1]) + abs(t[2]))
+    is_obb = bv_kind == BV_OBB
+    size_col = 12 if is_obb else 3
+    best = upper2
+    cut = upper2 * shrink  # prune at or above this (shrink < 1: relative-error mode)
+    lower = math.inf  # smallest lower bound of anything pruned below best
+    bja = -1
+    bjb = -1
+    pax = math.nan
+    pay = math.nan
+    paz = math.nan
+    pbx = math.nan
+    pby = math.nan
+    pbz = math.nan
+    n_pairs = np.int64(0)
+    n_tri = np.int64(0)
+    tri_method = np.int64(TRI_TEST_GUIGUE)
+    done = False
+    # unit direction from a's to b's closest point of the best pair so far (have_v):
+    # the gap along it bounds every pair's distance from below and, near the minimum,
+    # settles most triangle pairs that the box and plane gaps cannot
+    have_v = False
+    v = (0.0, 0.0, 0.0)
+    w = (0.0, 0.0, 0.0)
+    if seed_a >= 0 and seed_b >= 0:
+        B = map_triangle(
+            R, t,
+            tris_b[seed_b, 0, 0], tris_b[seed_b, 0, 1], tris_b[seed_b, 0, 2],
+            tris_b[seed_b, 1, 0], tris_b[seed_b, 1, 1], tris_b[seed_b, 1, 2],
+            tris_b[seed_b, 2, 0], tris_b[seed_b, 2, 1], tris_b[seed_b, 2, 2],
+        )  # fmt: skip
+        A = (
+            tris_a[seed_a, 0, 0], tris_a[seed_a, 0, 1], tris_a[seed_a, 0, 2],
+            tris_a[seed_a, 1, 0], tris_a[seed_a, 1, 1], tris_a[seed_a, 1, 2],
+            tris_a[seed_a, 2, 0], tris_a[seed_a, 2, 1], tris_a[seed_a, 2, 2],
+        )  # fmt: skip
+        n_tri += 1
+        if not tri_tri_intersect_tuples(A, B, tri_method):
+            d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
+            if d2 < best:
+                best = d2
+                cut = best * shrink
+                bja = seed_a
+                bjb = seed_b
+                pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
+                have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
+    top = 0
+    lb0 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, 0, bv_b, 0, slack)
+    if lb0 <= 0.0:
+        ja, jb, np0, nt0 = first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb, slack, stack)
+        n_pairs += np0
+        n_tri += nt0
+        if ja >= 0:
+            best = 0.0
+            bja = ja
+            bjb = jb
+            done = True
+    if lb0 < cut and not done:
+        stack[0, 0] = 0
+        stack[0, 1] = 0
+        lbs[0] = lb0
+        top = 1
+    while top > 0 and not done:
+        top -= 1
+        ia = stack[top, 0]
+        ib = stack[top, 1]
+        if lbs[top] >= cut:
+            lower = min(lower, lbs[top])
+            continue
+        n_pairs += 1
+        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
+        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        if leaf_a and leaf_b:
+            fa0 = topo_a[ia, 0]
+            fa1 = fa0 + topo_a[ia, 1]
+            fb0 = topo_b[ib, 0]
+            fb1 = fb0 + topo_b[ib, 1]
+            for jb in range(fb0, fb1):
+                B = map_triangle(
+                    R, t,
+                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
+                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
+                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
+                )  # fmt: skip
+                blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
+                sb = _min_dot(v, B)
+                # b's triangle against a's whole leaf first: skips its row of pairs
+                lg = _tri_leaf_gap2(is_obb, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack)
+                if lg >= cut:
+                    lower = min(lower, lg)
+                    continue
+                for ja in range(fa0, fa1):
+                    A = (
+                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
+                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
+                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
+                    )  # fmt: skip
+                    alx, ahx, aly, ahy, alz, ahz = triangle_box(A)
+                    # first_contact found no crossing pair: every pair here is disjoint
+                    g2 = _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz)
+                    # the box gap is rounded: compare with a margin so it never prunes the minimum
+                    g2 = g2 * (1.0 - 8.0 * _U) - slack * slack
+                    if g2 >= cut:
+                        lower = min(lower, g2)
+                        continue
+                    if have_v:
+                        sa = max(
+                            v[0] * A[0] + v[1] * A[1] + v[2] * A[2],
+                            max(v[0] * A[3] + v[1] * A[4] + v[2] * A[5], v[0] * A[6] + v[1] * A[7] + v[2] * A[8]),
+                        )
+                        gv = sb - sa - slack
+                        if gv > 0.0:
+                            gv = gv * gv * (1.0 - 8.0 * _U)
+                            if gv >= cut:
+                                lower = min(lower, gv)
+                                continue
+                    pg = max(plane_gap2(A, B), plane_gap2(B, A))
+                    if pg >= cut:
+                        lower = min(lower, pg)
+                        continue
+                    n_tri += 1
+                    d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
+                    if d2 < best:
+                        best = d2
+                        cut = best * shrink
+                        bja = ja
+                        bjb = jb
+                        pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
+                        have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
+                        if have_v:
+                            sb = _min_dot(v, B)
+            continue
+        if leaf_b or (
+            not leaf_a
+            and bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
+            >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+        ):
+            c0 = topo_a[ia, 0]
+            cnt = topo_a[ia, 1]
+            if cnt == 2:
+                l0 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c0, bv_b, ib, slack, cut)
+                l1 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c0 + 1, bv_b, ib, slack, cut)
+                first = c0
+                second = c0 + 1
+                if l1 < l0:
+                    first = c0 + 1
+                    second = c0
+                    l0, l1 = l1, l0
+                if l1 >= cut:
+                    lower = min(lower, l1)
+                else:
+                    stack[top, 0] = second
+                    stack[top, 1] = ib
+                    lbs[top] = l1
+                    top += 1
+                if l0 >= cut:
+                    lower = min(lower, l0)
+                else:
+                    stack[top, 0] = first
+                    stack[top, 1] = ib
+                    lbs[top] = l0
+                    top += 1
+            else:
+                c = c0 + cnt - 1
+                while c >= c0:
+                    lc = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c, bv_b, ib, slack, cut)
+                    if lc >= cut:
+                        lower = min(lower, lc)
+                    else:
+                        stack[top, 0] = c
+                        stack[top, 1] = ib
+                        lbs[top] = lc
+                        top += 1
+                    c -= 1
+        else:
+            c0 = topo_b[ib, 0]
+            cnt = topo_b[ib, 1]
+            if cnt == 2:
+                l0 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0, slack, cut)
+                l1 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0 + 1, slack, cut)
+                first = c0
+                second = c0 + 1
+                if l1 < l0:
+                    first = c0 + 1
+                    second = c0
+                    l0, l1 = l1, l0
+                if l1 >= cut:
+                    lower = min(lower, l1)
+                else:
+                    stack[top, 0] = ia
+                    stack[top, 1] = second
+                    lbs[top] = l1
+                    top += 1
+                if l0 >= cut:
+                    lower = min(lower, l0)
+                else:
+                    stack[top, 0] = ia
+                    stack[top, 1] = first
+                    lbs[top] = l0
+                    top += 1
+            else:
+                c = c0 + cnt - 1
+                while c >= c0:
+                    lc = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c, slack, cut)
+                    if lc >= cut:
+                        lower = min(lower, lc)
+                    else:
+                        stack[top, 0] = ia
+                        stack[top, 1] = c
+                        lbs[top] = lc
+                        top += 1
+                    c -= 1
+    if done:
+        A = (
+            tris_a[bja, 0, 0], tris_a[bja, 0, 1], tris_a[bja, 0, 2],
+            tris_a[bja, 1, 0], tris_a[bja, 1, 1], tris_a[bja, 1, 2],
+            tris_a[bja, 2, 0], tris_a[bja, 2, 1], tris_a[bja, 2, 2],
+        )  # fmt: skip
+        B = map_triangle(
+            R, t,
+            tris_b[bjb, 0, 0], tris_b[bjb, 0, 1], tris_b[bjb, 0, 2],
+            tris_b[bjb, 1, 0], tris_b[bjb, 1, 1], tris_b[bjb, 1, 2],
+            tris_b[bjb, 2, 0], tris_b[bjb, 2, 1], tris_b[bjb, 2, 2],
+        )  # fmt: skip
+        _flag, x0, y0, z0, x1, y1, z1 = tri_tri_segment(A, B, buf)
+        pax = 0.5 * (x0 + x1)
+        pay = 0.5 * (y0 + y1)
+        paz = 0.5 * (z0 + z1)
+        pbx, pby, pbz = pax, pay, paz
+    out[row, 11] = min(best, lower)
+    out[row, 0] = best
+    out[row, 1] = pax
+    out[row, 2] = pay
+    out[row, 3] = paz
+    out[row, 4] = pbx
+    out[row, 5] = pby
+    out[row, 6] = pbz
+    out[row, 7] = bja
+    out[row, 8] = bjb
+    stats[row, DSTAT_NODE_PAIRS] += n_pairs
+    stats[row, DSTAT_TRI_PAIRS] += n_tri
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _stack_rows(meta_a, meta_b):
+    return (meta_a[0, META_DEPTH] + meta_b[0, META_DEPTH]) * (
+        max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]) - 1
+    ) + 2
+
+
+@njit(cache=True, nogil=True)
+def _distance_chunk(
+    c,
+    nchunks,
+    topo_a,
+    bv_a,
+    tris_a,
+    ids_a,
+    meta_a,
+    poses_a,
+    topo_b,
+    bv_b,
+    tris_b,
+    ids_b,
+    meta_b,
+    poses_b,
+    ia,
+    ib,
+    scale,
+    bv_kind,
+    upper2,
+    seeds,
+    out,
+    stats,
+):
+    """Queries c, c + nchunks, ...; rows of ``out`` leave in the WORLD frame with face ids:
+    (d, pa (3), pb (3), face_a, face_b, leaf_a, leaf_b, lower bound d2)."""
+    n = _stack_rows(meta_a, meta_b)
+    stack = np.empty((n, 2), np.int64)
+    lbs = np.empty(n)
+    buf = np.empty((24, 3))
+    for k in range(c, ia.shape[0], nchunks):
+        Ta = poses_a[ia[k]]
+        d2 = distance_task(
+            topo_a, bv_a, tris_a, Ta,
+            topo_b, bv_b, tris_b, poses_b[ib[k]],
+            scale, bv_kind, upper2, 1.0, seeds[k, 0], seeds[k, 1], stack, lbs, buf, out, stats, k,
+        )  # fmt: skip
+        _finish_row(out, k, d2, Ta, ids_a, ids_b)
+
+
+@njit(cache=True, nogil=True)
+def _finish_row(out, k, d2, Ta, ids_a, ids_b):
+    """Row k of distance_task's output -> world frame, face ids, distance (not squared)."""
+    ja = np.int64(out[k, 7])
+    jb = np.int64(out[k, 8])
+    out[k, 9] = ja
+    out[k, 10] = jb
+    if ja < 0:
+        out[k, 0] = math.inf
+        out[k, 7] = -1.0
+        out[k, 8] = -1.0
+        return
+    out[k, 0] = math.sqrt(d2)
+    out[k, 7] = ids_a[ja]
+    out[k, 8] = ids_b[jb]
+    for e in range(2):
+        px = out[k, 1 + 3 * e]
+        py = out[k, 2 + 3 * e]
+        pz = out[k, 3 + 3 * e]
+        for d in range(3):
+            out[k, 1 + 3 * e + d] = Ta[d, 0] * px + Ta[d, 1] * py + Ta[d, 2] * pz + Ta[d, 3]
+
+
+# PERF: the per-call entry keeps the GIL (as bvh_traverse.intersect_one) and takes
+# the fewest arguments that suffice: dispatch costs per argument.
+@njit(cache=True)
+def distance_one(
+    topo_a,
+    bv_a,
+    tris_a,
+    ids_a,
+    meta_a,
+    Ta,
+    topo_b,
+    bv_b,
+    tris_b,
+    ids_b,
+    meta_b,
+    Tb,
+    scale,
+    bv_kind,
+    upper2,
+    out,
+    stats,
+):
+    """One pose pair: out[0] as _distance_chunk writes it. Returns 0, or a negative
+    pose error: -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error)."""
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea)
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb)
+    n = _stack_rows(meta_a, meta_b)
+    stack = np.empty((n, 2), np.int64)
+    lbs = np.empty(n)
+    buf = np.empty((24, 3))
+    row = np.int64(0)
+    none = np.int64(-1)
+    d2 = distance_task(
+        topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb,
+        scale, bv_kind, upper2, 1.0, none, none, stack, lbs, buf, out, stats, row,
+    )  # fmt: skip
+    _finish_row(out, row, d2, Ta, ids_a, ids_b)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def distance_serial(
+    topo_a,
+    bv_a,
+    tris_a,
+    ids_a,
+    meta_a,
+    poses_a,
+    topo_b,
+    bv_b,
+    tris_b,
+    ids_b,
+    meta_b,
+    poses_b,
+    ia,
+    ib,
+    scale,
+    bv_kind,
+    upper2,
+    seeds,
+    out,
+    stats,
+    nchunks,
+):
+    """Distance for each query k (poses_a[ia[k]], poses_b[ib[k]]); ``out`` (N, 12) rows as in _distance_chunk."""
+    for c in range(nchunks):
+        _distance_chunk(
+            c, nchunks, topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,
+            ia, ib, scale, bv_kind, upper2, seeds, out, stats,
+        )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def distance_parallel(
+    topo_a,
+    bv_a,
+    tris_a,
+    ids_a,
+    meta_a,
+    poses_a,
+    topo_b,
+    bv_b,
+    tris_b,
+    ids_b,
+    meta_b,
+    poses_b,
+    ia,
+    ib,
+    scale,
+    bv_kind,
+    upper2,
+    seeds,
+    out,
+    stats,
+    nchunks,
+):
+    """distance_serial over numba threads (queries interleaved over chunks)."""
+    for c in prange(nchunks):
+        _distance_chunk(
+            np.int64(c), nchunks, topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,
+            ia, ib, scale, bv_kind, upper2, seeds, out, stats,
+        )  # fmt: skip

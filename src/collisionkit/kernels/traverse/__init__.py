@@ -1,0 +1,1 @@
+"""Walking two hierarchies: simultaneous descent, breadth-first queue, OAABB, double box."""

@@ -1,0 +1,646 @@
+"""Breadth-first ("task queue") traversal of two S-AABB hierarchies, serial and parallel.
+
+Seed 002 (Zhao, Tan & Li 2008), s.3.2 "WFS-Traversal": node pairs of the two
+trees are tasks in a FIFO queue (LIVESET). A popped pair is first tested with
+the nodes' spheres; if they overlap, the box of a node is also tested when its
+sphere-to-box volume ratio reaches its level's threshold (column 10 of a saabb
+row, ``kernels/volumes/saabb.py``): box-box when both boxes are respected, box-sphere
+when one is, nothing more when neither is. Overlapping pairs split into
+subtasks: both nodes inner -> every child pair (4 for binary trees), one leaf ->
+the other's children; two leaves -> the exact triangle tests ("fundamental
+algorithm"), with each triangle's underlying sphere as a pre-check.
+
+A FIFO queue visits the task tree level by level, so it is run here as levels:
+the frontier (the node pairs of one level) is processed in order and its
+children form the next frontier. Each task pair has one parent pair, so every
+leaf pair - and every triangle pair - is met at most once.
+
+Seed 002, s.4.2 "Parallel-Traversal" (OpenMP there, numba threads here): a
+level's frontier is cut into chunks processed in parallel. Chunk c writes its
+children into its own slice of the next frontier (a node pair has at most
+fan_a * fan_b children) and its leaf pairs into its own slice of a leaf list;
+prefix sums over the chunks' counts then compact both, in chunk order, so the
+parallel frontier is exactly the serial one. The leaf pairs are tested in
+parallel chunks, each writing triangle-pair keys into its own slice of a
+scratch buffer (sized by sum of count_a * count_b over its leaf pairs); the
+keys are then copied out in chunk order. No two threads ever write the same
+element. Boolean queries stop all work at the first hit: the hitting chunk sets
+a shared stop flag, every chunk polls it before each leaf pair, and no later
+level starts. (The flag is only ever set to 1; when a thread sees it does not
+change any answer, only how much work is skipped.)
+
+Exactness: identical to the default traversal (``kernels/traverse/descent.py``):
+b's triangles are mapped by ``linalg.map_triangle`` with the relative pose from
+``linalg.relative_pose``, decided by the same exact triangle test, and every
+volume test (sphere-sphere, box-box, box-sphere) errs only towards overlap by
+the same slack 64 u (scale_a + scale_b + |t|_1).
+
+NOTE (seed 002 formula (3) is not used): the paper's box-sphere "distance"
+sqrt(X0^2 + Y0^2 + Z0^2) - (R + H) * phi mixes a length with an angle and is
+not a distance. Here the box-sphere test is the exact closest-point test
+(Arvo 1990; Ericson, Real-Time Collision Detection, s.5.2.5): the squared
+distance from the sphere's centre to the box, sum over axes of
+max(0, |c_i - b_i| - h_i)^2, against (r + slack)^2.
+
+Counters (seed 001's cost model): n_v counts every volume test (a sphere test
+followed by a box test counts 2), n_p the exact triangle tests, node_pairs the
+pairs taken from the queue; n_u = 0 (b's volumes never change shape: only
+centres are mapped, as in the default AABB test).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ...constants import LEAF_FLAG, MODE_ALL, MODE_ANY
+from ..core.layout import (
+    META_FACES,
+    META_FANOUT,
+    META_NODE_OFF,
+    META_TRI_OFF,
+    STAT_BV_TESTS,
+    STAT_NODE_PAIRS,
+    STAT_TRI_TESTS,
+)
+from ..core.linalg import map_triangle, relative_pose
+from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..volumes.box import boxes_overlap
+
+_U = 2.0**-53
+#: Volume modes (constants.BFS_VOLUMES).
+VOL_HYBRID = 0
+VOL_AABB = 1
+VOL_SPHERE = 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr):
+    """(overlap?, volume tests done) for node pair (ia, ib) of two saabb trees."""
+    if volumes != VOL_AABB:
+        # b's sphere centre in a's frame
+        sx = bv_b[ib, 6]
+        sy = bv_b[ib, 7]
+        sz = bv_b[ib, 8]
+        mx = R[0] * sx + R[1] * sy + R[2] * sz + t[0]
+        my = R[3] * sx + R[4] * sy + R[5] * sz + t[1]
+        mz = R[6] * sx + R[7] * sy + R[8] * sz + t[2]
+        dx = bv_a[ia, 6] - mx
+        dy = bv_a[ia, 7] - my
+        dz = bv_a[ia, 8] - mz
+        rr = bv_a[ia, 9] + bv_b[ib, 9] + slack
+        if dx * dx + dy * dy + dz * dz > rr * rr:
+            return False, 1
+        if volumes == VOL_SPHERE:
+            return True, 1
+        box_a = bv_a[ia, 10] >= thr
+        box_b = bv_b[ib, 10] >= thr
+        if box_a and box_b:
+            pass  # box-box below
+        elif box_a:
+            # a's box against b's sphere (centre m in a's frame): exact closest point.
+            ex = max(0.0, abs(mx - bv_a[ia, 0]) - bv_a[ia, 3])
+            ey = max(0.0, abs(my - bv_a[ia, 1]) - bv_a[ia, 4])
+            ez = max(0.0, abs(mz - bv_a[ia, 2]) - bv_a[ia, 5])
+            r = bv_b[ib, 9] + slack
+            return ex * ex + ey * ey + ez * ez <= r * r, 2
+        elif box_b:
+            # b's box against a's sphere: a's centre into b's frame, q = R^T (c - t).
+            ux = bv_a[ia, 6] - t[0]
+            uy = bv_a[ia, 7] - t[1]
+            uz = bv_a[ia, 8] - t[2]
+            qx = R[0] * ux + R[3] * uy + R[6] * uz
+            qy = R[1] * ux + R[4] * uy + R[7] * uz
+            qz = R[2] * ux + R[5] * uy + R[8] * uz
+            ex = max(0.0, abs(qx - bv_b[ib, 0]) - bv_b[ib, 3])
+            ey = max(0.0, abs(qy - bv_b[ib, 1]) - bv_b[ib, 4])
+            ez = max(0.0, abs(qz - bv_b[ib, 2]) - bv_b[ib, 5])
+            r = bv_a[ia, 9] + slack
+            return ex * ex + ey * ey + ez * ez <= r * r, 2
+        else:
+            return True, 1
+    # Box-box: b's AABB is an OBB in a's frame with axes R's columns (as kernels/traverse/descent.py).
+    cx = bv_b[ib, 0]
+    cy = bv_b[ib, 1]
+    cz = bv_b[ib, 2]
+    t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0]
+    t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1]
+    t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2]
+    hit = boxes_overlap(
+        t0, t1, t2, R, AbsR,
+        bv_a[ia, 3], bv_a[ia, 4], bv_a[ia, 5],
+        bv_b[ib, 3], bv_b[ib, 4], bv_b[ib, 5], slack,
+    )
+    return hit, (1 if volumes == VOL_AABB else 2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_pair(
+    ia, ib, topo_a, bv_a, tris_a, ids_a, sph_a, ta0, topo_b, tris_b, ids_b, sph_b, tb0, faces_b,
+    R, t, slack, tri_spheres, tri_test, keys, kpos, kroom, limit,
+):
+    """Exact tests of leaf pair (ia, ib) (pool node indices). Keys of intersecting
+    triangle pairs go to keys[kpos + i] for i < kroom; stops after ``limit`` pairs.
+    Returns (pairs found, exact tests run)."""
+    found = 0
+    n_tri = 0
+    fa0 = ta0 + topo_a[ia, 0]
+    fa1 = fa0 + topo_a[ia, 1]
+    fb0 = tb0 + topo_b[ib, 0]
+    fb1 = fb0 + topo_b[ib, 1]
+    for jb in range(fb0, fb1):
+        B = map_triangle(
+            R, t,
+            tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
+            tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
+            tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
+        )
+        blox = min(B[0], min(B[3], B[6]))
+        bhix = max(B[0], max(B[3], B[6]))
+        bloy = min(B[1], min(B[4], B[7]))
+        bhiy = max(B[1], max(B[4], B[7]))
+        bloz = min(B[2], min(B[5], B[8]))
+        bhiz = max(B[2], max(B[5], B[8]))
+        if (
+            blox > bv_a[ia, 0] + bv_a[ia, 3] + slack
+            or bhix < bv_a[ia, 0] - bv_a[ia, 3] - slack
+            or bloy > bv_a[ia, 1] + bv_a[ia, 4] + slack
+            or bhiy < bv_a[ia, 1] - bv_a[ia, 4] - slack
+            or bloz > bv_a[ia, 2] + bv_a[ia, 5] + slack
+            or bhiz < bv_a[ia, 2] - bv_a[ia, 5] - slack
+        ):
+            continue  # b's triangle misses a's leaf box
+        mx = 0.0
+        my = 0.0
+        mz = 0.0
+        rb = 0.0
+        if tri_spheres:
+            sx = sph_b[jb, 0]
+            sy = sph_b[jb, 1]
+            sz = sph_b[jb, 2]
+            mx = R[0] * sx + R[1] * sy + R[2] * sz + t[0]
+            my = R[3] * sx + R[4] * sy + R[5] * sz + t[1]
+            mz = R[6] * sx + R[7] * sy + R[8] * sz + t[2]
+            rb = sph_b[jb, 3] + slack
+        for ja in range(fa0, fa1):
+            A = (
+                tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
+                tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
+                tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
+            )
+            # Exact box rejection on the very coordinates the exact test uses.
+            if max(A[0], max(A[3], A[6])) < blox or min(A[0], min(A[3], A[6])) > bhix:
+                continue
+            if max(A[1], max(A[4], A[7])) < bloy or min(A[1], min(A[4], A[7])) > bhiy:
+                continue
+            if max(A[2], max(A[5], A[8])) < bloz or min(A[2], min(A[5], A[8])) > bhiz:
+                continue
+            if tri_spheres:
+                # Seed 002's underlying spheres as a pre-check (conservative by slack).
+                dx = sph_a[ja, 0] - mx
+                dy = sph_a[ja, 1] - my
+                dz = sph_a[ja, 2] - mz
+                rr = sph_a[ja, 3] + rb
+                if dx * dx + dy * dy + dz * dz > rr * rr:
+                    continue
+            n_tri += 1
+            if not tri_tri_intersect_tuples(A, B, tri_test):
+                continue
+            if found < kroom:
+                keys[kpos + found] = np.int64(ids_a[ja]) * faces_b + ids_b[jb]
+            found += 1
+            if found >= limit:
+                return found, n_tri
+    return found, n_tri
+
+
+@njit(cache=True, nogil=True)
+def _setup(meta_a, scale_a, tree_a, Ta, meta_b, scale_b, tree_b, Tb):
+    R, t = relative_pose(Ta, Tb)
+    AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
+    slack = 64.0 * _U * (scale_a[tree_a] + scale_b[tree_b] + abs(t[0]) + abs(t[1]) + abs(t[2]))
+    grow = max(1, meta_a[tree_a, META_FANOUT]) * max(1, meta_b[tree_b, META_FANOUT])
+    return R, AbsR, t, slack, grow
+
+
+@njit(cache=True, nogil=True)
+def bfs_task_serial(
+    topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, tree_a, Ta,
+    topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, tree_b, Tb,
+    volumes, thr, tri_spheres, tri_test, mode, max_pairs,
+    keys, wpos, wcap, stats, srow,
+):
+    """Breadth-first traversal of one (tree a, tree b) pair on one thread (seed 002's SCDA).
+
+    Same contract as ``bvh_traverse.collide_task``: returns the pairs found
+    (0/1 for MODE_ANY / MODE_FIRST; max_pairs + 1 when a cap stopped the search),
+    writes keys face_a * faces_b + face_b to keys[wpos : wpos + wcap] while room
+    lasts (in discovery order; the caller sorts), adds counters to stats[srow].
+    """
+    R, AbsR, t, slack, grow = _setup(meta_a, scale_a, tree_a, Ta, meta_b, scale_b, tree_b, Tb)
+    na0 = meta_a[tree_a, META_NODE_OFF]
+    ta0 = meta_a[tree_a, META_TRI_OFF]
+    nb0 = meta_b[tree_b, META_NODE_OFF]
+    tb0 = meta_b[tree_b, META_TRI_OFF]
+    faces_b = meta_b[tree_b, META_FACES]
+    n_bv = 0
+    n_tri = 0
+    n_pairs = 0
+    found = 0
+    cur = np.empty((64, 2), np.int32)
+    nxt = np.empty((64 * grow, 2), np.int32)
+    cur[0, 0] = 0
+    cur[0, 1] = 0
+    m = 1
+    done = False
+    while m > 0 and not done:
+        if nxt.shape[0] < m * grow:
+            nxt = np.empty((2 * m * grow, 2), np.int32)
+        k = 0
+        for i in range(m):
+            ia = na0 + cur[i, 0]
+            ib = nb0 + cur[i, 1]
+            n_pairs += 1
+            hit, tests = _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr)
+            n_bv += tests
+            if not hit:
+                continue
+            leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
+            leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+            if leaf_a and leaf_b:
+                if mode == MODE_ALL:
+                    limit = max_pairs + 1 - found if max_pairs >= 0 else np.int64(1) << 62
+                else:
+                    limit = 1
+                got, nt = _leaf_pair(
+                    ia, ib, topo_a, bv_a, tris_a, ids_a, sph_a, ta0, topo_b, tris_b, ids_b, sph_b, tb0, faces_b,
+                    R, t, slack, tri_spheres, tri_test, keys, wpos + found, max(0, wcap - found), limit,
+                )
+                n_tri += nt
+                found += got
+                if got >= limit:
+                    done = True
+                    break
+                continue
+            if leaf_a:
+                c0 = topo_b[ib, 0]
+                for c in range(c0, c0 + topo_b[ib, 1]):
+                    nxt[k, 0] = cur[i, 0]
+                    nxt[k, 1] = c
+                    k += 1
+            elif leaf_b:
+                c0 = topo_a[ia, 0]
+                for c in range(c0, c0 + topo_a[ia, 1]):
+                    nxt[k, 0] = c
+                    nxt[k, 1] = cur[i, 1]
+                    k += 1
+            else:
+                a0 = topo_a[ia, 0]
+                b0 = topo_b[ib, 0]
+                for ca in range(a0, a0 + topo_a[ia, 1]):
+                    for cb in range(b0, b0 + topo_b[ib, 1]):
+                        nxt[k, 0] = ca
+                        nxt[k, 1] = cb
+                        k += 1
+        tmp = cur
+        cur = nxt
+        nxt = tmp
+        m = k
+    stats[srow, STAT_BV_TESTS] += n_bv
+    stats[srow, STAT_TRI_TESTS] += n_tri
+    stats[srow, STAT_NODE_PAIRS] += n_pairs
+    if mode == MODE_ANY:
+        return min(found, 1)
+    return found
+
+
+@njit(cache=True, nogil=True)
+def _expand_chunk(
+    c, nch, cur, m, nxt, grow, leaves, cnt, cstats,
+    topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack, volumes, thr,
+):
+    """Level step of chunk c of nch over cur[0:m]: children into nxt[grow * i0 ...],
+    overlapping leaf pairs into leaves[i0 ...]; counts into cnt[c, 0:2]."""
+    i0 = (c * m) // nch
+    i1 = ((c + 1) * m) // nch
+    k = grow * i0
+    nl = i0
+    n_bv = 0
+    for i in range(i0, i1):
+        ia = na0 + cur[i, 0]
+        ib = nb0 + cur[i, 1]
+        hit, tests = _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr)
+        n_bv += tests
+        if not hit:
+            continue
+        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
+        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        if leaf_a and leaf_b:
+            leaves[nl, 0] = cur[i, 0]
+            leaves[nl, 1] = cur[i, 1]
+            nl += 1
+        elif leaf_a:
+            c0 = topo_b[ib, 0]
+            for cc in range(c0, c0 + topo_b[ib, 1]):
+                nxt[k, 0] = cur[i, 0]
+                nxt[k, 1] = cc
+                k += 1
+        elif leaf_b:
+            c0 = topo_a[ia, 0]
+            for cc in range(c0, c0 + topo_a[ia, 1]):
+                nxt[k, 0] = cc
+                nxt[k, 1] = cur[i, 1]
+                k += 1
+        else:
+            a0 = topo_a[ia, 0]
+            b0 = topo_b[ib, 0]
+            for ca in range(a0, a0 + topo_a[ia, 1]):
+                for cb in range(b0, b0 + topo_b[ib, 1]):
+                    nxt[k, 0] = ca
+                    nxt[k, 1] = cb
+                    k += 1
+    cnt[c, 0] = k - grow * i0
+    cnt[c, 1] = nl - i0
+    cstats[c, STAT_BV_TESTS] += n_bv
+    cstats[c, STAT_NODE_PAIRS] += i1 - i0
+
+
+@njit(cache=True, nogil=True)
+def _compact_chunk(c, nch, m, grow, src, src_leaves, cnt, off, dst, dst_leaves):
+    """Copy chunk c's children and leaf pairs to their compacted places (off[c, 0:2])."""
+    i0 = (c * m) // nch
+    s = grow * i0
+    d = off[c, 0]
+    for k in range(cnt[c, 0]):
+        dst[d + k, 0] = src[s + k, 0]
+        dst[d + k, 1] = src[s + k, 1]
+    d = off[c, 1]
+    for k in range(cnt[c, 1]):
+        dst_leaves[d + k, 0] = src_leaves[i0 + k, 0]
+        dst_leaves[d + k, 1] = src_leaves[i0 + k, 1]
+
+
+@njit(cache=True, nogil=True)
+def _leaf_chunk(
+    c, lch, ll, nl, koff, scratch, kf, cstats, stop,
+    topo_a, bv_a, tris_a, ids_a, sph_a, na0, ta0, topo_b, tris_b, ids_b, sph_b, nb0, tb0, faces_b,
+    R, t, slack, tri_spheres, tri_test, mode, max_pairs,
+):
+    """Exact tests of leaf pairs ll[j0:j1] (chunk c of lch): keys into
+    scratch[koff[c] ...], count into kf[c]. Boolean modes poll/set ``stop``."""
+    j0 = (c * nl) // lch
+    j1 = ((c + 1) * nl) // lch
+    found = 0
+    n_tri = 0
+    for j in range(j0, j1):
+        if mode != MODE_ALL:
+            if stop[0] != 0:
+                break
+            limit = 1
+        elif max_pairs >= 0:
+            # No chunk needs more than max_pairs + 1 keys: the output keeps the
+            # first max_pairs + 1 in chunk order.
+            limit = max_pairs + 1 - found
+        else:
+            limit = np.int64(1) << 62
+        got, nt = _leaf_pair(
+            na0 + ll[j, 0], nb0 + ll[j, 1], topo_a, bv_a, tris_a, ids_a, sph_a, ta0,
+            topo_b, tris_b, ids_b, sph_b, tb0, faces_b,
+            R, t, slack, tri_spheres, tri_test, scratch, koff[c] + found, koff[c + 1] - koff[c] - found, limit,
+        )
+        n_tri += nt
+        found += got
+        if got >= limit:
+            if mode != MODE_ALL:
+                stop[0] = 1
+            break
+    kf[c] = found
+    cstats[c, STAT_TRI_TESTS] += n_tri
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def bfs_query_frontier(
+    topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
+    topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
+    tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs,
+    keys, starts, counts, stats, max_chunks, min_frontier,
+):
+    """Tasks one after another, each with its levels processed in parallel (seed 002's PCDA).
+
+    Levels with fewer than ``min_frontier`` node pairs (and leaf lists with
+    fewer than min_frontier / 4 pairs) run on one chunk without a parallel
+    launch. Keys of task k go to keys[starts[k] : starts[k] + counts[k]]
+    (sorted) when they fit in the rest of ``keys``; else starts[k] = -1 (the
+    caller reruns it with room). Results are identical to ``bfs_task_serial``
+    (same frontier order, same first pairs under a cap).
+    """
+    cap = keys.shape[0]
+    cursor = 0
+    zero = np.int64(0)  # not literals: one signature per helper
+    one = np.int64(1)
+    for task in range(tasks.shape[0]):
+        tree_a = tasks[task, 0]
+        tree_b = tasks[task, 1]
+        R, AbsR, t, slack, grow = _setup(meta_a, scale_a, tree_a, poses_a[tasks[task, 2]], meta_b, scale_b, tree_b, poses_b[tasks[task, 3]])
+        na0 = meta_a[tree_a, META_NODE_OFF]
+        ta0 = meta_a[tree_a, META_TRI_OFF]
+        nb0 = meta_b[tree_b, META_NODE_OFF]
+        tb0 = meta_b[tree_b, META_TRI_OFF]
+        faces_b = meta_b[tree_b, META_FACES]
+        room = cap - cursor
+        found = 0
+        cur = np.empty((64, 2), np.int32)
+        nxt = np.empty((64 * grow, 2), np.int32)
+        leaves = np.empty((64, 2), np.int32)
+        ll = np.empty((64, 2), np.int32)
+        scratch = np.empty(64, np.int64)
+        # NOTE: np.empty and plain loops, not np.zeros: in a parallel=True function
+        # numba may fuse an np.zeros allocation into the following prange and give
+        # each thread its own copy (measured: a stop flag set inside the prange
+        # read back as 0 after it).
+        cstats = np.empty((max_chunks, 4), np.int64)
+        cnt = np.empty((max_chunks, 2), np.int64)
+        off = np.empty((max_chunks, 2), np.int64)
+        koff = np.empty(max_chunks + 1, np.int64)
+        kf = np.empty(max_chunks, np.int64)
+        stop = np.empty(1, np.int64)
+        stop[0] = 0
+        koff[max_chunks] = 0
+        for c in range(max_chunks):
+            kf[c] = 0
+            koff[c] = 0
+            for q in range(2):
+                cnt[c, q] = 0
+                off[c, q] = 0
+            for q in range(4):
+                cstats[c, q] = 0
+        cur[0, 0] = 0
+        cur[0, 1] = 0
+        m = one  # int64 values, never literals: one signature per helper
+        done = False
+        while m > 0 and not done:
+            if nxt.shape[0] < m * grow:
+                nxt = np.empty((2 * m * grow, 2), np.int32)
+            if leaves.shape[0] < m:
+                leaves = np.empty((2 * m, 2), np.int32)
+            # -- 1. volume tests of the level, children and leaf pairs per chunk
+            nch = one
+            if m >= min_frontier:
+                nch = min(max_chunks, max(2, -(-m // 64)))
+            if nch == 1:
+                _expand_chunk(zero, one, cur, m, nxt, grow, leaves, cnt, cstats,
+                              topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack, volumes, thr)
+            else:
+                for c in prange(nch):
+                    _expand_chunk(np.int64(c), nch, cur, m, nxt, grow, leaves, cnt, cstats,
+                                  topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack, volumes, thr)
+            # -- 2. prefix sums, then compaction in chunk order
+            nn = zero
+            nl = zero
+            for c in range(nch):
+                off[c, 0] = nn
+                off[c, 1] = nl
+                nn += cnt[c, 0]
+                nl += cnt[c, 1]
+            if nch == 1:
+                tmp = cur
+                cur = nxt
+                nxt = tmp
+                tmp = ll
+                ll = leaves
+                leaves = tmp
+            else:
+                if cur.shape[0] < nn:
+                    cur = np.empty((2 * nn, 2), np.int32)
+                if ll.shape[0] < nl:
+                    ll = np.empty((2 * nl, 2), np.int32)
+                for c in prange(nch):
+                    _compact_chunk(np.int64(c), nch, m, grow, nxt, leaves, cnt, off, cur, ll)
+            m = nn
+            if nl == 0:
+                continue
+            # -- 3. exact tests of the level's leaf pairs, per chunk
+            lch = one
+            if 4 * nl >= min_frontier:
+                lch = min(max_chunks, max(2, -(-nl // 16)))
+            koff[0] = 0
+            for c in range(lch):
+                j0 = (c * nl) // lch
+                j1 = ((c + 1) * nl) // lch
+                bound = 0
+                for j in range(j0, j1):
+                    bound += topo_a[na0 + ll[j, 0], 1] * topo_b[nb0 + ll[j, 1], 1]
+                if mode != MODE_ALL:
+                    bound = min(bound, 1)
+                elif max_pairs >= 0:
+                    bound = min(bound, max_pairs + 1)
+                koff[c + 1] = koff[c] + bound
+            if scratch.shape[0] < koff[lch]:
+                scratch = np.empty(2 * koff[lch], np.int64)
+            if lch == 1:
+                _leaf_chunk(zero, one, ll, nl, koff, scratch, kf, cstats, stop,
+                            topo_a, bv_a, tris_a, ids_a, sph_a, na0, ta0, topo_b, tris_b, ids_b, sph_b, nb0, tb0, faces_b,
+                            R, t, slack, tri_spheres, tri_test, mode, max_pairs)
+            else:
+                for c in prange(lch):
+                    _leaf_chunk(np.int64(c), lch, ll, nl, koff, scratch, kf, cstats, stop,
+                                topo_a, bv_a, tris_a, ids_a, sph_a, na0, ta0, topo_b, tris_b, ids_b, sph_b, nb0, tb0, faces_b,
+                                R, t, slack, tri_spheres, tri_test, mode, max_pairs)
+            # -- 4. keys out in chunk order (the serial discovery order)
+            for c in range(lch):
+                for i in range(kf[c]):
+                    if found < room:
+                        keys[cursor + found] = scratch[koff[c] + i]
+                    found += 1
+                    if mode != MODE_ALL or (max_pairs >= 0 and found > max_pairs):
+                        done = True
+                        break
+                if done:
+                    break
+        for c in range(max_chunks):
+            for s in range(4):
+                stats[task, s] += cstats[c, s]
+        counts[task] = found
+        kept = found
+        if max_pairs >= 0 and kept > max_pairs:
+            kept = max_pairs
+        if mode == MODE_ANY:
+            kept = 0
+        if kept <= room:
+            starts[task] = cursor
+            if kept > 1:
+                keys[cursor : cursor + kept].sort()
+            cursor += kept
+        else:
+            starts[task] = -1
+
+
+@njit(cache=True, nogil=True)
+def _bfs_run_chunk(
+    c, nchunks,
+    topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
+    topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
+    tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs,
+    keys, chunk_cap, starts, counts, stats,
+):
+    """Tasks c, c + nchunks, ... (serial traversal each) into keys[c*chunk_cap:(c+1)*chunk_cap]."""
+    cursor = c * chunk_cap
+    end = cursor + chunk_cap
+    for k in range(c, tasks.shape[0], nchunks):
+        room = end - cursor
+        found = bfs_task_serial(
+            topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, tasks[k, 0], poses_a[tasks[k, 2]],
+            topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, tasks[k, 1], poses_b[tasks[k, 3]],
+            volumes, thr, tri_spheres, tri_test, mode, max_pairs,
+            keys, cursor, room, stats, k,
+        )
+        counts[k] = found
+        kept = found
+        if max_pairs >= 0 and kept > max_pairs:
+            kept = max_pairs
+        if mode == MODE_ANY:
+            kept = 0
+        if kept <= room:
+            starts[k] = cursor
+            if kept > 1:
+                keys[cursor : cursor + kept].sort()
+            cursor += kept
+        else:
+            starts[k] = -1
+
+
+@njit(cache=True, nogil=True)
+def bfs_query_serial(
+    topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
+    topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
+    tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs,
+    keys, chunk_cap, starts, counts, stats, nchunks,
+):
+    """Batch, one thread: the same chunk layout as bfs_query_poses."""
+    for c in range(nchunks):
+        _bfs_run_chunk(
+            c, nchunks,
+            topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
+            topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
+            tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs,
+            keys, chunk_cap, starts, counts, stats,
+        )
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def bfs_query_poses(
+    topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
+    topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
+    tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs,
+    keys, chunk_cap, starts, counts, stats, nchunks,
+):
+    """Batch parallel over poses (tasks interleaved over chunks, as the default
+    strategy's ``query_parallel``), each task traversed serially."""
+    for c in prange(nchunks):
+        _bfs_run_chunk(
+            np.int64(c), nchunks,
+            topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
+            topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
+            tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs,
+            keys, chunk_cap, starts, counts, stats,
+        )

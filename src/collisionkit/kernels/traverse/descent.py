@@ -1,0 +1,468 @@
+"""Simultaneous depth-first descent of two BVHs (seed 001, "Kollisionstest zwischen
+Hierarchien"), single pair and batched over tasks.
+
+Data layout (see ``collisionkit.bvh``): a *pool* is one or more trees
+concatenated; per tree a ``meta`` row (node offset, triangle offset, nodes,
+triangles, depth, fan-out, faces, largest leaf) and a ``scale`` (largest
+absolute vertex coordinate). Node and triangle indices inside a tree are local
+to it, so trees concatenate without rewriting. A *task* is
+(tree in pool a, tree in pool b, pose index in poses_a, pose index in poses_b).
+
+Conventions (ARCHITECTURE.md): everything happens in a's frame; b's triangles
+are mapped there by ``linalg.map_triangle`` with the relative pose from
+``linalg.relative_pose``; triangle tests are exact on those coordinates;
+volume tests are conservative by a slack proportional to the scene size.
+
+Cost model counters per task (seed 001, t = n_v c_v + n_p c_p + n_u c_u):
+STAT_BV_TESTS (n_v), STAT_TRI_TESTS (n_p), STAT_NODE_PAIRS (pairs popped),
+STAT_BV_UPDATES (n_u: b's volumes moved into a's frame; 0 for AABB trees,
+whose test only needs the fixed relative rotation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ...constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG, MODE_ANY, MODE_FIRST
+from ..core.layout import (
+    META_DEPTH,
+    META_FACES,
+    META_FANOUT,
+    META_NODE_OFF,
+    META_TRI_OFF,
+    STAT_BV_TESTS,
+    STAT_BV_UPDATES,
+    STAT_NODE_PAIRS,
+    STAT_TRI_TESTS,
+)
+from ..core.linalg import first_bad_pose, map_triangle, pose_error, relative_pose
+from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..volumes.box import boxes_overlap
+from ..volumes.dispatch import overlap_other, size_other
+
+#: Unit roundoff of float64.
+_U = 2.0**-53
+
+
+@njit(cache=True, nogil=True)
+def stack_size(depth_a, fan_a, depth_b, fan_b):
+    """Entries a descent can hold: each step pops one pair and pushes at most
+    (fan-out) children of one side, and there are at most depth_a + depth_b steps."""
+    return (depth_a + depth_b) * (max(fan_a, fan_b) - 1) + 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _obb_overlap(R, t, bv_a, ia, bv_b, ib, slack):
+    """OBB node pair: move b's box into a's frame, express it in a's box frame, SAT.
+
+    R is the row-major 9-tuple of b's rotation in a's frame, t its translation (tuple).
+    """
+    bx = bv_b[ib, 0]
+    by = bv_b[ib, 1]
+    bz = bv_b[ib, 2]
+    cx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - bv_a[ia, 0]
+    cy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - bv_a[ia, 1]
+    cz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - bv_a[ia, 2]
+    a00 = bv_a[ia, 3]
+    a01 = bv_a[ia, 4]
+    a02 = bv_a[ia, 5]
+    a10 = bv_a[ia, 6]
+    a11 = bv_a[ia, 7]
+    a12 = bv_a[ia, 8]
+    a20 = bv_a[ia, 9]
+    a21 = bv_a[ia, 10]
+    a22 = bv_a[ia, 11]
+    # axis j of b in a's frame: u_j = R @ (row j of b's axes)
+    u0x = R[0] * bv_b[ib, 3] + R[1] * bv_b[ib, 4] + R[2] * bv_b[ib, 5]
+    u0y = R[3] * bv_b[ib, 3] + R[4] * bv_b[ib, 4] + R[5] * bv_b[ib, 5]
+    u0z = R[6] * bv_b[ib, 3] + R[7] * bv_b[ib, 4] + R[8] * bv_b[ib, 5]
+    u1x = R[0] * bv_b[ib, 6] + R[1] * bv_b[ib, 7] + R[2] * bv_b[ib, 8]
+    u1y = R[3] * bv_b[ib, 6] + R[4] * bv_b[ib, 7] + R[5] * bv_b[ib, 8]
+    u1z = R[6] * bv_b[ib, 6] + R[7] * bv_b[ib, 7] + R[8] * bv_b[ib, 8]
+    u2x = R[0] * bv_b[ib, 9] + R[1] * bv_b[ib, 10] + R[2] * bv_b[ib, 11]
+    u2y = R[3] * bv_b[ib, 9] + R[4] * bv_b[ib, 10] + R[5] * bv_b[ib, 11]
+    u2z = R[6] * bv_b[ib, 9] + R[7] * bv_b[ib, 10] + R[8] * bv_b[ib, 11]
+    r00 = a00 * u0x + a01 * u0y + a02 * u0z
+    r01 = a00 * u1x + a01 * u1y + a02 * u1z
+    r02 = a00 * u2x + a01 * u2y + a02 * u2z
+    r10 = a10 * u0x + a11 * u0y + a12 * u0z
+    r11 = a10 * u1x + a11 * u1y + a12 * u1z
+    r12 = a10 * u2x + a11 * u2y + a12 * u2z
+    r20 = a20 * u0x + a21 * u0y + a22 * u0z
+    r21 = a20 * u1x + a21 * u1y + a22 * u1z
+    r22 = a20 * u2x + a21 * u2y + a22 * u2z
+    Rab = (r00, r01, r02, r10, r11, r12, r20, r21, r22)
+    Aab = (abs(r00), abs(r01), abs(r02), abs(r10), abs(r11), abs(r12), abs(r20), abs(r21), abs(r22))
+    t0 = a00 * cx + a01 * cy + a02 * cz
+    t1 = a10 * cx + a11 * cy + a12 * cz
+    t2 = a20 * cx + a21 * cy + a22 * cz
+    return boxes_overlap(
+        t0, t1, t2, Rab, Aab,
+        bv_a[ia, 12], bv_a[ia, 13], bv_a[ia, 14],
+        bv_b[ib, 12], bv_b[ib, 13], bv_b[ib, 14], slack,
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _aabb_overlap(R, AbsR, t, bv_a, ia, bv_b, ib, slack):
+    """AABB node pair: b's box is an OBB in a's frame with axes R's columns.
+
+    Only its centre moves, so no volume update is needed (R, |R| are per query).
+    """
+    cx = bv_b[ib, 0]
+    cy = bv_b[ib, 1]
+    cz = bv_b[ib, 2]
+    t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0]
+    t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1]
+    t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2]
+    return boxes_overlap(
+        t0, t1, t2, R, AbsR,
+        bv_a[ia, 3], bv_a[ia, 4], bv_a[ia, 5],
+        bv_b[ib, 3], bv_b[ib, 4], bv_b[ib, 5], slack,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd):
+    """Add one task's counters to its stats row (once per task, at its exit)."""
+    stats[srow, STAT_BV_TESTS] += n_bv
+    stats[srow, STAT_TRI_TESTS] += n_tri
+    stats[srow, STAT_NODE_PAIRS] += n_pairs
+    stats[srow, STAT_BV_UPDATES] += n_upd
+
+
+@njit(cache=True, nogil=True)
+def collide_task(
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tree_a, Ta,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tree_b, Tb,
+    bv_kind, tri_test, mode, max_pairs,
+    keys, wpos, wcap, stack, stats, srow,
+):
+    """Descend one (tree a, tree b) pair under poses Ta, Tb.
+
+    Returns the number of intersecting triangle pairs found: 0/1 in MODE_ANY and
+    MODE_FIRST; in MODE_ALL all of them, or max_pairs + 1 when a cap
+    (max_pairs >= 0) stopped the search early. Pair keys
+    face_a * faces_b + face_b are written to keys[wpos : wpos + wcap] while
+    room lasts (the caller detects overflow from the count). Counters go to
+    stats[srow].
+
+    PERF: inside the loop everything is scalars and tuples; arrays are only
+    indexed, never passed to helpers (each array argument costs an atomic
+    incref/decref pair: 65% of the run time before this layout).
+    """
+    if bv_kind == BV_SAABB:
+        bv_kind = BV_AABB  # a saabb row starts with the AABB row (kernels/volumes/saabb.py)
+    R, t = relative_pose(Ta, Tb)
+    AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
+    slack = 64.0 * _U * (scale_a[tree_a] + scale_b[tree_b] + abs(t[0]) + abs(t[1]) + abs(t[2]))
+    is_obb = bv_kind == BV_OBB
+    is_aabb = bv_kind == BV_AABB
+    # spheres and k-DOPs (kernels/volumes/dispatch.py) measure node size their own way: size_col -1
+    size_col = 12 if is_obb else (3 if is_aabb else -1)
+
+    na0 = meta_a[tree_a, META_NODE_OFF]
+    ta0 = meta_a[tree_a, META_TRI_OFF]
+    nb0 = meta_b[tree_b, META_NODE_OFF]
+    tb0 = meta_b[tree_b, META_TRI_OFF]
+    faces_b = meta_b[tree_b, META_FACES]
+
+    # int64, not literal 0: _add_stats keeps one signature at every exit
+    n_bv = np.int64(0)
+    n_tri = np.int64(0)
+    n_pairs = np.int64(0)
+    n_upd = np.int64(0)
+    found = 0
+    stack[0, 0] = 0
+    stack[0, 1] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        ia = na0 + stack[top, 0]
+        ib = nb0 + stack[top, 1]
+        n_pairs += 1
+        n_bv += 1
+        if is_aabb:
+            hit = _aabb_overlap(R, AbsR, t, bv_a, ia, bv_b, ib, slack)
+        elif is_obb:
+            n_upd += 1
+            hit = _obb_overlap(R, t, bv_a, ia, bv_b, ib, slack)
+        else:
+            hit, upd = overlap_other(bv_kind, R, t, bv_a, ia, bv_b, ib, slack)
+            n_upd += upd
+        if not hit:
+            continue
+        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
+        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        if leaf_a and leaf_b:
+            fa0 = ta0 + topo_a[ia, 0]
+            fa1 = fa0 + topo_a[ia, 1]
+            fb0 = tb0 + topo_b[ib, 0]
+            fb1 = fb0 + topo_b[ib, 1]
+            for jb in range(fb0, fb1):
+                B = map_triangle(
+                    R, t,
+                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
+                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
+                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
+                )
+                blox = min(B[0], min(B[3], B[6]))
+                bhix = max(B[0], max(B[3], B[6]))
+                bloy = min(B[1], min(B[4], B[7]))
+                bhiy = max(B[1], max(B[4], B[7]))
+                bloz = min(B[2], min(B[5], B[8]))
+                bhiz = max(B[2], max(B[5], B[8]))
+                if is_aabb and (
+                    blox > bv_a[ia, 0] + bv_a[ia, 3] + slack
+                    or bhix < bv_a[ia, 0] - bv_a[ia, 3] - slack
+                    or bloy > bv_a[ia, 1] + bv_a[ia, 4] + slack
+                    or bhiy < bv_a[ia, 1] - bv_a[ia, 4] - slack
+                    or bloz > bv_a[ia, 2] + bv_a[ia, 5] + slack
+                    or bhiz < bv_a[ia, 2] - bv_a[ia, 5] - slack
+                ):
+                    continue  # b's triangle misses a's leaf box: no pair with it
+                for ja in range(fa0, fa1):
+                    A = (
+                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
+                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
+                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
+                    )
+                    # Exact box rejection on the very coordinates the exact test uses.
+                    if max(A[0], max(A[3], A[6])) < blox or min(A[0], min(A[3], A[6])) > bhix:
+                        continue
+                    if max(A[1], max(A[4], A[7])) < bloy or min(A[1], min(A[4], A[7])) > bhiy:
+                        continue
+                    if max(A[2], max(A[5], A[8])) < bloz or min(A[2], min(A[5], A[8])) > bhiz:
+                        continue
+                    n_tri += 1
+                    if not tri_tri_intersect_tuples(A, B, tri_test):
+                        continue
+                    found += 1
+                    if mode == MODE_ANY:
+                        _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
+                        return 1
+                    if found <= wcap:
+                        keys[wpos + found - 1] = np.int64(ids_a[ja]) * faces_b + ids_b[jb]
+                    if mode == MODE_FIRST or (max_pairs >= 0 and found > max_pairs):
+                        _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
+                        return found
+            continue
+        # Descend the larger node (or the only inner one); children pushed in
+        # reverse so the first child is visited first.
+        if leaf_b or (
+            not leaf_a
+            and (
+                bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
+                >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+                if size_col >= 0
+                else size_other(bv_kind, bv_a, ia) >= size_other(bv_kind, bv_b, ib)
+            )
+        ):
+            c0 = topo_a[ia, 0]
+            c = c0 + topo_a[ia, 1] - 1
+            while c >= c0:
+                stack[top, 0] = c
+                stack[top, 1] = ib - nb0
+                top += 1
+                c -= 1
+        else:
+            c0 = topo_b[ib, 0]
+            c = c0 + topo_b[ib, 1] - 1
+            while c >= c0:
+                stack[top, 0] = ia - na0
+                stack[top, 1] = c
+                top += 1
+                c -= 1
+    _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
+    return found
+
+
+# PERF: no nogil on the per-call entry: releasing and retaking the GIL costs
+# about 0.5 us, more than a typical miss; batched entries do release it. It
+# takes five arrays per tree (face ids are not needed for a boolean).
+@njit(cache=True)
+def intersect_one(
+    topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
+    topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
+    bv_kind, tri_test,
+):
+    """The per-call boolean entry: one pose pair, tree 0 of each pool.
+
+    Returns 1 (intersecting), 0 (not), or a negative pose error:
+    -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error).
+    """
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea)
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb)
+    n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
+    stack = np.empty((n, 2), np.int32)
+    scratch = np.zeros(5, np.int64)  # stats row (4) and one key slot (unused by MODE_ANY)
+    stats = scratch[0:4].reshape((1, 4))
+    keys = scratch[4:5]
+    no_ids = topo_a[0]  # MODE_ANY never reads face ids
+    # int64 values, not literals: collide_task keeps the one signature _run_chunk uses
+    zero = np.int64(0)
+    return collide_task(
+        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, zero, Ta,
+        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, zero, Tb,
+        bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
+        keys, zero, zero, stack, stats, zero,
+    )
+
+
+@njit(cache=True)
+def contacts_one(
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
+    bv_kind, tri_test, mode, max_pairs, keys,
+):
+    """The per-call contacts entry: one pose pair, tree 0 of each pool.
+
+    Writes the pair keys (face_a * faces_b + face_b) into ``keys`` while room
+    lasts, sorted when they all fit, and returns what ``collide_task`` returns
+    (pairs found, max_pairs + 1 when capped), or a negative pose error as
+    ``intersect_one`` does. A count above ``len(keys)`` (after the cap) means
+    the keys did not fit: the caller reruns on the batch path.
+    """
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea)
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb)
+    n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
+    stack = np.empty((n, 2), np.int32)
+    stats = np.zeros((1, 4), np.int64)
+    zero = np.int64(0)
+    found = collide_task(
+        topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, zero, Ta,
+        topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, zero, Tb,
+        bv_kind, tri_test, mode, max_pairs,
+        keys, zero, np.int64(keys.shape[0]), stack, stats, zero,
+    )  # fmt: skip
+    kept = found
+    if max_pairs >= 0 and kept > max_pairs:
+        kept = max_pairs
+    if 1 < kept <= keys.shape[0]:
+        keys[:kept].sort()
+    return found
+
+
+@njit(cache=True, nogil=True)
+def _run_chunk(
+    c, nchunks,
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
+    tasks, bv_kind, tri_test, mode, max_pairs,
+    keys, chunk_cap, starts, counts, stats,
+):
+    """Run tasks c, c + nchunks, ... writing into keys[c*chunk_cap:(c+1)*chunk_cap].
+
+    starts[k] = where task k's pairs begin in ``keys`` (or -1 when they did not
+    fit: the caller reruns those tasks with exact room), counts[k] = pairs found.
+    """
+    n_stack = 2
+    for k in range(c, tasks.shape[0], nchunks):
+        ta = tasks[k, 0]
+        tb = tasks[k, 1]
+        n = stack_size(meta_a[ta, META_DEPTH], meta_a[ta, META_FANOUT], meta_b[tb, META_DEPTH], meta_b[tb, META_FANOUT])
+        n_stack = max(n_stack, n)
+    stack = np.empty((n_stack, 2), np.int32)
+    cursor = c * chunk_cap
+    end = cursor + chunk_cap
+    for k in range(c, tasks.shape[0], nchunks):
+        room = end - cursor
+        found = collide_task(
+            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tasks[k, 0], poses_a[tasks[k, 2]],
+            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tasks[k, 1], poses_b[tasks[k, 3]],
+            bv_kind, tri_test, mode, max_pairs,
+            keys, cursor, room, stack, stats, k,
+        )
+        counts[k] = found
+        kept = found
+        if max_pairs >= 0 and kept > max_pairs:
+            kept = max_pairs
+        if mode == MODE_ANY:
+            kept = 0
+        if kept <= room:
+            starts[k] = cursor
+            if kept > 1:
+                # Sort this task's pairs by (face_a, face_b): keys encode both.
+                keys[cursor : cursor + kept].sort()
+            cursor += kept
+        else:
+            starts[k] = -1
+
+
+@njit(cache=True, nogil=True)
+def query_serial(
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
+    tasks, bv_kind, tri_test, mode, max_pairs,
+    keys, chunk_cap, starts, counts, stats, nchunks,
+):
+    """Batched query, serial: the same chunk layout as query_parallel."""
+    for c in range(nchunks):
+        _run_chunk(
+            c, nchunks,
+            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
+            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
+            tasks, bv_kind, tri_test, mode, max_pairs,
+            keys, chunk_cap, starts, counts, stats,
+        )
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def query_parallel(
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
+    tasks, bv_kind, tri_test, mode, max_pairs,
+    keys, chunk_cap, starts, counts, stats, nchunks,
+):
+    """Batched query over numba threads. Tasks are interleaved over chunks
+    (task k in chunk k mod nchunks) because colliding poses cost more than
+    missing ones and neighbouring poses tend to collide together; early exit
+    happens inside each task, never by breaking the parallel loop."""
+    for c in prange(nchunks):
+        _run_chunk(
+            np.int64(c), nchunks,  # prange's index is unsigned: keep _run_chunk's one signature
+            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
+            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
+            tasks, bv_kind, tri_test, mode, max_pairs,
+            keys, chunk_cap, starts, counts, stats,
+        )
+
+
+@njit(cache=True, nogil=True)
+def validate_poses(poses_a, poses_b):
+    """(side, index, code) of the first invalid pose (side 0 = a, 1 = b), or (-1, -1, 0)."""
+    k, code = first_bad_pose(poses_a)
+    if k >= 0:
+        return 0, k, code
+    k, code = first_bad_pose(poses_b)
+    if k >= 0:
+        return 1, k, code
+    return -1, -1, 0
+
+
+@njit(cache=True, nogil=True)
+def gather_pairs(keys, starts, counts, max_pairs, faces_b, task_pose, out_pose, out_fa, out_fb, truncated):
+    """Concatenate each task's sorted keys in task order into result columns."""
+    w = 0
+    for k in range(starts.shape[0]):
+        n = counts[k]
+        if max_pairs >= 0 and n > max_pairs:
+            n = max_pairs
+            truncated[k] = True
+        s = starts[k]
+        for i in range(n):
+            key = keys[s + i]
+            out_pose[w] = task_pose[k]
+            out_fa[w] = key // faces_b
+            out_fb[w] = key % faces_b
+            w += 1
+    return w

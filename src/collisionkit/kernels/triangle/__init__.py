@@ -1,0 +1,1 @@
+"""Triangle-level geometry: exact triangle tests, distances, segments, point in mesh."""

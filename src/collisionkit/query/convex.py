@@ -1,0 +1,269 @@
+"""How the public queries answer pairs with convex shapes (registered in ``query.dispatch``).
+
+* convex-convex ``intersects`` (mode "any"): GJK (``kernels/proximity/gjk.py``) unless
+  the strategy is ``"double-box"``; exact for polyhedron pairs, one solid
+  inside the other included. ``query_stats`` counts GJK rounds as ``bv_tests``
+  and the exact fallback's triangle tests as ``tri_tests``.
+* convex-convex ``contacts`` and ``query_stats(mode="first"/"all")``: the
+  intersecting triangle pairs of the two ``.mesh`` surfaces by the mesh BVH
+  engine (face ids index ``shape.mesh.faces``). A solid inside the other has
+  no triangle pair: ``contacts`` is empty while ``intersects`` is True.
+* convex-mesh and mesh-convex: the convex shape's ``.mesh`` against the mesh
+  by the BVH engine; for ``intersects`` a pose without a triangle pair is
+  still a collision when a mesh vertex lies in the convex solid (exact
+  orientation predicates): the mesh is a surface, the convex shape a solid, so
+  a mesh triangle wholly inside the solid intersects it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .. import strategies
+from ..constants import MODE_ANY, PARALLEL_MIN_POSES
+from ..convex.shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere
+from ..errors import UnsupportedPairError
+from ..geometry.mesh import Mesh
+from ..kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
+from ..kernels.proximity import gjk as kg
+from ..strategies import BVH
+from . import dispatch, engine
+
+
+def _mesh_request(req: engine.BatchRequest, ma: Mesh, mb: Mesh) -> engine.BatchResult:
+    """Answer the request on two triangle meshes with the BVH engine."""
+    pa = req.pa if req.batched else req.pa[0]
+    pb = req.pb if req.batched else req.pb[0]
+    strat = req.strategy if isinstance(req.strategy, BVH) else "bvh"
+    return engine.run_batch(ma, mb, pa, pb, req.mode, req.max_pairs, strat, req.threads)
+
+
+def gjk_batch(a: ConvexShape, b: ConvexShape, req: engine.BatchRequest, distance: bool = False):
+    """(hit (N,) bool, dist (N,), points (N, 6) in a's frame, stats (N, 4)) for the request's tasks."""
+    n = req.n
+    hit = np.zeros(n, np.bool_)
+    dist = np.zeros(n)
+    points = np.zeros((n, 6))
+    stats = np.zeros((n, 4), np.int64)
+    if n == 0:
+        return hit, dist, points, stats
+    args = (
+        *a.kernel_args()[:4],
+        a.scale,
+        req.pa,
+        *b.kernel_args()[:4],
+        b.scale,
+        req.pb,
+        req.ia,
+        req.ib,
+        bool(distance),
+        hit,
+        dist,
+        points,
+        stats,
+    )
+    if req.threads > 1 and n >= PARALLEL_MIN_POSES:
+        previous = numba.get_num_threads()
+        numba.set_num_threads(req.threads)
+        try:
+            kg.gjk_batch_parallel(*args, np.int64(min(n, 4 * req.threads)))
+        finally:
+            numba.set_num_threads(previous)
+    else:
+        kg.gjk_batch_serial(*args)
+    return hit, dist, points, stats
+
+
+def _bool_result(req: engine.BatchRequest, hit, stats=None) -> engine.BatchResult:
+    n = req.n
+    full = np.zeros((n, N_STATS), np.int64)
+    if stats is not None and n:
+        full[:, STAT_BV_TESTS] = stats[:, kg.GJK_STAT_ITERS]
+        full[:, STAT_TRI_TESTS] = stats[:, kg.GJK_STAT_TRI_TESTS]
+    counts = np.asarray(hit, np.int64)
+    return engine.BatchResult(n, req.batched, counts, full, np.empty(0, np.int64), np.full(n, -1, np.int64), 1)
+
+
+@dataclass(frozen=True)
+class GJK:
+    """GJK boolean for convex-convex pairs (the default for them).
+
+    Polyhedron pairs are exact: the float GJK decides only answers it can
+    certify, anything within ~1e-12 relative of touching is decided by the
+    exact solid test (``kernels/proximity/gjk.py``). Contacts (triangle pairs) come from
+    the shapes' ``.mesh`` by the BVH engine.
+    """
+
+    def run(self, req: engine.BatchRequest) -> engine.BatchResult:
+        a, b = req.a, req.b
+        if not (isinstance(a, ConvexShape) and isinstance(b, ConvexShape)):
+            raise UnsupportedPairError(
+                f"strategy 'gjk' answers convex-convex pairs, got {type(a).__name__}-{type(b).__name__}"
+            )
+        if req.mode != MODE_ANY:
+            return _mesh_request(req, a.mesh, b.mesh)
+        if req.n == 1:
+            # PERF: one pose pair: the per-call kernel (fewer arguments to dispatch, no batch buffers)
+            ka, kb = a.kernel_args(), b.kernel_args()
+            stats = np.zeros((1, 4), np.int64)
+            hit1 = kg.gjk_intersect_one(*ka, req.pa[req.ia[0]], *kb, req.pb[req.ib[0]], stats[0])
+            return _bool_result(req, np.array([hit1]), stats)
+        hit, _, _, stats = gjk_batch(a, b, req)
+        return _bool_result(req, hit, stats)
+
+
+def _convex_convex(req: engine.BatchRequest) -> engine.BatchResult:
+    strat = req.strategy
+    if isinstance(strat, BVH):
+        strat = _GJK
+    return strat.run(req)
+
+
+def _with_containment(req: engine.BatchRequest, res: engine.BatchResult) -> engine.BatchResult:
+    """Mark poses without a triangle pair as colliding when a mesh vertex is inside the convex solid."""
+    if req.mode != MODE_ANY or req.n == 0:
+        return res
+    todo = np.flatnonzero(res.counts == 0).astype(np.int64)
+    if todo.size == 0:
+        return res
+    convex_is_a = isinstance(req.a, ConvexShape)
+    shape, mesh = (req.a, req.b) if convex_is_a else (req.b, req.a)
+    verts = mesh.cached(
+        ("used-vertices",),
+        lambda: np.ascontiguousarray(np.asarray(mesh.vertices)[np.unique(np.asarray(mesh.faces).ravel())]),
+    )
+    out = np.zeros(req.n, np.bool_)
+    kg.mesh_vertices_in_solid(
+        shape._tris, verts, req.pa, req.pb, req.ia, req.ib, np.int64(1 if convex_is_a else 0), todo, out
+    )
+    counts = res.counts.copy()
+    counts[out] = 1
+    return res._replace(counts=counts)
+
+
+def _convex_mesh(req: engine.BatchRequest) -> engine.BatchResult:
+    a = req.a.mesh if isinstance(req.a, ConvexShape) else req.a
+    b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
+    if not isinstance(req.strategy, BVH):
+        raise UnsupportedPairError(
+            f"convex-mesh pairs run on the BVH engine; strategy {type(req.strategy).__name__} is for convex-convex pairs"
+        )
+    return _with_containment(req, _mesh_request(req, a, b))
+
+
+def _single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
+    """Per-call boolean of ``intersects`` (query.dispatch.SINGLE_BOOL): the same kernel as GJK.run."""
+    return kg.gjk_intersect_call(*a.kernel_args(), Ta, *b.kernel_args(), Tb)
+
+
+_GJK = GJK()
+strategies.register("gjk", _GJK)
+for _ta in (Convex, Box, Sphere, Capsule, Cylinder):
+    for _tb in (Convex, Box, Sphere, Capsule, Cylinder):
+        dispatch.register_single_bool(_ta, _tb, _single_bool)
+dispatch.register(ConvexShape, ConvexShape, _convex_convex)
+dispatch.register(ConvexShape, Mesh, _convex_mesh)
+dispatch.register(Mesh, ConvexShape, _convex_mesh)
+
+
+def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
+    """Distance between two convex shapes by GJK, with closest points in the world frame.
+
+    Returns ``(distance, point_a, point_b)``: floats (N,) and (N, 3) arrays for
+    a batch, a float and (3,) arrays for one pose pair. Overlapping shapes
+    have distance 0. (The public ``collisionkit.distance`` query builds on the
+    kernel ``kernels.proximity.gjk.distance_convex_convex``.)
+    """
+    req = engine.prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", None)
+    _, dist, pts, _ = gjk_batch(a, b, req, distance=True)
+    Ta = req.pa[req.ia]
+    pa = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 0:3]) + Ta[:, :3, 3]
+    pb = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 3:6]) + Ta[:, :3, 3]
+    if not req.batched:
+        return float(dist[0]), pa[0], pb[0]
+    return dist, pa, pb
+
+
+# -- distance and penetration for convex shapes (registered with the issue-7 queries) ------
+def _distance_convex_convex(req: engine.BatchRequest, upper: float):
+    """``collisionkit.distance`` on two convex shapes: GJK with closest points.
+
+    Faces are -1 (smooth primitives have none; for polyhedra the closest
+    feature may be an edge or vertex). Distances not below ``upper`` are inf,
+    as for meshes.
+    """
+    from .results import Distance
+
+    _, dist, pts, stats = gjk_batch(req.a, req.b, req, distance=True)
+    Ta = req.pa[req.ia]
+    pa = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 0:3]) + Ta[:, :3, 3]
+    pb = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 3:6]) + Ta[:, :3, 3]
+    far = dist >= upper
+    dist = np.where(far, np.inf, dist)
+    pa[far] = np.nan
+    pb[far] = np.nan
+    faces = np.full(req.n, -1, np.int64)
+    work = np.ascontiguousarray(stats[:, 0])
+    zero = np.zeros(req.n, np.int64)
+    if req.batched:
+        return Distance(dist, pa, pb, faces, faces.copy(), work, zero)
+    return Distance(float(dist[0]), pa[0], pb[0], -1, -1, work, zero)
+
+
+def _distance_with_mesh(req: engine.BatchRequest, upper: float):
+    """``distance`` between a convex solid and a mesh: the mesh distance to the
+    convex shape's triangulated surface, 0 where the solid holds part of the mesh
+    (``intersects``' solid semantics)."""
+    from dataclasses import replace
+
+    from .distance import distance as mesh_distance
+    from .pair import intersects
+
+    a = req.a.mesh if isinstance(req.a, ConvexShape) else req.a
+    b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
+    pa, pb = req.pa[req.ia], req.pb[req.ib]
+    d = mesh_distance(a, b, pa, pb, upper_bound=upper, threads=req.threads)
+    inside = np.asarray(intersects(req.a, req.b, pa, pb, threads=req.threads)) & (np.asarray(d.distance) > 0)
+    if inside.any():
+        dist = np.where(inside, 0.0, d.distance)
+        d = replace(d, distance=dist)
+    if req.batched:
+        return d
+    return replace(
+        d, distance=float(d.distance[0]), point_a=d.point_a[0], point_b=d.point_b[0],
+        face_a=int(d.face_a[0]), face_b=int(d.face_b[0]),
+    )  # fmt: skip
+
+
+def _penetration_convex(a, b, pose_a, pose_b, **kwargs):
+    """``penetration`` of convex shapes: the exact convex-mesh method on their
+    triangulations; exact only when both are polyhedra (a smooth primitive is
+    answered for its tessellation, so ``exact`` is False)."""
+    from dataclasses import replace
+
+    from .penetration import penetration
+
+    ma = a.mesh if isinstance(a, ConvexShape) else a
+    mb = b.mesh if isinstance(b, ConvexShape) else b
+    p = penetration(ma, mb, pose_a, pose_b, **kwargs)
+    smooth = any(isinstance(s, (Sphere, Capsule, Cylinder)) for s in (a, b))
+    if smooth:
+        exact = np.zeros_like(np.asarray(p.exact)) if np.ndim(p.exact) else False
+        p = replace(p, exact=exact)
+    return p
+
+
+def _register_queries() -> None:
+    from . import distance as qd
+    from . import penetration as qp
+
+    qd.register(ConvexShape, ConvexShape, _distance_convex_convex)
+    qd.register(ConvexShape, Mesh, _distance_with_mesh)
+    qd.register(Mesh, ConvexShape, _distance_with_mesh)
+    qp.register(ConvexShape, ConvexShape, _penetration_convex)
+
+
+_register_queries()

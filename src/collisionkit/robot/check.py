@@ -1,0 +1,141 @@
+"""The planner's main call: a batch of robot configurations against a World.
+
+``check_configurations(robot, q, world)`` answers, for N joint configurations,
+whether any link touches any object of the world (and, with
+``self_collision=True``, any non-adjacent link of the robot itself).
+
+How: forward kinematics for the whole batch in one call (``Robot.link_poses``),
+then one batched compiled query per (link, object) pair and per self-collision
+link pair over the configurations that are still collision-free (so a colliding
+configuration stops costing work once one pair is found, unless per-link
+detail is asked for). Poses of world objects are fixed during the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..query.pair import intersects
+
+
+@dataclass(frozen=True, eq=False)
+class RobotCheck:
+    """Result of ``Robot.check`` with ``detail=True``.
+
+    Attributes
+    ----------
+    colliding : (N,) bool
+        Any contact per configuration.
+    link_hits : (N, L) bool
+        Per configuration, which links (``robot.links`` order) touch something.
+    object_hits : dict[str, (N,) bool]
+        Per world object, the configurations in which some link touches it.
+    self_hits : dict[tuple[str, str], (N,) bool]
+        Per self-collision link pair, the configurations in which it touches.
+    """
+
+    colliding: NDArray[np.bool_]
+    link_hits: NDArray[np.bool_]
+    object_hits: dict[str, NDArray[np.bool_]]
+    self_hits: dict[tuple[str, str], NDArray[np.bool_]]
+
+
+def adjacent_links(robot: Any) -> set[tuple[int, int]]:
+    """Link index pairs joined by a joint (i < j): excluded from self-collision."""
+    pairs = set()
+    for j in robot.joints:
+        a, b = robot.link_index(j.parent), robot.link_index(j.child)
+        pairs.add((min(a, b), max(a, b)))
+    return pairs
+
+
+def self_collision_pairs(robot: Any, exclude_adjacent: bool = True) -> list[tuple[int, int]]:
+    """Link index pairs checked for self-collision: both links have a mesh,
+    and (by default) no joint joins them."""
+    with_mesh = [i for i, n in enumerate(robot.links) if robot.link_meshes.get(n) is not None]
+    adjacent = adjacent_links(robot) if exclude_adjacent else set()
+    return [(i, j) for k, i in enumerate(with_mesh) for j in with_mesh[k + 1 :] if (i, j) not in adjacent]
+
+
+def check_configurations(
+    robot: Any,
+    q: ArrayLike,
+    world: Any = None,
+    *,
+    base: ArrayLike | None = None,
+    self_collision: bool = True,
+    ignore: tuple[str, ...] | list[str] = (),
+    detail: bool = False,
+    threads: int | None = None,
+) -> bool | NDArray[np.bool_] | RobotCheck:
+    """(N,) bool: which configurations collide (a bool for one (dof,) configuration;
+    a ``RobotCheck`` with ``detail=True``).
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (N, dof) or (dof,)
+        Joint values in ``robot.joint_names`` order.
+    world : World, optional
+        Obstacles at their current poses; objects named in ``ignore`` are skipped.
+    base : (4, 4), optional
+        World-from-base pose of the robot (default identity).
+    self_collision : bool
+        Also check link pairs not joined by a joint (default True).
+    detail : bool
+        Return per-link, per-object and per-link-pair results (every pair is
+        then tested for every configuration: slower).
+    threads : int, optional
+        Threads per batched query (default: all cores).
+    """
+    qa = np.asarray(q, dtype=np.float64)
+    single = qa.ndim == 1
+    poses = robot.link_poses(qa, base)
+    if single:
+        poses = poses[None]
+    n, n_links = poses.shape[0], poses.shape[1]
+    colliding = np.zeros(n, np.bool_)
+    link_hits = np.zeros((n, n_links), np.bool_)
+    object_hits: dict[str, NDArray[np.bool_]] = {}
+    self_hits: dict[tuple[str, str], NDArray[np.bool_]] = {}
+    links = [(i, robot.link_meshes.get(name)) for i, name in enumerate(robot.links)]
+    links = [(i, m) for i, m in links if m is not None]
+
+    def test(shape_a: Any, poses_a: NDArray, shape_b: Any, poses_b: NDArray) -> NDArray[np.bool_]:
+        """Hits over all N configurations, testing only those still free unless detail."""
+        todo = np.arange(n) if detail else np.flatnonzero(~colliding)
+        hit = np.zeros(n, np.bool_)
+        if todo.size == 0:
+            return hit
+        pb = poses_b if poses_b.ndim == 2 else np.ascontiguousarray(poses_b[todo])
+        hit[todo] = intersects(shape_a, shape_b, np.ascontiguousarray(poses_a[todo]), pb, threads=threads)
+        return hit
+
+    if world is not None:
+        skip = set(ignore)
+        for name in world.names:
+            if name in skip:
+                continue
+            shape, pose = world.shape(name), world.pose(name)
+            hits_obj = np.zeros(n, np.bool_)
+            for i, mesh in links:
+                h = test(mesh, poses[:, i], shape, pose)
+                link_hits[:, i] |= h
+                hits_obj |= h
+                colliding |= h
+            object_hits[name] = hits_obj
+    if self_collision:
+        meshes = dict(links)
+        for i, j in self_collision_pairs(robot):
+            h = test(meshes[i], poses[:, i], meshes[j], poses[:, j])
+            link_hits[:, i] |= h
+            link_hits[:, j] |= h
+            colliding |= h
+            self_hits[(robot.links[i], robot.links[j])] = h
+    if detail:
+        return RobotCheck(colliding, link_hits, object_hits, self_hits)
+    return bool(colliding[0]) if single else colliding

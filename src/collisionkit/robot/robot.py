@@ -1,0 +1,356 @@
+"""Robots from URDF files: link meshes and batched forward kinematics.
+
+``Robot.load(path)`` reads a URDF with yourdfpy (parsing only: no scene graph,
+no meshes through yourdfpy) and keeps, per link, one collision ``Mesh`` in the
+link frame (its ``<collision>`` elements merged; the ``<visual>`` elements when
+a link has no collision geometry). ``robot.link_poses(q)`` evaluates the joint
+chain for a batch of configurations in a few numpy operations per joint.
+
+Conventions (URDF): a joint's pose in its parent link's frame is
+``origin @ motion(q)``; revolute and continuous joints rotate about ``axis``
+(unit vector in the joint frame) by q radians, prismatic joints translate
+along it by q metres; mimic joints take ``multiplier * q[mimicked] + offset``.
+Link poses are world-from-link rigid transforms (``p_world = T @ [p, 1]``), the
+convention of every pose in collisionkit, so ``link_poses(q)[:, i]`` is the
+pose to pass with ``link_meshes[links[i]]`` to any query.
+
+The configuration vector holds the actuated (non-fixed, non-mimic) joints in
+the file's order: ``robot.joint_names``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import CollisionKitError
+from ..geometry.mesh import Mesh
+
+_MOVING = ("revolute", "continuous", "prismatic")
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One URDF joint (frozen). ``index`` is its slot in the configuration
+    vector (-1 for fixed and mimic joints)."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: NDArray[np.float64]  # (4, 4) child joint frame in the parent link's frame
+    axis: NDArray[np.float64]  # (3,) unit axis in the joint frame
+    lower: float
+    upper: float
+    index: int
+    mimic: str | None = None
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+def _rotation_about(axis: NDArray[np.float64], angle: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(N, 3, 3) rotations by ``angle`` (N,) about the unit ``axis`` (Rodrigues:
+    R = c I + s [k]x + (1 - c) k k^T)."""
+    c, s = np.cos(angle), np.sin(angle)
+    k = np.asarray(axis, np.float64)
+    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return c[:, None, None] * np.eye(3) + s[:, None, None] * K + (1.0 - c)[:, None, None] * np.outer(k, k)
+
+
+def _geometry_mesh(geometry: Any, base_dir: str, mesh_dir: str | None) -> tuple[NDArray, NDArray] | None:
+    """(vertices, faces) of one URDF geometry element in its own frame; None if empty."""
+    import trimesh
+
+    if geometry is None:
+        return None
+    if geometry.box is not None:
+        tm = trimesh.creation.box(extents=np.asarray(geometry.box.size, float))
+    elif geometry.cylinder is not None:
+        tm = trimesh.creation.cylinder(radius=float(geometry.cylinder.radius), height=float(geometry.cylinder.length), sections=32)
+    elif geometry.sphere is not None:
+        tm = trimesh.creation.icosphere(subdivisions=2, radius=float(geometry.sphere.radius))
+    elif geometry.mesh is not None:
+        path = _resolve(geometry.mesh.filename, base_dir, mesh_dir)
+        try:
+            tm = trimesh.load(path, force="mesh", process=False)
+        except Exception as exc:  # trimesh raises many types on bad files
+            raise CollisionKitError(f"{path}: cannot read link mesh ({type(exc).__name__}: {exc})") from None
+        scale = geometry.mesh.scale
+        if scale is not None:
+            tm.apply_scale(np.broadcast_to(np.asarray(scale, float), (3,)))
+    else:
+        return None
+    if len(tm.faces) == 0:
+        return None
+    return np.asarray(tm.vertices, np.float64), np.asarray(tm.faces, np.int64)
+
+
+def _resolve(filename: str, base_dir: str, mesh_dir: str | None) -> str:
+    name = filename
+    for prefix in ("package://", "file://"):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    candidates = [name] if os.path.isabs(name) else []
+    candidates += [os.path.join(base_dir, name)]
+    if mesh_dir:
+        candidates += [os.path.join(mesh_dir, name), os.path.join(mesh_dir, os.path.basename(name))]
+    # package://pkg/path: try the path below the URDF's folder and its parents
+    parts = name.split("/")
+    for k in range(1, len(parts)):
+        candidates.append(os.path.join(base_dir, *parts[k:]))
+    for c in candidates:
+        if os.path.isfile(c):
+            return c
+    raise CollisionKitError(f"mesh {filename!r} not found (looked in {base_dir}{' and ' + mesh_dir if mesh_dir else ''})")
+
+
+def _link_mesh(elements: list, base_dir: str, mesh_dir: str | None, name: str) -> Mesh | None:
+    verts, faces = [], []
+    offset = 0
+    for el in elements:
+        got = _geometry_mesh(el.geometry, base_dir, mesh_dir)
+        if got is None:
+            continue
+        v, f = got
+        T = np.asarray(el.origin, float) if el.origin is not None else np.eye(4)
+        v = v @ T[:3, :3].T + T[:3, 3]
+        verts.append(v)
+        faces.append(f + offset)
+        offset += v.shape[0]
+    if not faces:
+        return None
+    # surfaces: segmented (each element is its own connected component)
+    return Mesh(np.vstack(verts), np.vstack(faces), name=name)
+
+
+class Robot:
+    """A kinematic tree from a URDF file with one collision mesh per link.
+
+    Attributes
+    ----------
+    name : str
+    links : tuple[str, ...]
+        Link names in the file's order (the L axis of ``link_poses``).
+    joints : tuple[Joint, ...]
+        Every joint, in the file's order.
+    joint_names : tuple[str, ...]
+        The actuated joints: the configuration vector's order (length ``dof``).
+    limits : (dof, 2) float64
+        Lower and upper limit per actuated joint (-inf/inf for continuous joints).
+    link_meshes : dict[str, Mesh | None]
+        Collision mesh of each link in the link's frame (visual geometry when
+        the link has no collision geometry; None when it has neither).
+    base_link : str
+        The root of the tree.
+
+    Examples
+    --------
+    >>> import pybullet_data, os, collisionkit as ck
+    >>> iiwa = ck.Robot.load(os.path.join(pybullet_data.getDataPath(), "kuka_iiwa/model.urdf"))
+    >>> iiwa.dof, len(iiwa.links), iiwa.link_poses(np.zeros((5, 7))).shape
+    (7, 8, (5, 8, 4, 4))
+    """
+
+    def __init__(self, name: str, links: tuple[str, ...], joints: tuple[Joint, ...], link_meshes: dict[str, Mesh | None], path: str | None = None) -> None:
+        self.name = name
+        self.links = links
+        self.joints = joints
+        self.link_meshes = link_meshes
+        self.path = path
+        self._link_index = {n: i for i, n in enumerate(links)}
+        children = {j.child for j in joints}
+        roots = [n for n in links if n not in children]
+        if len(roots) != 1:
+            raise CollisionKitError(f"robot {name!r} must have one root link, found {roots}")
+        self.base_link = roots[0]
+        # joints in topological order (parents before children)
+        by_parent: dict[str, list[Joint]] = {}
+        for j in joints:
+            by_parent.setdefault(j.parent, []).append(j)
+        order: list[Joint] = []
+        frontier = [self.base_link]
+        while frontier:
+            link = frontier.pop(0)
+            for j in by_parent.get(link, []):
+                order.append(j)
+                frontier.append(j.child)
+        if len(order) != len(joints):
+            raise CollisionKitError(f"robot {name!r}: joints do not form a tree from {self.base_link!r}")
+        self._order = tuple(order)
+        actuated = sorted((j for j in joints if j.index >= 0), key=lambda j: j.index)
+        self.joint_names = tuple(j.name for j in actuated)
+        self.limits = np.array([[j.lower, j.upper] for j in actuated], dtype=np.float64).reshape(-1, 2)
+        self.limits.flags.writeable = False
+        self._by_name = {j.name: j for j in joints}
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def load(cls, urdf_path: str | os.PathLike[str], *, mesh_dir: str | None = None, geometry: str = "collision") -> Robot:
+        """Read a URDF file (yourdfpy) and its link meshes (trimesh).
+
+        ``geometry="collision"`` (default) takes each link's ``<collision>``
+        elements and falls back to its ``<visual>`` ones; ``"visual"`` the
+        reverse (for pictures, or files whose collision geometry is cruder
+        than wanted).
+
+        Mesh file names resolve relative to the URDF's folder (``package://``
+        prefixes stripped), then in ``mesh_dir`` if given. Box, cylinder and
+        sphere elements become meshes (cylinders with 32 sections, spheres as
+        twice-subdivided icospheres).
+
+        Raises
+        ------
+        CollisionKitError
+            Missing or unreadable file or mesh, floating or planar joints, or
+            links that do not form one tree.
+        """
+        if geometry not in ("collision", "visual"):
+            raise ValueError(f"geometry must be 'collision' or 'visual', got {geometry!r}")
+        path = os.fspath(urdf_path)
+        if not os.path.isfile(path):
+            raise CollisionKitError(f"{path}: no such file")
+        import yourdfpy
+
+        try:
+            urdf = yourdfpy.URDF.load(path, build_scene_graph=False, load_meshes=False, load_collision_meshes=False)
+        except Exception as exc:  # yourdfpy raises many types on bad files
+            raise CollisionKitError(f"{path}: cannot read URDF ({type(exc).__name__}: {exc})") from None
+        robot = urdf.robot
+        base_dir = os.path.dirname(os.path.abspath(path))
+        joints: list[Joint] = []
+        index = 0
+        for j in robot.joints:
+            if j.type not in (*_MOVING, "fixed"):
+                raise CollisionKitError(f"{path}: joint {j.name!r} of type {j.type!r} is not supported")
+            axis = np.asarray(j.axis if j.axis is not None else [1.0, 0.0, 0.0], float)
+            if j.type in _MOVING:
+                norm = float(np.linalg.norm(axis))
+                if norm == 0.0:
+                    raise CollisionKitError(f"{path}: joint {j.name!r} has a zero axis")
+                axis = axis / norm
+            lower, upper = -np.inf, np.inf
+            if j.type in ("revolute", "prismatic") and j.limit is not None:
+                lower = float(j.limit.lower) if j.limit.lower is not None else -np.inf
+                upper = float(j.limit.upper) if j.limit.upper is not None else np.inf
+            mimic = j.mimic.joint if j.mimic is not None else None
+            slot = -1
+            if j.type in _MOVING and mimic is None:
+                slot = index
+                index += 1
+            origin = np.asarray(j.origin, float) if j.origin is not None else np.eye(4)
+            origin = np.array(origin, copy=True)
+            axis = np.array(axis, copy=True)
+            origin.flags.writeable = False
+            axis.flags.writeable = False
+            joints.append(
+                Joint(
+                    j.name, j.type, j.parent, j.child, origin, axis, lower, upper, slot, mimic,
+                    float(j.mimic.multiplier) if j.mimic is not None and j.mimic.multiplier is not None else 1.0,
+                    float(j.mimic.offset) if j.mimic is not None and j.mimic.offset is not None else 0.0,
+                )  # fmt: skip
+            )
+        meshes: dict[str, Mesh | None] = {}
+        for link in robot.links:
+            first, second = (link.collisions, link.visuals) if geometry == "collision" else (link.visuals, link.collisions)
+            mesh = _link_mesh(list(first), base_dir, mesh_dir, link.name)
+            if mesh is None:
+                mesh = _link_mesh(list(second), base_dir, mesh_dir, link.name)
+            meshes[link.name] = mesh
+        return cls(robot.name, tuple(link.name for link in robot.links), tuple(joints), meshes, path)
+
+    # -- kinematics -------------------------------------------------------------------
+    @property
+    def dof(self) -> int:
+        return len(self.joint_names)
+
+    def link_index(self, name: str) -> int:
+        """Position of link ``name`` in ``links``."""
+        try:
+            return self._link_index[name]
+        except KeyError:
+            raise KeyError(f"robot {self.name!r} has no link {name!r}") from None
+
+    def link_poses(self, q: ArrayLike, base: ArrayLike | None = None) -> NDArray[np.float64]:
+        """World-from-link poses of every link for a batch of configurations.
+
+        Parameters
+        ----------
+        q : array_like (N, dof) or (dof,)
+            Joint values in ``joint_names`` order (radians, metres). Values are
+            not clamped to ``limits`` (see ``within_limits``).
+        base : array_like (4, 4), optional
+            World-from-base-link pose (default identity).
+
+        Returns
+        -------
+        (N, L, 4, 4) float64, or (L, 4, 4) for a single (dof,) configuration;
+        L = len(links), in ``links`` order.
+        """
+        qa = np.asarray(q, dtype=np.float64)
+        single = qa.ndim == 1
+        q2 = qa.reshape(1, -1) if single else qa
+        if q2.ndim != 2 or q2.shape[1] != self.dof:
+            raise ValueError(f"q must have shape (N, {self.dof}) or ({self.dof},), got {qa.shape}")
+        if not np.all(np.isfinite(q2)):
+            raise ValueError("q holds non-finite values")
+        n = q2.shape[0]
+        B = np.eye(4) if base is None else np.asarray(base, dtype=np.float64)
+        if B.shape != (4, 4):
+            raise ValueError(f"base must have shape (4, 4), got {B.shape}")
+        T = np.empty((n, len(self.links), 4, 4))
+        T[:, self._link_index[self.base_link]] = B
+        for j in self._order:
+            M = np.broadcast_to(j.origin, (n, 4, 4))
+            if j.type != "fixed":
+                value = self._joint_value(j, q2)
+                motion = np.zeros((n, 4, 4))
+                motion[:, 3, 3] = 1.0
+                if j.type == "prismatic":
+                    motion[:, 0, 0] = motion[:, 1, 1] = motion[:, 2, 2] = 1.0
+                    motion[:, :3, 3] = value[:, None] * j.axis
+                else:
+                    motion[:, :3, :3] = _rotation_about(j.axis, value)
+                M = M @ motion
+            T[:, self._link_index[j.child]] = T[:, self._link_index[j.parent]] @ M
+        return T[0] if single else T
+
+    def _joint_value(self, j: Joint, q2: NDArray[np.float64]) -> NDArray[np.float64]:
+        if j.mimic is None:
+            return q2[:, j.index]
+        src = self._by_name.get(j.mimic)
+        if src is None:
+            raise CollisionKitError(f"joint {j.name!r} mimics unknown joint {j.mimic!r}")
+        return j.multiplier * self._joint_value(src, q2) + j.offset
+
+    def within_limits(self, q: ArrayLike) -> NDArray[np.bool_]:
+        """(N,) bool (or a bool for one configuration): every joint within its limits."""
+        qa = np.asarray(q, dtype=np.float64)
+        ok = np.all((qa >= self.limits[:, 0]) & (qa <= self.limits[:, 1]), axis=-1)
+        return bool(ok) if qa.ndim == 1 else ok
+
+    def random_configurations(self, n: int, seed: int | None = None) -> NDArray[np.float64]:
+        """(n, dof) uniform samples within the limits (continuous joints in [-pi, pi])."""
+        rng = np.random.default_rng(seed)
+        lo = np.where(np.isfinite(self.limits[:, 0]), self.limits[:, 0], -np.pi)
+        hi = np.where(np.isfinite(self.limits[:, 1]), self.limits[:, 1], np.pi)
+        return lo + (hi - lo) * rng.random((n, self.dof))
+
+    def check(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
+        """(N,) bool: which configurations collide with ``world`` or (non-adjacent) self.
+
+        The planner's main call; see ``robot_check.check_configurations`` for the
+        options (``base``, ``self_collision``, ``ignore``, ``detail``, ``threads``).
+        """
+        from .check import check_configurations  # NOTE: check.py takes a Robot; import at call time
+
+        return check_configurations(self, q, world, **options)
+
+    def __repr__(self) -> str:
+        return f"Robot({self.name!r}, links={len(self.links)}, dof={self.dof})"
+
+
+__all__ = ["Joint", "Robot"]
