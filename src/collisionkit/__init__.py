@@ -17,7 +17,13 @@ from .bvh import BVH, bvh_of  # noqa: E402
 from .bvh import build_bvh as _build_bvh_from_triangles  # noqa: E402
 from .bvh.refit import refit  # noqa: E402
 from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
-from .errors import CollisionKitError, InvalidMeshError, InvalidPoseError, UnsupportedPairError  # noqa: E402
+from .errors import (  # noqa: E402
+    CollisionKitError,
+    InvalidMeshError,
+    InvalidPoseError,
+    UnsupportedPairError,
+    UnsupportedQueryError,
+)
 from .geometry import primitives  # noqa: E402
 from .geometry.mesh import Mesh  # noqa: E402
 from .geometry.transforms import random_poses, rotation, translation  # noqa: E402
@@ -72,6 +78,7 @@ __all__ = [
     "Stats",
     "TimeOfImpact",
     "UnsupportedPairError",
+    "UnsupportedQueryError",
     "World",
     "build_bvh",
     "bvh_of",

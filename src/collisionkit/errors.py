@@ -24,3 +24,10 @@ class InvalidPoseError(CollisionKitError, ValueError):
 
 class UnsupportedPairError(CollisionKitError, TypeError):
     """No query is implemented for this combination of shapes or strategy."""
+
+
+class UnsupportedQueryError(UnsupportedPairError):
+    """This query does not answer this pair of shape kinds (README: "Which query answers which shapes").
+
+    Raised only for the cells that table lists, with the reason; every other cell answers.
+    """

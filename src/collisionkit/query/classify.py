@@ -51,9 +51,10 @@ from ..kernels.triangle.point_in_mesh import winding_numbers_posed
 from ..kernels.triangle.tri_segment import strict_piercings
 from .contact_geometry import writable_triangles
 from .distance import mesh_distance_rows
-from .engine import check_mesh, prepare
+from .engine import prepare
 from .pair import contacts
 from .results import Classification
+from .shapes import as_meshes
 
 DISJOINT, TOUCHING, PENETRATING, CONTAINED = 0, 1, 2, 3
 
@@ -108,8 +109,8 @@ def _winding(mesh: Mesh, pose_mesh, pose_pts, pts, im, ip) -> np.ndarray:
 
 
 def classify(
-    a: Mesh,
-    b: Mesh,
+    a: Any,
+    b: Any,
     pose_a: Any = None,
     pose_b: Any = None,
     *,
@@ -120,8 +121,10 @@ def classify(
 
     Parameters
     ----------
-    a, b : Mesh
-        Closed meshes (see the module notes for open ones).
+    a, b : Mesh or convex shape
+        Closed meshes (see the module notes for open ones); a convex shape is
+        classified by its surface ``.mesh`` (``query/shapes.py``; a smooth primitive
+        against another convex shape raises ``UnsupportedQueryError``).
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
     tolerance : float
         Surfaces closer than this (and not overlapping) are "touching"; >= 0.
@@ -140,8 +143,7 @@ def classify(
     >>> ck.classify(big, small).labels.tolist()
     ['contained']
     """
-    check_mesh(a, "a")
-    check_mesh(b, "b")
+    a, b = as_meshes("classify", a, b)  # convex shapes: their surface (query/shapes.py)
     try:
         tol = float(tolerance)
     except (TypeError, ValueError):

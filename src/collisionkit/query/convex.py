@@ -239,8 +239,8 @@ def _distance_with_mesh(req: engine.BatchRequest, upper: float):
 
 
 def _penetration_convex(a, b, pose_a, pose_b, **kwargs):
-    """``penetration`` of convex shapes: the exact convex-mesh method on their
-    triangulations; exact only when both are polyhedra (a smooth primitive is
+    """``penetration`` of convex shapes (with each other or with a mesh): the mesh
+    methods on their triangulations; exact only when both are polyhedra (a smooth primitive is
     answered for its tessellation, so ``exact`` is False)."""
     from dataclasses import replace
 
@@ -264,6 +264,8 @@ def _register_queries() -> None:
     qd.register(ConvexShape, Mesh, _distance_with_mesh)
     qd.register(Mesh, ConvexShape, _distance_with_mesh)
     qp.register(ConvexShape, ConvexShape, _penetration_convex)
+    qp.register(ConvexShape, Mesh, _penetration_convex)
+    qp.register(Mesh, ConvexShape, _penetration_convex)
 
 
 _register_queries()

@@ -43,6 +43,7 @@ from ..strategies import Strategy, register, resolve
 from .engine import BatchRequest, BatchResult, check_mesh, prepare
 from .pair import contacts
 from .results import Contacts, _freeze
+from .shapes import as_meshes
 
 #: Result rows reserved for the first pass of a batch (as query.engine does).
 _FIRST_PASS_ROWS = 1 << 18
@@ -242,8 +243,8 @@ def _surface_rows(a: Mesh, b: Mesh, c: Contacts, n: int) -> tuple[NDArray, NDArr
 
 
 def surface_contacts(
-    a: Mesh,
-    b: Mesh,
+    a: Any,
+    b: Any,
     pose_a: Any = None,
     pose_b: Any = None,
     *,
@@ -291,8 +292,7 @@ def surface_contacts(
     if mode not in ("all", "first"):
         raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
     strat = resolve(strategy)
-    check_mesh(a, "a")
-    check_mesh(b, "b")
+    a, b = as_meshes("surface_contacts", a, b)  # convex shapes: their surface (query/shapes.py)
     if isinstance(strat, OAABB) and mode == "all" and not triangles:
         req = prepare(a, b, pose_a, pose_b, MODE_SURFACE_PAIRS, -1, strat, threads)
         res = _execute(strat, req, MODE_SURFACE_PAIRS, None)
@@ -356,8 +356,8 @@ class NodeVisits:
 
 
 def node_visits(
-    a: Mesh,
-    b: Mesh,
+    a: Any,
+    b: Any,
     pose_a: Any = None,
     pose_b: Any = None,
     *,
@@ -376,7 +376,8 @@ def node_visits(
     codes = dict(MODES, surfaces=MODE_SURFACE_PAIRS)
     if mode not in codes:
         raise ValueError(f"mode must be one of {sorted(codes)}, got {mode!r}")
-    req = prepare(check_mesh(a, "a"), check_mesh(b, "b"), pose_a, pose_b, codes[mode], -1, strat, 1)
+    a, b = as_meshes("node_visits", a, b)
+    req = prepare(a, b, pose_a, pose_b, codes[mode], -1, strat, 1)
     ra, rb = strat.trees(a), strat.trees(b)
     va = np.zeros(ra.n_nodes, np.int64)
     vb = np.zeros(rb.n_nodes, np.int64)

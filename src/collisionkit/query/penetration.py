@@ -341,7 +341,8 @@ def penetration(
     if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
         for ta, tb, h in _HANDLERS:
             if isinstance(a, ta) and isinstance(b, tb):
-                return h(a, b, pose_a, pose_b)
+                # every option reaches the handler (wave one dropped them here)
+                return h(a, b, pose_a, pose_b, method=method, directions=directions, threads=threads)
         raise UnsupportedPairError(f"penetration is not implemented for {type(a).__name__} and {type(b).__name__}")
     if method not in ("auto", "convex", "sampled"):
         raise ValueError(f"method must be 'auto', 'convex' or 'sampled', got {method!r}")

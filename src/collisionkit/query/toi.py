@@ -23,8 +23,9 @@ import numpy as np
 from ..bvh import tree_for
 from ..geometry.pose import as_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
-from .engine import check_mesh, pose_error
+from .engine import pose_error
 from .results import TimeOfImpact
+from .shapes import as_meshes
 
 _EYE = np.eye(4)
 MOTIONS = {"linear": MOTION_LINEAR, "screw": MOTION_SCREW}
@@ -78,7 +79,9 @@ def time_of_impact(
 
     Parameters
     ----------
-    a, b : Mesh
+    a, b : Mesh or convex shape
+        A convex shape moves as its surface ``.mesh`` (``query/shapes.py``; a smooth
+        primitive against another convex shape raises ``UnsupportedQueryError``).
     start_a, end_a, start_b, end_b : array_like (4, 4) or None
         World-from-object rigid poses at t = 0 and t = 1 (None = identity).
     motion : {"linear", "screw"}
@@ -109,8 +112,7 @@ def time_of_impact(
     >>> r.hit, round(r.t, 6)
     (True, 0.333333)
     """
-    check_mesh(a, "a")
-    check_mesh(b, "b")
+    a, b = as_meshes("time_of_impact", a, b)  # convex shapes: their surface (query/shapes.py)
     if motion not in MOTIONS:
         raise ValueError(f"motion must be 'linear' or 'screw', got {motion!r}")
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:

@@ -41,6 +41,7 @@ from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_segment import tri_tri_segment
 from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..volumes.access import node_extent, node_size
 
 _U = 2.0**-53
 
@@ -140,18 +141,19 @@ def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
-    """Squared lower bound of the distance between node ia of a and node ib of b."""
-    if not is_obb:
-        cx = bv_b[ib, 0]
-        cy = bv_b[ib, 1]
-        cz = bv_b[ib, 2]
-        t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0]
-        t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1]
-        t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2]
-        return box_lower_bound2(
-            t0, t1, t2, R, AbsR, bv_a[ia, 3], bv_a[ia, 4], bv_a[ia, 5], bv_b[ib, 3], bv_b[ib, 4], bv_b[ib, 5], slack
-        )
+def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
+    """Squared lower bound of the distance between node ia of a and node ib of b
+    (trees of volume ``kind``; every kind but OBB is read as its enclosing box)."""
+    if kind != BV_OBB:
+        ea = node_extent(kind, bv_a, ia)
+        eb = node_extent(kind, bv_b, ib)
+        cx = eb[0]
+        cy = eb[1]
+        cz = eb[2]
+        t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0]
+        t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1]
+        t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2]
+        return box_lower_bound2(t0, t1, t2, R, AbsR, ea[3], ea[4], ea[5], eb[3], eb[4], eb[5], slack)
     bx = bv_b[ib, 0]
     by = bv_b[ib, 1]
     bz = bv_b[ib, 2]
@@ -284,23 +286,25 @@ def _direction(d2, x1, y1, z1, x2, y2, z2, R):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tri_leaf_gap2(is_obb, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack):
+def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack):
     """Squared lower bound of the distance between a's node ia and a triangle of b
     (a's frame) with coordinate box [bl, bh] and smallest projection sb on v: the
     gap between the boxes (AABB trees) and the gap along v (when have_v)."""
     g2 = 0.0
+    is_obb = kind == BV_OBB
+    ea = node_extent(kind, bv_a, ia)
     if not is_obb:
-        gx = max(blx - (bv_a[ia, 0] + bv_a[ia, 3]), (bv_a[ia, 0] - bv_a[ia, 3]) - bhx) - slack
-        gy = max(bly - (bv_a[ia, 1] + bv_a[ia, 4]), (bv_a[ia, 1] - bv_a[ia, 4]) - bhy) - slack
-        gz = max(blz - (bv_a[ia, 2] + bv_a[ia, 5]), (bv_a[ia, 2] - bv_a[ia, 5]) - bhz) - slack
+        gx = max(blx - (ea[0] + ea[3]), (ea[0] - ea[3]) - bhx) - slack
+        gy = max(bly - (ea[1] + ea[4]), (ea[1] - ea[4]) - bhy) - slack
+        gz = max(blz - (ea[2] + ea[5]), (ea[2] - ea[5]) - bhz) - slack
         gx = gx if gx > 0.0 else 0.0
         gy = gy if gy > 0.0 else 0.0
         gz = gz if gz > 0.0 else 0.0
         g2 = (gx * gx + gy * gy + gz * gz) * (1.0 - 8.0 * _U)
     if have_v:
-        hi = v[0] * bv_a[ia, 0] + v[1] * bv_a[ia, 1] + v[2] * bv_a[ia, 2]
+        hi = v[0] * ea[0] + v[1] * ea[1] + v[2] * ea[2]
         if not is_obb:
-            hi += abs(v[0]) * bv_a[ia, 3] + abs(v[1]) * bv_a[ia, 4] + abs(v[2]) * bv_a[ia, 5]
+            hi += abs(v[0]) * ea[3] + abs(v[1]) * ea[4] + abs(v[2]) * ea[5]
         else:
             hi += (
                 bv_a[ia, 12] * abs(v[0] * bv_a[ia, 3] + v[1] * bv_a[ia, 4] + v[2] * bv_a[ia, 5])
@@ -316,21 +320,23 @@ def _tri_leaf_gap2(is_obb, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb
 
 
 @njit(cache=True, nogil=True, inline="always")
-def dir_gap2(is_obb, v, w, R, t, bv_a, ia, bv_b, ib, slack):
+def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
     from their gap along the unit direction v (a's frame; w = R^T v): projection
     onto a unit vector never increases distances. 0 when they overlap along v."""
-    cx = bv_b[ib, 0]
-    cy = bv_b[ib, 1]
-    cz = bv_b[ib, 2]
+    ea = node_extent(kind, bv_a, ia)
+    eb = node_extent(kind, bv_b, ib)
+    cx = eb[0]
+    cy = eb[1]
+    cz = eb[2]
     c = (
-        v[0] * (R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0])
-        + v[1] * (R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1])
-        + v[2] * (R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2])
+        v[0] * (R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0])
+        + v[1] * (R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1])
+        + v[2] * (R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2])
     )
-    if not is_obb:
-        ra = abs(v[0]) * bv_a[ia, 3] + abs(v[1]) * bv_a[ia, 4] + abs(v[2]) * bv_a[ia, 5]
-        rb = abs(w[0]) * bv_b[ib, 3] + abs(w[1]) * bv_b[ib, 4] + abs(w[2]) * bv_b[ib, 5]
+    if kind != BV_OBB:
+        ra = abs(v[0]) * ea[3] + abs(v[1]) * ea[4] + abs(v[2]) * ea[5]
+        rb = abs(w[0]) * eb[3] + abs(w[1]) * eb[4] + abs(w[2]) * eb[5]
     else:
         ra = (
             bv_a[ia, 12] * abs(v[0] * bv_a[ia, 3] + v[1] * bv_a[ia, 4] + v[2] * bv_a[ia, 5])
@@ -350,18 +356,18 @@ def dir_gap2(is_obb, v, w, R, t, bv_a, ia, bv_b, ib, slack):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, ib, slack, cut):
+def _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, ib, slack, cut):
     """Node pair lower bound: the cheap directional gap first (it settles most pruned
     pairs), else the box bound."""
     if have_v:
-        d = dir_gap2(is_obb, v, w, R, t, bv_a, ia, bv_b, ib, slack)
+        d = dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack)
         if d >= cut:
             return d
-    return node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack)
+    return node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack)
 
 
 @njit(cache=True, nogil=True)
-def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb, slack, stack):
+def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, slack, stack):
     """Overlap-only descent: the first intersecting triangle pair (leaf order), or (-1, -1).
 
     Visits every node pair whose boxes overlap within the slack and tests every
@@ -373,7 +379,6 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb
     n_pairs = np.int64(0)
     n_tri = np.int64(0)
     tri_method = np.int64(TRI_TEST_GUIGUE)
-    size_col = 12 if is_obb else 3
     stack[0, 0] = 0
     stack[0, 1] = 0
     top = 1
@@ -382,7 +387,7 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb
         ia = stack[top, 0]
         ib = stack[top, 1]
         n_pairs += 1
-        if node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack) > 0.0:
+        if node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack) > 0.0:
             continue
         leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
         leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
@@ -416,8 +421,7 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb
             continue
         if leaf_b or (
             not leaf_a
-            and bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
-            >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+            and node_size(kind, bv_a, ia) >= node_size(kind, bv_b, ib)
         ):
             c0 = topo_a[ia, 0]
             for c in range(c0, c0 + topo_a[ia, 1]):
@@ -473,8 +477,7 @@ def distance_task(
     R, t = relative_pose(Ta, Tb)
     AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
     slack = 64.0 * _U * (scale + abs(t[0]) + abs(t[1]) + abs(t[2]))
-    is_obb = bv_kind == BV_OBB
-    size_col = 12 if is_obb else 3
+    kind = bv_kind
     best = upper2
     cut = upper2 * shrink  # prune at or above this (shrink < 1: relative-error mode)
     lower = math.inf  # smallest lower bound of anything pruned below best
@@ -519,9 +522,9 @@ def distance_task(
                 pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
                 have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
     top = 0
-    lb0 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, 0, bv_b, 0, slack)
+    lb0 = node_lower_bound2(kind, R, AbsR, t, bv_a, 0, bv_b, 0, slack)
     if lb0 <= 0.0:
-        ja, jb, np0, nt0 = first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, is_obb, slack, stack)
+        ja, jb, np0, nt0 = first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, slack, stack)
         n_pairs += np0
         n_tri += nt0
         if ja >= 0:
@@ -559,7 +562,7 @@ def distance_task(
                 blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
                 sb = _min_dot(v, B)
                 # b's triangle against a's whole leaf first: skips its row of pairs
-                lg = _tri_leaf_gap2(is_obb, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack)
+                lg = _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack)
                 if lg >= cut:
                     lower = min(lower, lg)
                     continue
@@ -606,14 +609,13 @@ def distance_task(
             continue
         if leaf_b or (
             not leaf_a
-            and bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
-            >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+            and node_size(kind, bv_a, ia) >= node_size(kind, bv_b, ib)
         ):
             c0 = topo_a[ia, 0]
             cnt = topo_a[ia, 1]
             if cnt == 2:
-                l0 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c0, bv_b, ib, slack, cut)
-                l1 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c0 + 1, bv_b, ib, slack, cut)
+                l0 = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, c0, bv_b, ib, slack, cut)
+                l1 = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, c0 + 1, bv_b, ib, slack, cut)
                 first = c0
                 second = c0 + 1
                 if l1 < l0:
@@ -637,7 +639,7 @@ def distance_task(
             else:
                 c = c0 + cnt - 1
                 while c >= c0:
-                    lc = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, c, bv_b, ib, slack, cut)
+                    lc = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, c, bv_b, ib, slack, cut)
                     if lc >= cut:
                         lower = min(lower, lc)
                     else:
@@ -650,8 +652,8 @@ def distance_task(
             c0 = topo_b[ib, 0]
             cnt = topo_b[ib, 1]
             if cnt == 2:
-                l0 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0, slack, cut)
-                l1 = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0 + 1, slack, cut)
+                l0 = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0, slack, cut)
+                l1 = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0 + 1, slack, cut)
                 first = c0
                 second = c0 + 1
                 if l1 < l0:
@@ -675,7 +677,7 @@ def distance_task(
             else:
                 c = c0 + cnt - 1
                 while c >= c0:
-                    lc = _pair_lb2(is_obb, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c, slack, cut)
+                    lc = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c, slack, cut)
                     if lc >= cut:
                         lower = min(lower, lc)
                     else:

@@ -64,6 +64,7 @@ from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
 from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..volumes.access import node_extent, node_size
 from .distance import _stack_rows, distance_task, node_lower_bound2
 
 MOTION_LINEAR = 0
@@ -384,39 +385,40 @@ def _normal_step(T, P, orient, ctx, ra, rb, tgt, slack):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _node_radius(bv, i, size_col, mr):
+def _node_radius(kind, bv, i, mr):
     """Largest distance of a point of node i from the rotation centre (widened)."""
-    dx = bv[i, 0] - mr[_MR_C]
-    dy = bv[i, 1] - mr[_MR_C + 1]
-    dz = bv[i, 2] - mr[_MR_C + 2]
-    hx = bv[i, size_col]
-    hy = bv[i, size_col + 1]
-    hz = bv[i, size_col + 2]
+    cx, cy, cz, hx, hy, hz = node_extent(kind, bv, i)
+    dx = cx - mr[_MR_C]
+    dy = cy - mr[_MR_C + 1]
+    dz = cz - mr[_MR_C + 2]
     return math.sqrt(dx * dx + dy * dy + dz * dz) + math.sqrt(hx * hx + hy * hy + hz * hz) + mr[_MR_WIDEN]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pair_step(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack, ctx, mra, mrb, tgt, cut, tol2):
-    """(step, squared distance bound) of node pair (ia, ib)."""
-    size_col = 12 if is_obb else 3
+def _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack, ctx, mra, mrb, tgt, cut, tol2):
+    """(step, squared distance bound) of node pair (ia, ib); every kind but OBB is read
+    as its enclosing box (``kernels/volumes/access.py``)."""
+    is_obb = kind == BV_OBB
     ra = 0.0
     rb = 0.0
     if ctx[_CX_THA] > 0.0 or is_obb:
-        ra = _node_radius(bv_a, ia, size_col, mra)
+        ra = _node_radius(kind, bv_a, ia, mra)
     if ctx[_CX_THB] > 0.0 or is_obb:
-        rb = _node_radius(bv_b, ib, size_col, mrb)
+        rb = _node_radius(kind, bv_b, ib, mrb)
     if is_obb:
-        lb2 = node_lower_bound2(is_obb, R, AbsR, t, bv_a, ia, bv_b, ib, slack)
+        lb2 = node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack)
         rate = ctx[_CX_SPEED] + ctx[_CX_THA] * ra + ctx[_CX_THB] * rb
         return _gap_step(math.sqrt(lb2), rate, tgt), lb2
-    cx = bv_b[ib, 0]
-    cy = bv_b[ib, 1]
-    cz = bv_b[ib, 2]
-    T0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0]
-    T1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1]
-    T2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2]
+    ea = node_extent(kind, bv_a, ia)
+    eb = node_extent(kind, bv_b, ib)
+    cx = eb[0]
+    cy = eb[1]
+    cz = eb[2]
+    T0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0]
+    T1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1]
+    T2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2]
     return _box_step(
-        T0, T1, T2, R, AbsR, bv_a[ia, 3], bv_a[ia, 4], bv_a[ia, 5], bv_b[ib, 3], bv_b[ib, 4], bv_b[ib, 5],
+        T0, T1, T2, R, AbsR, ea[3], ea[4], ea[5], eb[3], eb[4], eb[5],
         slack, ctx, ra, rb, tgt, cut, tol2,
     )  # fmt: skip
 
@@ -449,7 +451,7 @@ def _fill_context(Ta, R, mra, mrb, ctx):
 
 @njit(cache=True, nogil=True)
 def min_step(
-    topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, t, slack, is_obb, ctx, mra, mrb,
+    topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, t, slack, kind, ctx, mra, mrb,
     tgt, tol2, cap, shrink, seed_a, seed_b, stack, steps, lb2s, found, stats,
 ):  # fmt: skip
     """Smallest safe step over all triangle pairs (module notes), at most ``cap``.
@@ -462,7 +464,6 @@ def min_step(
     ``seed_a``, ``seed_b``: a leaf node pair visited first (-1: none).
     """
     AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
-    size_col = 12 if is_obb else 3
     best = cap
     cut = cap * shrink
     lower = math.inf
@@ -474,7 +475,7 @@ def min_step(
     found[0] = -1
     found[1] = -1
     top = 0
-    s, l2 = _pair_step(is_obb, R, AbsR, t, bv_a, 0, bv_b, 0, slack, ctx, mra, mrb, tgt, cut, tol2)
+    s, l2 = _pair_step(kind, R, AbsR, t, bv_a, 0, bv_b, 0, slack, ctx, mra, mrb, tgt, cut, tol2)
     stack[0, 0] = 0
     stack[0, 1] = 0
     steps[0] = s
@@ -497,8 +498,8 @@ def min_step(
         leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
         leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
         if leaf_a and leaf_b:
-            ra = _node_radius(bv_a, ia, size_col, mra) if rot_a else 0.0
-            rb = _node_radius(bv_b, ib, size_col, mrb) if rot_b else 0.0
+            ra = _node_radius(kind, bv_a, ia, mra) if rot_a else 0.0
+            rb = _node_radius(kind, bv_b, ib, mrb) if rot_b else 0.0
             fa0 = topo_a[ia, 0]
             fa1 = fa0 + topo_a[ia, 1]
             fb0 = topo_b[ib, 0]
@@ -576,8 +577,7 @@ def min_step(
             continue
         if leaf_b or (
             not leaf_a
-            and bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
-            >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
+            and node_size(kind, bv_a, ia) >= node_size(kind, bv_b, ib)
         ):
             c0 = topo_a[ia, 0]
             cnt = topo_a[ia, 1]
@@ -588,11 +588,11 @@ def min_step(
             ca = 0
         if cnt == 2:
             if ca:
-                s0, l0 = _pair_step(is_obb, R, AbsR, t, bv_a, c0, bv_b, ib, slack, ctx, mra, mrb, tgt, cut, tol2)
-                s1, l1 = _pair_step(is_obb, R, AbsR, t, bv_a, c0 + 1, bv_b, ib, slack, ctx, mra, mrb, tgt, cut, tol2)
+                s0, l0 = _pair_step(kind, R, AbsR, t, bv_a, c0, bv_b, ib, slack, ctx, mra, mrb, tgt, cut, tol2)
+                s1, l1 = _pair_step(kind, R, AbsR, t, bv_a, c0 + 1, bv_b, ib, slack, ctx, mra, mrb, tgt, cut, tol2)
             else:
-                s0, l0 = _pair_step(is_obb, R, AbsR, t, bv_a, ia, bv_b, c0, slack, ctx, mra, mrb, tgt, cut, tol2)
-                s1, l1 = _pair_step(is_obb, R, AbsR, t, bv_a, ia, bv_b, c0 + 1, slack, ctx, mra, mrb, tgt, cut, tol2)
+                s0, l0 = _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, c0, slack, ctx, mra, mrb, tgt, cut, tol2)
+                s1, l1 = _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, c0 + 1, slack, ctx, mra, mrb, tgt, cut, tol2)
             first = c0
             second = c0 + 1
             if s1 < s0:
@@ -621,7 +621,7 @@ def min_step(
             while c >= c0:
                 ja = c if ca else ia
                 jb = ib if ca else c
-                sc, lc = _pair_step(is_obb, R, AbsR, t, bv_a, ja, bv_b, jb, slack, ctx, mra, mrb, tgt, cut, tol2)
+                sc, lc = _pair_step(kind, R, AbsR, t, bv_a, ja, bv_b, jb, slack, ctx, mra, mrb, tgt, cut, tol2)
                 if sc >= cut and lc > tol2:
                     lower = min(lower, sc)
                 else:
@@ -656,7 +656,6 @@ def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, mot
     max_iter = np.int64(res[2])
     scale = res[3]
     bv_kind = np.int64(res[4])
-    is_obb = bv_kind == BV_OBB
     mra = np.empty(MR_WIDTH)
     mrb = np.empty(MR_WIDTH)
     motion_row(P[0], P[1], motion, mra)
@@ -693,7 +692,7 @@ def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, mot
         slack = 64.0 * _U * (scale + abs(tr[0]) + abs(tr[1]) + abs(tr[2]))
         it += 1
         step = min_step(
-            topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, tr, slack, is_obb, ctx, mra, mrb,
+            topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, tr, slack, bv_kind, ctx, mra, mrb,
             tgt, tol2, 1.0 - t, shrink, seed_a, seed_b, stack, steps, lb2s, found, stats,
         )  # fmt: skip
         if step < 0.0:
