@@ -76,7 +76,7 @@ def test_surfaces_beyond_int32_rejected():
     ids=["complex", "complex-real", "object", "str", "bool"],
 )
 def test_non_real_vertices_rejected(vertices):
-    with pytest.raises(InvalidMeshError, match="vertices must be real numbers"):
+    with pytest.raises(InvalidMeshError, match="vertices must be real numeric values"):
         ck.Mesh(vertices, TET_F)
 
 

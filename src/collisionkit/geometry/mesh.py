@@ -69,7 +69,7 @@ def _as_vertices(vertices: ArrayLike) -> NDArray[np.float64]:
         raise InvalidMeshError(f"vertices are not numeric: {exc}") from None
     if raw.dtype.kind not in "iuf":
         # complex would lose its imaginary part, strings and objects would be parsed
-        raise InvalidMeshError(f"vertices must be real numbers, got dtype {raw.dtype}")
+        raise InvalidMeshError(f"vertices must be real numeric values, got dtype {raw.dtype}")
     try:
         v = np.array(raw, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
