@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.brute import brute_pairs
 
 import collisionkit as ck
 from collisionkit.errors import CollisionKitError
 from collisionkit.scene import Scene, SceneError
-from tests.brute import brute_pairs
 
 DATA = Path(__file__).resolve().parents[1] / "examples" / "data"
 FAST, SLOW = 25, 400

@@ -41,9 +41,9 @@ from ...constants import (
     SPLIT_SAH,
     SPLIT_SPLATTER,
 )
+from ..core.linalg import symmetric_eigen3
 from ..volumes.dispatch import bv_width, fit_other
 from .split import split_axis_value
-from ..core.linalg import symmetric_eigen3
 from .split_balanced import split_balanced
 
 
