@@ -292,17 +292,36 @@ def chart(rep: dict, path: str | Path) -> None:
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _positive(text: str) -> int:
+    """argparse type: an int >= 1."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="collisionkit bv-report", description=__doc__.splitlines()[0])
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``collisionkit bv-report``: exit 0 on success, 2 on any bad option or file
+    (one line on stderr; options are checked before any mesh is read)."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+    p = Parser(prog="collisionkit bv-report", description=__doc__.splitlines()[0])
     p.add_argument("mesh")
     p.add_argument("mesh2", nargs="?", help="second mesh (default: the first against itself)")
-    p.add_argument("--poses", type=int, default=200, help="random poses (default 200)")
+    p.add_argument("--poses", type=_positive, default=200, help="random poses (default 200)")
     p.add_argument("--kinds", default=None, help="comma-separated volume kinds (default all)")
     p.add_argument("--splits", default=None, help="comma-separated split rules (default all)")
     p.add_argument("--builds", default=None, help="comma-separated builds (default all)")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=_positive, default=3)
     p.add_argument("--png", default="bv-report.png", help="chart file (default bv-report.png; '' for none)")
     p.add_argument("--json", default=None, help="also write the report as JSON here")
     p.add_argument("--md", default=None, help="also write the table as markdown here")
@@ -310,11 +329,18 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import CollisionKitError
 
     try:
+        for option, names, known in (("--kinds", args.kinds, BV_KINDS), ("--splits", args.splits, SPLIT_RULES),
+                                     ("--builds", args.builds, BUILDS)):  # fmt: skip
+            for name in (names or "").split(","):
+                if name.strip() and name.strip() not in known:
+                    raise ValueError(f"{option}: unknown name {name.strip()[:40]!r} (choose from {', '.join(known)})")
+        if args.png and Path(args.png).suffix.lower() != ".png":
+            raise ValueError(f"--png must name a .png file (or '' for none), got {args.png[:80]!r}")
+        for option, out in (("--png", args.png), ("--json", args.json), ("--md", args.md)):
+            if out and not Path(out).resolve().parent.is_dir():
+                raise ValueError(f"{option}: folder of {out[:80]!r} does not exist")
         a = load_mesh(args.mesh)
         b = load_mesh(args.mesh2) if args.mesh2 else a
-        for name in (args.kinds or "").split(",") + (args.splits or "").split(","):
-            if name and name not in BV_KINDS and name not in SPLIT_RULES:
-                raise ValueError(f"unknown volume kind or split rule {name!r}")
     except (CollisionKitError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

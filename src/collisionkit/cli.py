@@ -2,8 +2,12 @@
 
 Every command has ``--help``; results print as a readable table, or as JSON with
 ``--json``. Exit codes: 0 no collision (or success), 1 collision found, 2 error.
-Bad input (missing file, unreadable mesh, malformed YAML/CSV, wrong joint count)
-prints one line naming the file (and line) on stderr and exits 2: no traceback.
+``check``, ``contacts``, ``scene`` and ``trajectory`` answer 0 or 1; ``render``,
+``bv-report``, ``demo`` and ``bench`` exit 0 on success. Every error (a bad option,
+a missing file, an unreadable mesh, malformed YAML/CSV, a wrong joint count, or a
+bug) prints one line naming the file, line or option on stderr and exits 2, so a
+script never reads a crash as a collision; ``--debug`` adds the traceback. Options
+are checked before any work starts.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +25,59 @@ import numpy as np
 
 EXIT_CLEAR, EXIT_COLLISION, EXIT_ERROR = 0, 1, 2
 
+#: Broad phases ``--broadphase`` accepts (``world.BROADPHASES``; a test keeps them
+#: equal, so the parser needs no import of the compiled layers).
+BROADPHASE_NAMES = ("brute", "grid", "hash", "octree", "sap", "tree")
+
+#: Longest error line printed (a bad value may be huge).
+_MAX_ERROR = 400
+
 
 class CliError(Exception):
     """An error the command line reports in one line (exit code 2)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a bad option in one line (exit 2), not usage + error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an int >= 1."""
+    return _int_at_least(text, 1)
+
+
+def count_int(text: str) -> int:
+    """argparse type: an int >= 0."""
+    return _int_at_least(text, 0)
+
+
+def _int_at_least(text: str, low: int) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
+    if v < low:
+        raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
+    return v
+
+
+def png_path(text: str) -> str:
+    """argparse type: a .png file name in an existing (or creatable) place."""
+    if Path(text).suffix.lower() != ".png":
+        raise argparse.ArgumentTypeError(f"must name a .png file, got {text[:80]!r}")
+    parent = Path(text).parent
+    if parent.exists() and not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{str(parent)[:80]!r} is not a folder")
+    return text
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line (messages from other libraries may span lines)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 3] + "..."
 
 
 # -- argument helpers ------------------------------------------------------------------
@@ -39,13 +94,17 @@ def parse_pose(text: str | None, what: str) -> np.ndarray | None:
             raise CliError(f"{what}: file not found: {text}")
         try:
             if p.suffix.lower() == ".npy":
-                arr = np.load(p)
+                arr = np.load(p, allow_pickle=False)
             elif p.suffix.lower() == ".json":
-                arr = np.asarray(json.loads(p.read_text()), dtype=np.float64)
+                arr = np.asarray(json.loads(p.read_text()))
             else:
                 arr = np.loadtxt(p, delimiter="," if p.suffix.lower() == ".csv" else None, ndmin=2)
-        except (OSError, ValueError) as exc:
-            raise CliError(f"{what}: cannot read {text}: {exc}") from None
+        except RecursionError:
+            raise CliError(f"{what}: cannot read {text}: nested too deeply") from None
+        except (OSError, ValueError, TypeError, UnicodeDecodeError) as exc:
+            raise CliError(f"{what}: cannot read {text}: {one_line(exc)}") from None
+        if arr.dtype.kind not in "iuf":
+            raise CliError(f"{what}: {text} holds {arr.dtype} values; expected numbers")
         arr = np.asarray(arr, dtype=np.float64)
         if arr.shape[-2:] == (4, 4) and arr.ndim in (2, 3):
             return arr
@@ -113,8 +172,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _pair_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
-    a, b = load_mesh(args.a), load_mesh(args.b)
-    return a, b, parse_pose(args.pose_a, "--pose-a"), parse_pose(args.pose_b, "--pose-b")
+    # poses first: a bad option is reported before any mesh is read
+    pa, pb = parse_pose(args.pose_a, "--pose-a"), parse_pose(args.pose_b, "--pose-b")
+    if pa is not None and pb is not None and pa.ndim == 3 and pb.ndim == 3 and pa.shape[0] != pb.shape[0]:
+        raise CliError(
+            f"--pose-a holds {pa.shape[0]} poses and --pose-b {pb.shape[0]}; give equal batches, or one single (4, 4) pose"
+        )
+    for path in (args.a, args.b):
+        if not Path(path).is_file():
+            raise CliError(f"{path}: file not found")
+    return load_mesh(args.a), load_mesh(args.b), pa, pb
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -279,7 +346,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     n_pairs = len(world.colliding_pairs().names)
     emit(args, {"output": str(out), "colliding_pairs": n_pairs},
          lambda: f"wrote {out} ({n_pairs} colliding pairs highlighted)")  # fmt: skip
-    return EXIT_COLLISION if n_pairs else EXIT_CLEAR
+    return EXIT_CLEAR  # a picture was drawn: success, whatever it shows
 
 
 def _world_contact_faces(contacts: Any):
@@ -310,14 +377,16 @@ def cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="collisionkit",
-        description="Exact, batched collision detection. Exit codes: 0 no collision, 1 collision, 2 error.",
+        description="Exact, batched collision detection. Exit codes: 0 no collision (or success), "
+        "1 collision, 2 error (one line; --debug shows the traceback).",
     )
+    parser.add_argument("--debug", action="store_true", help="on an error, also print the traceback")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("demo", help="check built-in objects at many random poses, with timings")
-    p.add_argument("--poses", type=int, default=100_000, help="poses per object pair (default 100000)")
+    p.add_argument("--poses", type=positive_int, default=100_000, help="poses per object pair (default 100000)")
     p.set_defaults(func=cmd_demo)
 
     pose_help = (
@@ -335,8 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--pose-b", help=pose_help)
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "contacts":
-            p.add_argument("--max-pairs", type=int, default=None, help="keep at most this many pairs per pose")
-            p.add_argument("--show", type=int, default=20, help="rows to print in the table (default 20)")
+            p.add_argument("--max-pairs", type=positive_int, default=None, help="keep at most this many pairs per pose")
+            p.add_argument("--show", type=count_int, default=20, help="rows to print in the table (default 20)")
         p.set_defaults(func=func)
 
     sub.add_parser(
@@ -348,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scene", help="report every colliding pair of a scene file", description="Report every colliding pair "
                        "of a scene file (YAML: meshes, convex shapes, robots with poses).")  # fmt: skip
     p.add_argument("scene", help="scene file (YAML)")
-    p.add_argument("--broadphase", default="sap", help=bp_help)
+    p.add_argument("--broadphase", default="sap", choices=BROADPHASE_NAMES, metavar="NAME", help=bp_help)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_scene)
 
@@ -360,20 +429,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--robot", help="which robot of the scene moves (default: the only one)")
     p.add_argument("--until-first", action="store_true", help="stop at the first step with a contact")
     p.add_argument("--no-self", action="store_true", help="skip self-collision between non-adjacent links")
-    p.add_argument("--chunk", type=int, default=256, help="steps per batched call (default 256)")
+    p.add_argument("--chunk", type=positive_int, default=256, help="steps per batched call (default 256)")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
-    p.add_argument("--show", type=int, default=20, help="colliding steps to print in the table (default 20)")
-    p.add_argument("--broadphase", default="sap", help=bp_help)
+    p.add_argument("--show", type=count_int, default=20, help="colliding steps to print in the table (default 20)")
+    p.add_argument("--broadphase", default="sap", choices=BROADPHASE_NAMES, metavar="NAME", help=bp_help)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_trajectory)
 
     p = sub.add_parser("render", help="draw a scene (optionally at a trajectory step) to PNG, contacts highlighted")
     p.add_argument("scene", help="scene file (YAML)")
-    p.add_argument("-o", "--output", default="scene.png", help="PNG file to write (default scene.png)")
+    p.add_argument("-o", "--output", type=png_path, default="scene.png", help="PNG file to write (default scene.png)")
     p.add_argument("--trajectory", help="CSV trajectory of the scene's robot")
-    p.add_argument("--step", type=int, default=0, help="trajectory step to draw (default 0)")
+    p.add_argument("--step", type=count_int, default=0, help="trajectory step to draw (default 0)")
     p.add_argument("--robot", help="which robot follows the trajectory (default: the only one)")
-    p.add_argument("--broadphase", default="sap", help=bp_help)
+    p.add_argument("--broadphase", default="sap", choices=BROADPHASE_NAMES, metavar="NAME", help=bp_help)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_render)
 
@@ -386,25 +455,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .errors import CollisionKitError
+    """Run the command line; returns the exit code (0 clear or success, 1 collision, 2 error).
 
+    A bad option exits through argparse (``SystemExit(2)``, one line on
+    stderr); ``--help`` through ``SystemExit(0)``.
+    """
     args_in = sys.argv[1:] if argv is None else list(argv)
-    if args_in[:1] == ["bv-report"]:
-        # its own parser (positional meshes, many options): collisionkit bv-report --help
-        from .bv_report import main as bv_report_main
-
-        return bv_report_main(args_in[1:])
-    parser = build_parser()
-    args, rest = parser.parse_known_args(args_in)
-    if rest and args.command != "bench":
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    # --debug anywhere (before or after the command, bv-report included)
+    debug = "--debug" in args_in
+    args_in = [a for a in args_in if a != "--debug"]
     try:
+        if args_in[:1] == ["bv-report"]:
+            # its own parser (positional meshes, many options): collisionkit bv-report --help
+            from .bv_report import main as bv_report_main
+
+            return bv_report_main(args_in[1:])
+        parser = build_parser()
+        args, rest = parser.parse_known_args(args_in)
+        if rest and args.command != "bench":
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
         if args.command == "bench":
             return cmd_bench(args, rest)
         return int(args.func(args))
-    except (CliError, CollisionKitError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_ERROR
@@ -412,6 +484,18 @@ def main(argv: list[str] | None = None) -> int:
         # the reader went away (`collisionkit contacts ... | head`): not an error of ours;
         # point stdout at devnull so the interpreter's final flush does not raise again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except (Exception, RecursionError) as exc:
+        # Every error exits 2 (never 1, the collision code); ours name the file,
+        # line or option; anything else is a bug, reported in one line too.
+        from .errors import CollisionKitError
+
+        if debug:
+            traceback.print_exc()
+        ours = isinstance(exc, (CliError, CollisionKitError))
+        kind = "" if ours else f"{type(exc).__name__}: "
+        hint = "" if ours or debug else " (an unexpected error; --debug shows the traceback)"
+        print(f"error: {kind}{one_line(exc)}{hint}", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -174,3 +174,8 @@ WORLD_BOX_SLACK = 64.0 * 2.0**-53 + 8.0 * POSE_RIGIDITY_TOL
 #: so that by default every pair is tested (Box2D's category/mask convention).
 WORLD_DEFAULT_GROUP = 1
 WORLD_DEFAULT_MASK = -1
+
+#: Most mesh-pair tasks one World narrow-phase kernel call takes. Compiled code
+#: never sees signals, so long work is cut into calls of bounded size and Ctrl-C
+#: (KeyboardInterrupt) lands between them.
+WORLD_TASKS_PER_CALL = 1 << 14

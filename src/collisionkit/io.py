@@ -36,6 +36,8 @@ def load_mesh(path: str | os.PathLike[str], options: BuildOptions | None = None)
         raise InvalidMeshError(f"{path}: no such file")
     import trimesh
 
+    if path.lower().endswith(".obj"):
+        _check_obj_faces(path)
     try:
         loaded = trimesh.load(path, process=False, maintain_order=True)
     except Exception as exc:  # trimesh raises many types on bad files
@@ -90,6 +92,45 @@ def _mesh_from_loaded(loaded: Any, options: BuildOptions | None) -> Mesh:
         labels = np.concatenate(surf) if surface > 1 else None  # one geometry: segment it
         return Mesh(np.vstack(verts), np.vstack(faces), labels, options=options)
     raise InvalidMeshError(f"file holds {type(loaded).__name__}, not a triangle mesh")
+
+
+def _check_obj_faces(path: str) -> None:
+    """Refuse OBJ face indices trimesh would silently reinterpret.
+
+    OBJ vertex indices start at 1 and may only name vertices defined above
+    the face (negative indices count back from the last one, -1 being the
+    latest). trimesh read ``f 0 1 2`` as a different face and wraps indices
+    beyond the vertices, so the ``f`` lines are checked here first.
+
+    Raises
+    ------
+    InvalidMeshError
+        Naming the file and line of the first bad index.
+    """
+    n_vertices = 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                parts = line.split()
+                if not parts:
+                    continue
+                if parts[0] == "v":
+                    n_vertices += 1
+                elif parts[0] == "f":
+                    for token in parts[1:]:
+                        head = token.split("/", 1)[0]
+                        try:
+                            k = int(head)
+                        except ValueError:
+                            raise InvalidMeshError(f"{path}:{lineno}: face index {token[:30]!r} is not an integer") from None
+                        if k == 0:
+                            raise InvalidMeshError(f"{path}:{lineno}: face index 0 is invalid (OBJ indices start at 1)")
+                        if k > n_vertices or -k > n_vertices:
+                            raise InvalidMeshError(
+                                f"{path}:{lineno}: face index {k} but only {n_vertices} vertices are defined above it"
+                            )
+    except OSError as exc:
+        raise InvalidMeshError(f"{path}: cannot read ({exc})") from None
 
 
 def _obj_surface_labels(path: str, n_faces: int) -> NDArray[np.int32] | None:

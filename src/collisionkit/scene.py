@@ -22,6 +22,19 @@ The format (paths are relative to the scene file, or absolute)::
 
 Every mistake raises ``SceneError`` naming the file and the line.
 Trajectories (one row of joint values per step) are read by ``load_trajectory``.
+
+Files are data, never code: the YAML is checked on the parser's event stream
+(``yaml.parse``) before any document is composed, and refused with a clear
+error when it holds a tag (``!!python/...``, ``!foo``, even ``!!str``), nesting
+deeper than ``MAX_DEPTH``, aliases that expand to more than ``MAX_NODES``
+nodes, a duplicate key, or a key that is not a plain name. Only the safe
+loader ever builds values.
+
+Paths a scene may name: ``mesh:`` and ``robot:`` values only, each a regular
+file (not a folder or device), relative to the scene file's folder or
+absolute (``~`` expands to the home folder). A URDF's meshes resolve against
+the URDF's folder. Mesh files are read by trimesh, URDFs by yourdfpy; neither
+runs anything the file names.
 """
 
 from __future__ import annotations
@@ -41,6 +54,17 @@ from .geometry.transforms import pose_from
 
 #: Keys that name an object's shape; exactly one per object.
 SHAPE_KEYS = ("mesh", "box", "sphere", "capsule", "cylinder", "robot")
+
+#: Deepest nesting of lists and mappings a scene file may have (a real scene
+#: needs 4; PyYAML's composer recurses, so 5,000 levels was a RecursionError).
+MAX_DEPTH = 64
+
+#: Most YAML nodes a scene may hold with every alias expanded (a 413-byte file
+#: of nested aliases expanded to ~1e9 nodes and 1.9 GB).
+MAX_NODES = 1_000_000
+
+#: Longest rendering of a bad value in an error message.
+_SHOW = 60
 
 
 class SceneError(CollisionKitError, ValueError):
@@ -107,6 +131,7 @@ class Scene:
 
         p = Path(path)
         try:
+            check_yaml_events(text, p)
             root = yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
@@ -119,7 +144,7 @@ class Scene:
         unknown = set(top) - {"objects", "exclude"}
         if unknown:
             key = sorted(unknown)[0]
-            raise SceneError(p, _line(top[key][0]), f"unknown top-level key {key!r} (expected 'objects', 'exclude')")
+            raise SceneError(p, _line(top[key][0]), f"unknown top-level key {_show(key)} (expected 'objects', 'exclude')")
         if "objects" not in top:
             raise SceneError(p, _line(root), "missing 'objects:' list")
         objs_node = top["objects"][1]
@@ -131,7 +156,7 @@ class Scene:
         for i, node in enumerate(objs_node.value):
             obj = _object(node, i, base, p)
             if obj.name in seen:
-                raise SceneError(p, obj.line, f"duplicate object name {obj.name!r} (first on line {seen[obj.name]})")
+                raise SceneError(p, obj.line, f"duplicate object name {_show(obj.name)} (first on line {seen[obj.name]})")
             seen[obj.name] = obj.line
             objects.append(obj)
         exclude: list[tuple[str, str]] = []
@@ -145,13 +170,91 @@ class Scene:
                     raise SceneError(p, _line(pair), "each 'exclude' entry must be a [name, name] pair")
                 for n in names:
                     if n not in seen:
-                        raise SceneError(p, _line(pair), f"'exclude' names unknown object {n!r}")
+                        raise SceneError(p, _line(pair), f"'exclude' names unknown object {_show(n)}")
+                if names[0] == names[1]:
+                    raise SceneError(p, _line(pair), f"'exclude' pairs {_show(names[0])} with itself (an object is never checked against itself)")
                 exclude.append((names[0], names[1]))
         return cls(p, tuple(objects), tuple(exclude))
 
     def __repr__(self) -> str:
         kinds = ", ".join(f"{o.name} ({o.kind})" for o in self.objects)
         return f"Scene({str(self.path)!r}: {kinds})"
+
+
+# -- the YAML event stream, checked before composing ----------------------------------------
+def check_yaml_events(text: str, path: str | os.PathLike[str] = "<scene>") -> None:
+    """Refuse YAML that is not plain data of bounded size, before composing it.
+
+    Walks ``yaml.parse`` events (the parser keeps an explicit stack, so depth
+    costs no recursion) with O(depth + anchors) memory: each anchor remembers
+    its expanded node count, so an alias is charged its full size without
+    expanding it.
+
+    Raises
+    ------
+    SceneError
+        A tag, nesting deeper than ``MAX_DEPTH``, more than ``MAX_NODES`` nodes
+        with aliases expanded, an unknown alias, a duplicate mapping key or a
+        key that is not a scalar; names the file and line.
+    """
+    import yaml
+
+    p = Path(path)
+    # frames: [is_mapping, children seen, expanded size, anchor, keys seen]
+    stack: list[list[Any]] = []
+    sizes: dict[str, int] = {}
+    total = 0
+
+    def line(ev: Any) -> int:
+        return int(ev.start_mark.line) + 1
+
+    def child(ev: Any, size: int, key_text: str | None) -> None:
+        nonlocal total
+        if not stack:
+            return
+        top = stack[-1]
+        if top[0] and top[1] % 2 == 0:  # a mapping key
+            if key_text is None:
+                raise SceneError(p, line(ev), "mapping keys must be plain names (no lists, mappings or aliases as keys)")
+            if key_text in top[4]:
+                raise SceneError(p, line(ev), f"duplicate key {_show(key_text)}")
+            top[4].add(key_text)
+        top[1] += 1
+        top[2] += size
+
+    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(ev, (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if ev.tag is not None:
+                raise SceneError(p, line(ev), f"YAML tags are not allowed in scene files (found {_show(ev.tag)})")
+        if isinstance(ev, yaml.ScalarEvent):
+            total += 1
+            if ev.anchor is not None:
+                sizes[ev.anchor] = 1
+            child(ev, 1, ev.value)
+        elif isinstance(ev, yaml.AliasEvent):
+            if ev.anchor not in sizes:
+                raise SceneError(p, line(ev), f"unknown or recursive alias *{_show(ev.anchor)}")
+            size = sizes[ev.anchor]
+            total += size
+            child(ev, size, None)
+        elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if len(stack) >= MAX_DEPTH:
+                raise SceneError(p, line(ev), f"nesting deeper than {MAX_DEPTH} levels")
+            total += 1
+            stack.append([isinstance(ev, yaml.MappingStartEvent), 0, 1, ev.anchor, set(), ev])
+        elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            _, _, size, anchor, _, start = stack.pop()
+            if anchor is not None:
+                sizes[anchor] = size
+            child(start, size, None)
+        if total > MAX_NODES:
+            raise SceneError(p, line(ev), f"more than {MAX_NODES} YAML nodes with aliases expanded (alias bomb?)")
+
+
+def _show(value: Any) -> str:
+    """``repr(value)``, cut to ``_SHOW`` characters (a bad value may be huge)."""
+    text = repr(value)
+    return text if len(text) <= _SHOW else text[: _SHOW - 3] + "..."
 
 
 # -- YAML nodes with their lines ---------------------------------------------------------
@@ -175,7 +278,7 @@ def _mapping(node: Any, path: Path, what: str) -> dict[str, tuple[Any, Any]]:
     for k, v in node.value:
         key = _value(k)
         if not isinstance(key, str):
-            raise SceneError(path, _line(k), f"keys of {what} must be names, got {key!r}")
+            raise SceneError(path, _line(k), f"keys of {what} must be names, got {_show(key)}")
         out[key] = (k, v)
     return out
 
@@ -185,12 +288,12 @@ def _floats(node: Any, path: Path, what: str, shape: tuple[int, ...] | None = No
     try:
         arr = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
-        raise SceneError(path, _line(node), f"{what} must be numbers, got {raw!r}") from None
+        raise SceneError(path, _line(node), f"{what} must be numbers, got {_show(raw)}") from None
     if arr.dtype == object or (shape is not None and arr.shape != shape):
         want = "x".join(map(str, shape)) if shape else "numbers"
-        raise SceneError(path, _line(node), f"{what} must be {want} numbers, got {raw!r}")
+        raise SceneError(path, _line(node), f"{what} must be {want} numbers, got {_show(raw)}")
     if not np.all(np.isfinite(arr)):
-        raise SceneError(path, _line(node), f"{what} must be finite, got {raw!r}")
+        raise SceneError(path, _line(node), f"{what} must be finite, got {_show(raw)}")
     return arr
 
 
@@ -206,7 +309,7 @@ def _pose(node: Any, path: Path) -> NDArray[np.float64]:
     unknown = set(m) - {"translation", "rpy", "matrix"}
     if unknown:
         key = sorted(unknown)[0]
-        raise SceneError(path, _line(m[key][0]), f"unknown pose key {key!r} (expected translation, rpy or matrix)")
+        raise SceneError(path, _line(m[key][0]), f"unknown pose key {_show(key)} (expected translation, rpy or matrix)")
     if "matrix" in m:
         if len(m) > 1:
             raise SceneError(path, _line(node), "give either 'matrix' or 'translation'/'rpy', not both")
@@ -223,7 +326,7 @@ def _pose(node: Any, path: Path) -> NDArray[np.float64]:
 def _file(node: Any, base: Path, path: Path, what: str) -> Path:
     raw = _value(node)
     if not isinstance(raw, str) or not raw:
-        raise SceneError(path, _line(node), f"{what} must be a file name, got {raw!r}")
+        raise SceneError(path, _line(node), f"{what} must be a file name, got {_show(raw)}")
     f = Path(raw).expanduser()
     if not f.is_absolute():
         f = base / f
@@ -239,17 +342,17 @@ def _object(node: Any, index: int, base: Path, path: Path) -> SceneObject:
         raise SceneError(path, line, f"objects[{index}] has no 'name'")
     name = _value(m["name"][1])
     if not isinstance(name, str) or not name:
-        raise SceneError(path, _line(m["name"][1]), f"object name must be a non-empty string, got {name!r}")
+        raise SceneError(path, _line(m["name"][1]), f"object name must be a non-empty string, got {_show(name)}")
     kinds = [k for k in SHAPE_KEYS if k in m]
     if len(kinds) != 1:
         got = f"got {', '.join(kinds)}" if kinds else "got none"
-        raise SceneError(path, line, f"object {name!r} needs exactly one of {', '.join(SHAPE_KEYS)} ({got})")
+        raise SceneError(path, line, f"object {_show(name)} needs exactly one of {', '.join(SHAPE_KEYS)} ({got})")
     kind = kinds[0]
     allowed = {"name", "pose", kind} | ({"joints"} if kind == "robot" else set())
     unknown = set(m) - allowed
     if unknown:
         key = sorted(unknown)[0]
-        raise SceneError(path, _line(m[key][0]), f"object {name!r}: unknown key {key!r}")
+        raise SceneError(path, _line(m[key][0]), f"object {_show(name)}: unknown key {_show(key)}")
     pose = _pose(m["pose"][1], path) if "pose" in m else np.eye(4)
     shape_node = m[kind][1]
     params: dict[str, Any] = {}
@@ -263,7 +366,7 @@ def _object(node: Any, index: int, base: Path, path: Path) -> SceneObject:
             raw = _value(jn)
             if isinstance(raw, dict):
                 joints: Any = {
-                    k: float(_floats(v, path, f"joint {k!r}", ())) for k, (_, v) in _mapping(jn, path, "'joints'").items()
+                    k: float(_floats(v, path, f"joint {_show(k)}", ())) for k, (_, v) in _mapping(jn, path, "'joints'").items()
                 }
             else:
                 joints = [float(x) for x in _floats(jn, path, "joints").reshape(-1)]
@@ -285,7 +388,7 @@ def _object(node: Any, index: int, base: Path, path: Path) -> SceneObject:
         extra = set(sm) - {"radius", "length"}
         if extra:
             key = sorted(extra)[0]
-            raise SceneError(path, _line(sm[key][0]), f"{kind}: unknown key {key!r}")
+            raise SceneError(path, _line(sm[key][0]), f"{kind}: unknown key {_show(key)}")
     return SceneObject(name, kind, pose, source, params, line)
 
 
@@ -327,12 +430,17 @@ def load_trajectory(path: str | os.PathLike[str]) -> Trajectory:
             vals = [float(c) for c in cells]
         except ValueError:
             if not rows and names is None and not any(_is_number(c) for c in cells):
+                dup = next((c for i, c in enumerate(cells) if c in cells[:i]), None)
+                if dup is not None:
+                    raise SceneError(p, lineno, f"joint {_show(dup)} named more than once in the header") from None
+                if "" in cells:
+                    raise SceneError(p, lineno, "empty joint name in the header") from None
                 names = tuple(cells)
                 header_line = lineno
                 width = len(cells)
                 continue
             bad = next(c for c in cells if not _is_number(c))
-            raise SceneError(p, lineno, f"not a number: {bad!r}") from None
+            raise SceneError(p, lineno, f"not a number: {_show(bad)}") from None
         if width is None:
             width = len(vals)
         if len(vals) != width:
@@ -445,8 +553,15 @@ def load_scene(scene: Scene | str | os.PathLike[str]) -> LoadedScene:
         except SceneError:
             raise
         except (CollisionKitError, ValueError, OSError) as exc:
-            raise SceneError(sc.path, o.line, f"object {o.name!r}: {exc}") from None
+            raise SceneError(sc.path, o.line, f"object {_show(o.name)}: {exc}") from None
         poses[o.name] = o.pose
+    # robot links enter a World as "robot/link": a plain object may not take such a name
+    for rname, (robot, _, _) in robots.items():
+        for link in robot.links:
+            clash = f"{rname}/{link}"
+            if clash in shapes:
+                line = next(o.line for o in sc.objects if o.name == clash)
+                raise SceneError(sc.path, line, f"object name {_show(clash)} clashes with link {_show(link)} of robot {_show(rname)}")
     return LoadedScene(sc, shapes, poses, robots)
 
 
@@ -458,7 +573,7 @@ def joint_vector(robot: Any, joints: Any, path: Path, line: int | None) -> NDArr
     if isinstance(joints, dict):
         for name, value in joints.items():
             if name not in robot.joint_names:
-                raise SceneError(path, line, f"robot {robot.name!r} has no joint {name!r} (joints: {', '.join(robot.joint_names)})")
+                raise SceneError(path, line, f"robot {robot.name!r} has no joint {_show(name)} (joints: {', '.join(robot.joint_names)})")
             q[robot.joint_names.index(name)] = value
         return q
     if len(joints) != robot.dof:
@@ -471,7 +586,7 @@ def trajectory_for(robot: Any, traj: Trajectory) -> NDArray[np.float64]:
     if traj.names is not None:
         unknown = [n for n in traj.names if n not in robot.joint_names]
         if unknown:
-            raise SceneError(traj.path, traj.header_line, f"unknown joint {unknown[0]!r} (robot {robot.name!r} has {', '.join(robot.joint_names)})")
+            raise SceneError(traj.path, traj.header_line, f"unknown joint {_show(unknown[0])} (robot {robot.name!r} has {', '.join(robot.joint_names)})")
         q = np.zeros((traj.values.shape[0], robot.dof))
         for c, n in enumerate(traj.names):
             q[:, robot.joint_names.index(n)] = traj.values[:, c]

@@ -34,17 +34,13 @@ class _Geometry:
         if self._surfaces is None:
             from .segmentation import segment_surfaces
 
-            labels = segment_surfaces(self.vertices, self.faces)
-            labels.flags.writeable = False
-            self._surfaces = labels
+            self._surfaces = _readonly(segment_surfaces(self.vertices, self.faces))
         return self._surfaces
 
     @property
     def triangles(self) -> NDArray[np.float64]:
         if self._triangles is None:
-            tris = np.ascontiguousarray(self.vertices[self.faces])
-            tris.flags.writeable = False
-            self._triangles = tris
+            self._triangles = _readonly(self.vertices[self.faces])
         return self._triangles
 
     def cached(self, key: Hashable, build: Callable[[], Any]) -> Any:
@@ -68,7 +64,14 @@ class _Geometry:
 
 def _as_vertices(vertices: ArrayLike) -> NDArray[np.float64]:
     try:
-        v = np.array(vertices, dtype=np.float64, copy=True)
+        raw = np.asarray(vertices)
+    except (TypeError, ValueError) as exc:
+        raise InvalidMeshError(f"vertices are not numeric: {exc}") from None
+    if raw.dtype.kind not in "iuf":
+        # complex would lose its imaginary part, strings and objects would be parsed
+        raise InvalidMeshError(f"vertices must be real numeric values, got dtype {raw.dtype}")
+    try:
+        v = np.array(raw, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise InvalidMeshError(f"vertices are not numeric: {exc}") from None
     if v.ndim != 2 or v.shape[1] != 3:
@@ -100,8 +103,15 @@ def _as_faces(faces: ArrayLike, n_vertices: int) -> NDArray[np.int32]:
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
+    """A copy of ``a`` over an immutable ``bytes`` buffer.
+
+    NOTE: ``flags.writeable = False`` alone can be undone by anyone holding
+    the array (``a.flags.writeable = True``, or through ``a.base``); numpy
+    refuses that for an array over an immutable buffer, so the geometry (and
+    every tree built from it) cannot change behind the mesh's back.
+    """
+    a = np.ascontiguousarray(a)
+    return np.frombuffer(a.tobytes(), dtype=a.dtype).reshape(a.shape)
 
 
 class Mesh:
@@ -157,6 +167,11 @@ class Mesh:
             s = np.asarray(surfaces)
             if s.shape != (f.shape[0],) or not np.issubdtype(s.dtype, np.integer):
                 raise InvalidMeshError(f"surfaces must be an int array of shape ({f.shape[0]},), got {s.dtype} {s.shape}")
+            i32 = np.iinfo(np.int32)
+            if s.size and (int(s.min()) < i32.min or int(s.max()) > i32.max):
+                # a cast would wrap 2**32 to 0 and merge unrelated surfaces
+                bad = int(np.argmax((s < i32.min) | (s > i32.max)))
+                raise InvalidMeshError(f"surface id {int(s[bad])} of face {bad} does not fit int32")
             s = np.ascontiguousarray(s, dtype=np.int32)
         if options is not None and not isinstance(options, BuildOptions):
             raise TypeError(f"options must be a BuildOptions, got {type(options).__name__}")

@@ -186,6 +186,10 @@ class Robot:
         self.limits = np.array([[j.lower, j.upper] for j in actuated], dtype=np.float64).reshape(-1, 2)
         self.limits.flags.writeable = False
         self._by_name = {j.name: j for j in joints}
+        if len(self._by_name) != len(joints):
+            dup = next(j.name for k, j in enumerate(joints) if any(i.name == j.name for i in joints[:k]))
+            raise CollisionKitError(f"robot {name!r}: joint name {dup!r} is used twice")
+        self._check_mimics()
 
     # -- construction -----------------------------------------------------------------
     @classmethod
@@ -317,6 +321,24 @@ class Robot:
                 M = M @ motion
             T[:, self._link_index[j.child]] = T[:, self._link_index[j.parent]] @ M
         return T[0] if single else T
+
+    def _check_mimics(self) -> None:
+        """Every mimic chain ends at an actuated joint (no unknown joint, no cycle:
+        a joint mimicking itself was a RecursionError in ``link_poses``)."""
+        for j in self.joints:
+            chain = [j.name]
+            k = j
+            while k.mimic is not None:
+                src = self._by_name.get(k.mimic)
+                if src is None:
+                    raise CollisionKitError(f"robot {self.name!r}: joint {k.name!r} mimics unknown joint {k.mimic!r}")
+                if src.name in chain:
+                    cycle = " -> ".join([*chain[chain.index(src.name):], src.name])
+                    raise CollisionKitError(f"robot {self.name!r}: mimic cycle {cycle}")
+                chain.append(src.name)
+                k = src
+            if k is not j and k.index < 0:
+                raise CollisionKitError(f"robot {self.name!r}: joint {j.name!r} mimics {k.name!r}, which is not actuated ({k.type})")
 
     def _joint_value(self, j: Joint, q2: NDArray[np.float64]) -> NDArray[np.float64]:
         if j.mimic is None:

@@ -29,6 +29,7 @@ from ..constants import (
     WORLD_BOX_SLACK,
     WORLD_DEFAULT_GROUP,
     WORLD_DEFAULT_MASK,
+    WORLD_TASKS_PER_CALL,
 )
 from ..errors import CollisionKitError
 from ..geometry.mesh import Mesh
@@ -472,6 +473,32 @@ class World:
         self.set_poses(poses)
         return self.colliding_pairs()
 
+    def run(self, frames: Any) -> list[Pairs]:
+        """``step`` over many frames: the colliding pairs of each.
+
+        Parameters
+        ----------
+        frames : array_like (F, N, 4, 4) or iterable of (N, 4, 4)
+            Poses of all N objects (insertion order) per frame.
+
+        Returns
+        -------
+        list of Pairs
+            One record per frame, in order.
+
+        Raises
+        ------
+        ValueError
+            ``frames`` is an array of the wrong shape (checked before any frame runs).
+        KeyboardInterrupt
+            On Ctrl-C: every frame is a few compiled calls of bounded size
+            (``constants.WORLD_TASKS_PER_CALL`` pair tasks at most), and the
+            signal is seen between them.
+        """
+        if isinstance(frames, np.ndarray) and (frames.ndim != 4 or frames.shape[1:] != (len(self), 4, 4)):
+            raise ValueError(f"frames must have shape (F, {len(self)}, 4, 4), got {frames.shape}")
+        return [self.step(T) for T in frames]
+
     def broadphase_stats(self) -> dict:
         """What the broad phase did on the last frame (swaps, relinks, entries...)."""
         return self._bp.describe()
@@ -554,13 +581,19 @@ class World:
             n = tasks.shape[0]
             if n:
                 nthreads = thread_count(self._threads)
-                parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES
-                nchunks = min(n, 4 * nthreads) if parallel else 1
                 counts = np.zeros(n, _I64)
-                self._launch(
-                    pool, tasks, MODE_ANY, -1, np.empty(1, _I64), 0, np.full(n, -1, _I64), counts,
-                    np.zeros((n, N_STATS), _I64), nchunks, parallel, nthreads,
-                )
+                # NOTE: calls of bounded size, so Ctrl-C is seen between them
+                for t0 in range(0, n, WORLD_TASKS_PER_CALL):
+                    sub = np.ascontiguousarray(tasks[t0 : t0 + WORLD_TASKS_PER_CALL])
+                    m = sub.shape[0]
+                    parallel = nthreads > 1 and m >= PARALLEL_MIN_POSES
+                    nchunks = min(m, 4 * nthreads) if parallel else 1
+                    sub_counts = np.zeros(m, _I64)
+                    self._launch(
+                        pool, sub, MODE_ANY, -1, np.empty(1, _I64), 0, np.full(m, -1, _I64), sub_counts,
+                        np.zeros((m, N_STATS), _I64), nchunks, parallel, nthreads,
+                    )
+                    counts[t0 : t0 + m] = sub_counts
                 hit[mesh] = counts > 0
             if not mesh.all():
                 from ..query.pair import intersects

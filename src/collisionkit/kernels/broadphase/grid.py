@@ -44,7 +44,29 @@ def _cell(x, origin, inv_cell):
         v = _CLAMP
     elif v < -_CLAMP:
         v = -_CLAMP
+    elif v != v:
+        # 0 * inf (a cell below 1/DBL_MAX, x at the origin): the cell between the
+        # clamped negative and positive ones keeps the map monotone.
+        v = 0.0
     return np.int64(v)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cover(r0, r1, p, limit):
+    """Cells of row p's range [r0, r1] (3 axes), saturated at ``limit + 1``.
+
+    NOTE: the plain product of three widths of up to 2**51 cells overflows
+    int64 and could wrap to a small count (a huge object then looped over
+    ~1e20 cells instead of going to the oversize list); each factor is checked
+    against the limit before multiplying, so the count never overflows.
+    """
+    cov = np.int64(1)
+    for d in range(3):
+        w = r1[p, d] - r0[p, d] + 1
+        if w > limit or cov > limit // w:
+            return limit + 1
+        cov *= w
+    return cov
 
 
 @njit(cache=True, nogil=True)
@@ -88,16 +110,23 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
             olo[d] = min(olo[d], lo[s, d])
             ohi[d] = max(ohi[d], hi[s, d])
     dims = np.ones(3, np.int64)
+    # Grow the cell until the grid fits; an infinite cell (bounds beyond float64
+    # range, or a cell so small that the count overflows to inf and then NaN)
+    # is one cell holding everything, so the loop always ends.
     while True:
         total = 1.0
         for d in range(3):
             total *= np.floor((ohi[d] - olo[d]) / cell) + 1.0
-        if total <= max_cells:
+        if total <= max_cells or cell == np.inf:
             break
-        cell *= max(1.25, (total / max_cells) ** (1.0 / 3.0))
+        grow = (total / max_cells) ** (1.0 / 3.0)
+        cell *= grow if grow > 1.25 else 1.25  # NaN total: grow is NaN, cell becomes NaN
+        if not cell < np.inf:
+            cell = np.inf
     inv = 1.0 / cell
     for d in range(3):
-        dims[d] = np.int64(math.floor((ohi[d] - olo[d]) * inv)) + 1
+        span = (ohi[d] - olo[d]) * inv
+        dims[d] = np.int64(math.floor(span)) + 1 if span < max_cells else 1
     ny = dims[1]
     nz = dims[2]
     ncells = dims[0] * ny * nz
@@ -107,13 +136,10 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
     entries = np.int64(0)
     for p in range(n):
         s = slots[p]
-        cov = np.int64(1)
         for d in range(3):
-            a = min(max(_cell(lo[s, d], olo[d], inv), 0), dims[d] - 1)
-            b = min(max(_cell(hi[s, d], olo[d], inv), 0), dims[d] - 1)
-            r0[p, d] = a
-            r1[p, d] = b
-            cov *= b - a + 1
+            r0[p, d] = min(max(_cell(lo[s, d], olo[d], inv), 0), dims[d] - 1)
+            r1[p, d] = min(max(_cell(hi[s, d], olo[d], inv), 0), dims[d] - 1)
+        cov = _cover(r0, r1, p, max_per_object)
         big[s] = cov > max_per_object
         if big[s]:
             continue
@@ -194,13 +220,10 @@ def hash_pairs(lo, hi, slots, cell, max_per_object, big, out):
     entries = np.int64(0)
     for p in range(n):
         s = slots[p]
-        cov = np.int64(1)
         for d in range(3):
-            a = _cell(lo[s, d], 0.0, inv)
-            b = _cell(hi[s, d], 0.0, inv)
-            r0[p, d] = a
-            r1[p, d] = b
-            cov *= b - a + 1
+            r0[p, d] = _cell(lo[s, d], 0.0, inv)
+            r1[p, d] = _cell(hi[s, d], 0.0, inv)
+        cov = _cover(r0, r1, p, max_per_object)
         big[s] = cov > max_per_object
         if not big[s]:
             entries += cov
