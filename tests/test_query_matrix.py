@@ -6,7 +6,8 @@ distances bitwise equal (closest faces equal, or an equal-distance tie);
 classification labels and distances equal; penetration depths and directions
 equal; time of impact within the query's own guarantee (a hit iff the reference
 hits; t never after the reference's first contact by more than the advancement
-tolerance allows). Counters are excluded: they measure the volumes.
+tolerance allows); sampled penetration depths (an upper bound found by advancement to a
+tolerance) to 1e-9 relative. Counters are excluded: they measure the volumes.
 
 The default run covers every cell once on a torus/sphere pair in near contact;
 ``-m slow`` runs a second, harder pair (two interlocking rings) with more poses.
@@ -99,8 +100,15 @@ def q_classify(a, b, pa, pb, ref):
 @_query
 def q_penetration(a, b, pa, pb, ref):
     got, want = ck.penetration(a, b, pa, pb), ck.penetration(*ref)
-    np.testing.assert_array_equal(got.depth, want.depth)
-    np.testing.assert_array_equal(got.direction, want.direction)
+    np.testing.assert_array_equal(got.exact, want.exact)
+    np.testing.assert_array_equal(got.method, want.method)
+    # exact answers (disjoint poses, the convex method) are equal bit for bit; the sampled
+    # method advances along each direction to within its tolerance, and the advancement's
+    # steps depend on the volumes: equal to ~1e-13 here, asserted to 1e-9 of the depth
+    ex = want.exact
+    np.testing.assert_array_equal(got.depth[ex], want.depth[ex])
+    np.testing.assert_allclose(got.depth[~ex], want.depth[~ex], rtol=1e-9, atol=0)
+    np.testing.assert_allclose(got.direction, want.direction, rtol=0, atol=1e-9)
 
 
 @_query
@@ -192,7 +200,9 @@ def _answer(query, a, b):
     if query == "surface_contacts":
         return np.bincount(ck.surface_contacts(a, b, None, POSES_B).pose_index, minlength=len(POSES_B)) > 0
     if query == "node_visits":
-        return None if ck.node_visits(a, b, None, POSES_B) is None else np.ones(len(POSES_B), bool)
+        v = ck.node_visits(a, b, None, POSES_B)  # counters of the R-tree walks, not an answer
+        assert v.visits_a.sum() > 0 and v.visits_a.min() >= 0, v
+        return None
     if query == "time_of_impact":
         # b sweeps through a: a hit, at a time when b has not yet passed a's centre
         r = ck.time_of_impact(a, b, None, None, ck.translation([-3.0, 0, 0]), ck.translation([3.0, 0, 0]))
@@ -237,5 +247,6 @@ def test_unsupported_cells_are_the_readme_table():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     start = readme.index("### Which query answers which shapes")
     table = readme[start : readme.index("\n\n", readme.index("|", start))]
-    refused = {line.split("|")[1].strip().strip("`") for line in table.splitlines() if "refused" in line}
+    rows = [line for line in table.splitlines() if line.startswith("|")]
+    refused = {line.split("|")[1].strip().strip("`") for line in rows if "refused" in line}
     assert refused == {q for q, _ in UNSUPPORTED}
