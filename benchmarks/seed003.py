@@ -364,7 +364,7 @@ def run_config(a, b, na, nb, target, pi, seed, n, sample, threads) -> dict:
         refereed = []
         for k in np.concatenate([wrong_c, wrong_f])[:50]:
             exact = kg.exact_convex_pair(a._tris, b._tris, pa[k], pb[k])
-            gd = float(ck.convex.gjk_distance(a, b, pa[k], pb[k])[0])
+            gd = float(ck.query.convex.gjk_distance(a, b, pa[k], pb[k])[0])
             refereed.append({"pose": int(k), "ours": bool(truth[k]), "exact": bool(exact), "gjk_distance": gd})
         eng[peer.name] = {
             "per_call_api": [tc, tf],

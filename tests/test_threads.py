@@ -125,3 +125,27 @@ def test_set_num_threads_is_restored_after_a_query():
     ck.contacts(box, box, None, ck.random_poses(32, seed=1), threads=1)
     ck.contacts(box, box, None, ck.random_poses(32, seed=1), threads=2)
     assert numba.get_num_threads() == before
+
+
+def test_penetration_honours_threads(monkeypatch):
+    """Regression: wave one launched the parallel penetration kernel without setting the
+    thread count, so ``threads=`` was ignored on meshes."""
+    import collisionkit.query.penetration as qp
+    from collisionkit.constants import PARALLEL_MIN_POSES
+
+    box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+    poses = ck.random_poses(max(64, PARALLEL_MIN_POSES), radius=0.8, seed=4)
+    ref = ck.penetration(box, box, None, poses, threads=1)
+    seen = []
+    real = qp.using_threads
+
+    def spy(n):
+        seen.append(n)
+        return real(n)
+
+    monkeypatch.setattr(qp, "using_threads", spy)
+    got = ck.penetration(box, box, None, poses, threads=2)
+    assert seen == [2]
+    np.testing.assert_array_equal(got.depth, ref.depth)
+    np.testing.assert_array_equal(got.direction, ref.direction)
+    assert (ref.depth > 0).any() and (ref.depth == 0).any()

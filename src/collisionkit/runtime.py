@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numba
 
 
@@ -20,3 +23,18 @@ def threading_layer() -> str:
 
         probe(4)
         return numba.threading_layer()
+
+
+@contextmanager
+def using_threads(n: int) -> Iterator[None]:
+    """Run the parallel kernels launched inside with ``n`` threads, then restore the count.
+
+    numba's thread count is per Python thread, so concurrent queries with different
+    ``threads=`` do not disturb each other.
+    """
+    previous = numba.get_num_threads()
+    numba.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)

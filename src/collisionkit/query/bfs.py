@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -32,6 +31,7 @@ from ..geometry.mesh import Mesh
 from ..kernels.core.layout import META_FACES, N_STATS
 from ..kernels.traverse import bfs as kb
 from ..kernels.volumes.saabb import triangle_spheres
+from ..runtime import using_threads
 from ..strategies import register
 from .engine import BatchRequest, BatchResult
 
@@ -170,9 +170,7 @@ def _run(strat: BFS, req: BatchRequest) -> BatchResult:
         if how == "serial":
             kb.bfs_query_serial(*pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks)
             return
-        previous = numba.get_num_threads()
-        numba.set_num_threads(nthreads)
-        try:
+        with using_threads(nthreads):
             if how == "poses":
                 kb.bfs_query_poses(*pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks)
             else:
@@ -180,8 +178,6 @@ def _run(strat: BFS, req: BatchRequest) -> BatchResult:
                     *pool_a, *pool_b, sub_tasks, *opts, keys, sub_starts, sub_counts, sub_stats,
                     np.int64(4 * nthreads), np.int64(strat.min_frontier),
                 )
-        finally:
-            numba.set_num_threads(previous)
 
     nchunks = min(n, 4 * nthreads) if path == "poses" else 1
     per_chunk = -(-n // nchunks)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from .. import strategies
@@ -29,6 +28,7 @@ from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..kernels.proximity import gjk as kg
+from ..runtime import using_threads
 from ..strategies import BVH
 from . import dispatch, engine
 
@@ -66,12 +66,8 @@ def gjk_batch(a: ConvexShape, b: ConvexShape, req: engine.BatchRequest, distance
         stats,
     )
     if req.threads > 1 and n >= PARALLEL_MIN_POSES:
-        previous = numba.get_num_threads()
-        numba.set_num_threads(req.threads)
-        try:
+        with using_threads(req.threads):
             kg.gjk_batch_parallel(*args, np.int64(min(n, 4 * req.threads)))
-        finally:
-            numba.set_num_threads(previous)
     else:
         kg.gjk_batch_serial(*args)
     return hit, dist, points, stats

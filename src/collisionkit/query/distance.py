@@ -14,7 +14,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
 
 from ..bvh import tree_for
@@ -22,6 +21,7 @@ from ..constants import MODE_ANY, PARALLEL_MIN_POSES
 from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..kernels.proximity import distance as kd
+from ..runtime import using_threads
 from .engine import BatchRequest, pose_error, prepare, thread_count, trees
 from .pair import _single_pose
 from .results import Distance
@@ -160,12 +160,8 @@ def mesh_distance_rows(
         req.ia, req.ib, scale, ta.options.bv_code, upper2, seeds, out, stats, nchunks,
     )  # fmt: skip
     if parallel:
-        previous = numba.get_num_threads()
-        numba.set_num_threads(req.threads)
-        try:
+        with using_threads(req.threads):
             kd.distance_parallel(*args)
-        finally:
-            numba.set_num_threads(previous)
     else:
         kd.distance_serial(*args)
     return out, stats

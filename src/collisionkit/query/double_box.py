@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from .. import strategies
@@ -18,6 +17,7 @@ from ..convex.shapes import Convex
 from ..errors import UnsupportedPairError
 from ..kernels.core.layout import N_STATS
 from ..kernels.traverse import double_box as kd
+from ..runtime import using_threads
 from . import engine
 
 
@@ -38,12 +38,8 @@ def double_box_batch(a: Convex, b: Convex, req: engine.BatchRequest, depth: int,
         req.ia, req.ib, np.int64(tri_test), stack_size, decided, stats, nchunks,
     )  # fmt: skip
     if parallel:
-        previous = numba.get_num_threads()
-        numba.set_num_threads(req.threads)
-        try:
+        with using_threads(req.threads):
             kd.double_box_batch(*args)
-        finally:
-            numba.set_num_threads(previous)
     else:
         kd.double_box_batch(*args)
     return decided, stats

@@ -20,6 +20,7 @@ from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.core.layout import META_FACES, N_STATS
 from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID
 from ..kernels.traverse import descent as kt
+from ..runtime import using_threads
 from ..strategies import BVH as BVHStrategy
 from ..strategies import Strategy, resolve
 from . import dispatch
@@ -216,12 +217,8 @@ def _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, star
         mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks,
     )
     if parallel:
-        previous = numba.get_num_threads()
-        numba.set_num_threads(nthreads)
-        try:
+        with using_threads(nthreads):
             kt.query_parallel(*args)
-        finally:
-            numba.set_num_threads(previous)
     else:
         kt.query_serial(*args)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -39,6 +38,7 @@ from ..geometry.mesh import Mesh
 from ..kernels.build.rtree import RT_FACES, RT_SURFACES
 from ..kernels.core.layout import N_STATS
 from ..kernels.traverse import oaabb as ko
+from ..runtime import using_threads
 from ..strategies import Strategy, register, resolve
 from .engine import BatchRequest, BatchResult, check_mesh, prepare
 from .pair import contacts
@@ -148,12 +148,8 @@ def _execute(strat: OAABB, req: BatchRequest, mode: int, visits: tuple[NDArray, 
             keys_, np.int64(cap_), starts_, counts_, stats_, np.int64(chunks_), flag, visits[0], visits[1],
         )
         if par_:
-            previous = numba.get_num_threads()
-            numba.set_num_threads(nthreads)
-            try:
+            with using_threads(nthreads):
                 fn(*call)
-            finally:
-                numba.set_num_threads(previous)
         else:
             fn(*call)
 

@@ -62,6 +62,7 @@ from ..errors import InvalidMeshError, UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..kernels.proximity import penetration as kp
 from ..kernels.proximity.penetration import convex_depth
+from ..runtime import using_threads
 from .classify import CONTAINED, PENETRATING, classify
 from .engine import pose_error
 from .pair import _single_pose
@@ -361,8 +362,11 @@ def penetration(
         if n:
             parallel = req.threads > 1 and n >= PARALLEL_MIN_POSES
             nchunks = min(n, 4 * req.threads) if parallel else 1
-            kernel = kp.penetration_parallel if parallel else kp.penetration_serial
-            kernel(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
+            if parallel:
+                with using_threads(req.threads):  # wave one never set the count: threads= was ignored
+                    kp.penetration_parallel(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
+            else:
+                kp.penetration_serial(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
         hit = out[:, 0] > 0
         depth = np.where(hit, out[:, 0], 0.0)
         direction = np.where(hit[:, None], out[:, 1:4], np.nan)

@@ -364,7 +364,7 @@ class Robot:
     def check(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
         """(N,) bool: which configurations collide with ``world`` or (non-adjacent) self.
 
-        The planner's main call; see ``robot_check.check_configurations`` for the
+        The planner's main call; see ``robot.check.check_configurations`` for the
         options (``base``, ``self_collision``, ``ignore``, ``detail``, ``threads``).
         """
         from .check import check_configurations  # NOTE: check.py takes a Robot; import at call time

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -37,6 +36,7 @@ from ..kernels.broadphase.common import finish_pairs, world_boxes
 from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF, N_STATS
 from ..kernels.traverse import descent as kt
 from ..query.engine import pose_error, thread_count
+from ..runtime import using_threads
 from . import broadphases
 from .filters import PairFilter, as_bits
 from .records import Pairs, WorldContacts
@@ -562,12 +562,8 @@ class World:
             _I64(mode), _I64(max_pairs), keys, _I64(chunk_cap), starts, counts, stats, _I64(nchunks),
         )
         if parallel:
-            previous = numba.get_num_threads()
-            numba.set_num_threads(nthreads)
-            try:
+            with using_threads(nthreads):
                 kt.query_parallel(*args)
-            finally:
-                numba.set_num_threads(previous)
         else:
             kt.query_serial(*args)
 
