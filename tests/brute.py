@@ -35,30 +35,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from numba import njit
+from tests.oracles import map_points  # noqa: F401 - re-exported: the oracle's own mapping
 
 import collisionkit  # configures numba's cache folder before any kernel
 import collisionkit.constants
-
-
-def map_points(Ta, Tb, pts: np.ndarray) -> np.ndarray:
-    """(..., 3) points of b mapped into a's frame: ``R_a^T R_b p + R_a^T (t_b - t_a)``.
-
-    Own arithmetic (numpy elementwise: one rounding per product and per sum, no FMA), in
-    the order ARCHITECTURE.md states: ``R[i, j] = A[0,i] B[0,j] + A[1,i] B[1,j] + A[2,i] B[2,j]``,
-    ``t[i] = A[0,i] dx + A[1,i] dy + A[2,i] dz``, ``p'_i = R[i,0] x + R[i,1] y + R[i,2] z + t[i]``.
-    """
-    A = np.asarray(Ta, dtype=np.float64)
-    B = np.asarray(Tb, dtype=np.float64)
-    d = [B[k, 3] - A[k, 3] for k in range(3)]
-    R = [[A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j] for j in range(3)] for i in range(3)]
-    t = [A[0, i] * d[0] + A[1, i] * d[1] + A[2, i] * d[2] for i in range(3)]
-    p = np.asarray(pts, dtype=np.float64)
-    x, y, z = p[..., 0], p[..., 1], p[..., 2]
-    out = np.empty(p.shape)
-    for i in range(3):
-        out[..., i] = R[i][0] * x + R[i][1] * y + R[i][2] * z + t[i]
-    return out
-
 
 _U = 2.0**-53
 #: Shewchuk's o3derrboundA, doubled for margin (any larger bound is still a proof).
