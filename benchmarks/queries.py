@@ -140,8 +140,9 @@ def _distance_scene(an, bn, n, rounds, out):
     values = {k: np.array([f(pa[i], pb[i]) for i in range(n)]) for k, f in engines.items()}
     agree = {}
     for k, v in values.items():
-        apart = (ours > 1e-9) & (v > 1e-9)
-        agree[k] = float(np.max(np.abs(ours[apart] - v[apart]) / v[apart])) if apart.any() else 0.0
+        # relative difference over EVERY pose (issue #20: comparing only where both are above
+        # 1e-9 hid a wrong 0): a 0 against a positive distance counts as 1.0
+        agree[k] = float(np.max(np.abs(ours - v) / np.maximum(np.maximum(np.abs(ours), np.abs(v)), 1e-9)))
     t_call = {k: [] for k in ["collisionkit", *engines]}
     t_batch = {k: [] for k in ["collisionkit", "collisionkit-t1", *engines]}
     for _ in range(rounds):
