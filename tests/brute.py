@@ -43,6 +43,11 @@ import collisionkit.constants
 _U = 2.0**-53
 #: Shewchuk's o3derrboundA, doubled for margin (any larger bound is still a proof).
 _O3D = 2.0 * (7.0 + 56.0 * _U) * _U
+#: Outside [_TINY, _HUGE] a product sum may have underflowed or overflowed: the static
+#: bounds prove nothing there, and the pair goes to the rationals (e.g. 1e150-scaled scenes).
+_TINY = 1e-250
+_HUGE = 1e250
+_BIG_COORD = 1e60
 #: bound on a 3-term float dot product relative to sum |a_i||x_i| (gamma_3 < 4u), doubled.
 _DOT = 8.0 * _U
 
@@ -71,6 +76,8 @@ def _orient(a, b, c, d):
         + (abs(cdxady) + abs(adxcdy)) * abs(bdz)
         + (abs(adxbdy) + abs(bdxady)) * abs(cdz)
     )
+    if not perm >= _TINY or not perm <= _HUGE:  # underflow or overflow: the bound is no proof
+        return 0
     bound = _O3D * perm
     if det > bound:
         return 1
@@ -122,6 +129,8 @@ def _separates(ax, P, Q):
         hi_p = max(hi_p, dp)
         lo_q = min(lo_q, dq)
         hi_q = max(hi_q, dq)
+    if not err >= _TINY or not err <= _HUGE:  # underflow or overflow: no proof
+        return False
     margin = 2.0 * _DOT * err  # both sides' rounding, and the subtraction's
     return lo_q - hi_p > margin or lo_p - hi_q > margin
 
@@ -129,6 +138,12 @@ def _separates(ax, P, Q):
 @njit(cache=True, nogil=True)
 def _float_verdict(P, Q):
     """1: the closed triangles certainly meet; 0: certainly disjoint; -1: ask the rationals."""
+    m = 0.0
+    for k in range(3):
+        for d in range(3):
+            m = max(m, max(abs(P[k, d]), abs(Q[k, d])))
+    if m > _BIG_COORD:  # products of four coordinates must stay finite
+        return -1
     for i in range(3):
         if _pierces(Q[i], Q[(i + 1) % 3], P) or _pierces(P[i], P[(i + 1) % 3], Q):
             return 1

@@ -61,6 +61,16 @@ def test_float_verdicts_are_never_wrong():
     assert counts[1] > 100 and counts[0] > 300 and counts[-1] > 500, counts
 
 
+def test_huge_and_tiny_coordinates_go_to_the_rationals():
+    """Regression: at 1e150 the float products overflow; the filter must not decide there."""
+    P = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    Q = np.array([[0.2, 0.2, -1], [0.3, 0.2, 1], [0.2, 0.3, 1]])
+    for scale in (1e150, 1e-160):
+        assert _float_verdict(P * scale, Q * scale) == -1
+        assert tri_tri_rational((P * scale).tolist(), (Q * scale).tolist())
+    assert _float_verdict(P * 1e-100, Q * 1e-100) in (-1, 1)  # never a wrong "disjoint"
+
+
 def test_unsure_pairs_are_exactly_the_hard_ones():
     # exactly touching at a vertex and sharing an edge: never decided in float
     P = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
