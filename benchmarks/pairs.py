@@ -123,7 +123,7 @@ def machine() -> dict[str, Any]:
     }
 
 
-def provenance(argv: list[str]) -> dict[str, Any]:
+def provenance(argv: list[str], prog: str = "benchmarks.pairs") -> dict[str, Any]:
     """Commit (and whether the tree had changes), kernel-source hash, date, command."""
     root = HERE.parent
 
@@ -146,7 +146,7 @@ def provenance(argv: list[str]) -> dict[str, Any]:
         "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
         "kernel_source_hash": kh,
         "date": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "command": "python -m benchmarks.pairs " + " ".join(argv),
+        "command": f"python -m {prog} " + " ".join(argv),
     }
 
 

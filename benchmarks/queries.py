@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -370,6 +371,8 @@ def markdown(report) -> str:
         f"Machine: {m['cpu_model']} ({m['cpu_affinity']} cores, 2-core VM), {m['platform']}; "
         f"date {m['date']}; command `{report['command']}`.",
         "",
+        _provenance_line(report.get("provenance")),
+        "",
         "Times are medians over interleaved rounds (us per call, or per pose for batches).",
         "Speed-up = fastest peer / fastest collisionkit entry (target: >= 2).",
         "",
@@ -395,6 +398,15 @@ def markdown(report) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _provenance_line(pv: dict | None) -> str:
+    if not pv:
+        return "Provenance: not recorded (a run before issue #20)."
+    return (
+        f"Provenance: commit {pv['commit']}{' (with uncommitted changes)' if pv['dirty'] else ''}, "
+        f"kernel-source hash {pv['kernel_source_hash']}, date {pv['date']}, command `{pv['command']}`."
+    )
 
 
 def chart(report, path: Path) -> None:
@@ -423,6 +435,12 @@ def chart(report, path: Path) -> None:
     plt.close(fig)
 
 
+def _provenance(argv) -> dict:
+    from .pairs import provenance
+
+    return provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.queries")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.queries")
     ap.add_argument("--quick", action="store_true", help="fewer poses and rounds")
@@ -441,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "versions": versions(),
         "command": "python -m benchmarks.queries" + (" --quick" if args.quick else ""),
+        "provenance": _provenance(argv),
         "rows": [],
     }
     t0 = time.perf_counter()
