@@ -272,8 +272,13 @@ def run_coal(scene: Scene, manager: str, frames: int, budget_s: float, cell: flo
     spent = 0.0
     for T in scene.frames(frames + 1):
         t0 = time.perf_counter()
+        # issue #20: no new transform object per object per frame (set in place), and
+        # computeAABB: Coal's setTransform does NOT refresh the object's world box, so before
+        # this its broad phase ran on the first frame's boxes (less work, stale pairs)
         for i, o in enumerate(objs):
-            o.setTransform(coal.Transform3s(T[i, :3, :3], T[i, :3, 3]))
+            o.setRotation(T[i, :3, :3])
+            o.setTranslation(T[i, :3, 3])
+            o.computeAABB()
         t1 = time.perf_counter()
         mgr.update()
         collect.init()
@@ -343,8 +348,9 @@ def run_fcl(scene: Scene, frames: int, budget_s: float) -> dict:
     spent = 0.0
     for T in scene.frames(frames + 1):
         t0 = time.perf_counter()
-        for i, o in enumerate(objs):
-            o.setTransform(fcl.Transform(T[i, :3, :3], T[i, :3, 3]))
+        for i, o in enumerate(objs):  # in place (python-fcl refreshes the box itself)
+            o.setRotation(T[i, :3, :3])
+            o.setTranslation(T[i, :3, 3])
         t1 = time.perf_counter()
         mgr.update()
         count[0] = 0
