@@ -272,8 +272,13 @@ def run_coal(scene: Scene, manager: str, frames: int, budget_s: float, cell: flo
     spent = 0.0
     for T in scene.frames(frames + 1):
         t0 = time.perf_counter()
+        # issue #20: no new transform object per object per frame (set in place), and
+        # computeAABB: Coal's setTransform does NOT refresh the object's world box, so before
+        # this its broad phase ran on the first frame's boxes (less work, stale pairs)
         for i, o in enumerate(objs):
-            o.setTransform(coal.Transform3s(T[i, :3, :3], T[i, :3, 3]))
+            o.setRotation(T[i, :3, :3])
+            o.setTranslation(T[i, :3, 3])
+            o.computeAABB()
         t1 = time.perf_counter()
         mgr.update()
         collect.init()
@@ -343,8 +348,9 @@ def run_fcl(scene: Scene, frames: int, budget_s: float) -> dict:
     spent = 0.0
     for T in scene.frames(frames + 1):
         t0 = time.perf_counter()
-        for i, o in enumerate(objs):
-            o.setTransform(fcl.Transform(T[i, :3, :3], T[i, :3, 3]))
+        for i, o in enumerate(objs):  # in place (python-fcl refreshes the box itself)
+            o.setRotation(T[i, :3, :3])
+            o.setTranslation(T[i, :3, 3])
         t1 = time.perf_counter()
         mgr.update()
         count[0] = 0
@@ -509,11 +515,33 @@ def main(argv: list[str] | None = None) -> int:
         report["scenes"].append({
             "scene": name, "objects": scene.n, "triangles": scene.triangles, "agree": agree,
             "seconds": time.perf_counter() - t, "rows": rows,
+            # issue #20: each scene keeps its own provenance, so a merged rerun of one scene
+            # does not restamp the others with today's date
+            **_provenance(),
         })
         print(f"{name}: {scene.n} objects, {scene.triangles} triangles, broad phases agree: {agree}", flush=True)
         write(report, args.quick, args.merge or len(report["scenes"]) > 1)  # after every scene: a killed run keeps its scenes
     print(markdown(report))
     return 0
+
+
+def _provenance() -> dict:
+    import subprocess
+
+    from collisionkit._numba import kernel_source_hash
+
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(RESULTS.parent.parent), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return {
+        "date": _dt.date.today().isoformat(),
+        "commit": commit or "unknown",
+        "kernel_source_hash": kernel_source_hash(),
+        "command": "python -m benchmarks.broadphase " + " ".join(sys.argv[1:]),
+    }
 
 
 def write(report: dict, quick: bool, merge: bool) -> None:
@@ -562,7 +590,7 @@ def markdown(report: dict) -> str:
     lines = [
         "# Broad phase: the World against Coal, python-fcl, pybullet",
         "",
-        f"{report['date']}, {report['machine']}, Python {report['python']}, collisionkit {report['collisionkit']}; "
+        f"Last written {report['date']} (each scene states when it was measured), {report['machine']}, Python {report['python']}, collisionkit {report['collisionkit']}; "
         f"{report['frames']} frames of small random motion per scene (peers: fewer on big scenes, see `frames`). "
         "Command: `python -m benchmarks.broadphase" + (" --quick`" if report["quick"] else "`") + ".",
         "",
@@ -583,9 +611,17 @@ def markdown(report: dict) -> str:
             f"{_fmt(s.get('ratio'), 1)}x | {s.get('best_peer_cpp', '-')} | {_fmt(s.get('best_peer_cpp_ms'))} | {_fmt(s.get('ratio_cpp'), 1)}x | {sc['agree']} |"
         )
     for sc in report["scenes"]:
+        when = (
+            f"Measured {sc['date']}, commit {sc['commit'][:12]}, kernel-source hash {sc['kernel_source_hash']}, "
+            f"command `{sc['command']}`."
+            if "date" in sc
+            else f"Measured on or before {report['date']} (no per-scene provenance recorded then)."
+        )
         lines += [
             "",
             f"## {sc['scene']}: {sc['objects']} objects, {sc['triangles']} triangles",
+            "",
+            when,
             "",
             "| engine | frames | pose | broad | frame | step | pairs | colliding | work |",
             "|---|---|---|---|---|---|---|---|---|",

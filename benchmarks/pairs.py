@@ -12,8 +12,14 @@ numba-cache load), scene calibration, engine set-up (hierarchies built, untimed)
 ``--rounds`` interleaved rounds. Each round visits every scene and every category, and
 inside a category every engine once, the engine order rotating from round to round;
 every engine sees the same seeded poses. Reported numbers are medians over the rounds.
-Round 0's outputs are hashed (bool vectors, sorted (pose, face_a, face_b) pair arrays) so
-"faster but different" shows. See benchmarks/README.md for the columns.
+
+Answers gate ratios (issue #20): every round's outputs are hashed and must equal round 0's;
+round 0's pair sets are refereed per scene by ``benchmarks.referee`` (exact rational
+arithmetic in the world frame, independent of collisionkit: every disputed pair and a
+seeded sample of agreed ones), and the booleans against the refereed truth. An engine with
+an unexplained wrong answer gets no ratio in that scene and the run exits 1; the verdict is
+printed beside every ratio. Every results file carries its provenance (commit, kernel-source
+hash, date, machine, command). See benchmarks/README.md for the columns.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from . import peers as P
+from . import referee as R
 from . import scenes as S
 
 HERE = Path(__file__).resolve().parent
@@ -71,6 +78,9 @@ TARGETS: dict[str, list[dict[str, Any]]] = {
         {"engine": "collisionkit-obb", "max": 0.5, "ref": "coal"},
     ],
 }
+
+#: agreed pairs refereed per scene (every disputed pair is refereed too)
+REFEREE_SAMPLE = 100
 
 QUICK_POSES = 30
 QUICK_OVERHEAD_POSES = 300
@@ -110,6 +120,33 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "date": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "loadavg_start": list(os.getloadavg()),
+    }
+
+
+def provenance(argv: list[str], prog: str = "benchmarks.pairs") -> dict[str, Any]:
+    """Commit (and whether the tree had changes), kernel-source hash, date, command."""
+    root = HERE.parent
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    try:
+        from collisionkit._numba import kernel_source_hash
+
+        kh = kernel_source_hash()
+    except Exception as e:  # noqa: BLE001
+        kh = f"unknown ({type(e).__name__})"
+    return {
+        "commit": git("rev-parse", "HEAD") or "unknown",
+        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "kernel_source_hash": kh,
+        "date": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": f"python -m {prog} " + " ".join(argv),
     }
 
 
@@ -197,6 +234,15 @@ def pairs_canonical(per_pose: list[set[tuple[int, int]]]) -> np.ndarray:
 
 def pairs_hash(canon: np.ndarray) -> str:
     return short_hash(np.ascontiguousarray(canon, dtype=np.int64).tobytes())
+
+
+def output_hash(cat: str, eng: P.Engine, out: Any, n: int) -> str:
+    """Hash of one timed call's answer, order-independent for pair sets."""
+    if cat in ("bool_call", "overhead", "bool_batch"):
+        return bool_hash(np.asarray(out, dtype=bool))
+    if cat == "pairs_call":
+        return pairs_hash(pairs_canonical([eng.pairs_from_raw(r) for r in out]))
+    return pairs_hash(pairs_canonical(eng.batch_pairs_to_list(out, n)))
 
 
 # --------------------------------------------------------------------------- collisionkit
@@ -381,6 +427,8 @@ class SceneRun:
         self.la = list(self.Pa)
         self.lb = list(self.Pb)
         self.outputs: dict[tuple[str, str], Any] = {}
+        self.hashes: dict[tuple[str, str], str] = {}
+        self.round_mismatch: list[str] = []
         self.setup_s: dict[str, float] = {}
 
     def by_name(self, name: str) -> P.Engine | None:
@@ -404,8 +452,12 @@ def run_round(run: SceneRun, rnd: int, samples: Samples, overhead_only: bool) ->
     def record(cat: str, eng: P.Engine, fn: Callable[[], Any], per: int) -> None:
         w, c, out = timed(fn, SETTLE_S)
         samples.add(s.name, cat, eng.name, w, c, per)
+        h = output_hash(cat, eng, out, n)  # every round, outside the timed call
         if keep:
             run.outputs[(cat, eng.name)] = out
+            run.hashes[(cat, eng.name)] = h
+        elif run.hashes.get((cat, eng.name)) != h:
+            run.round_mismatch.append(f"{eng.name} {cat}: round {rnd} answer differs from round 0")
 
     per_call = [e for e in run.engines if e.name != CK1]
     if overhead_only:
@@ -436,26 +488,6 @@ def peer_batch_from_calls(samples: Samples, scene: str, engines: list[P.Engine])
                 samples.data[(scene, batch, e.name)] = d
 
 
-def within_distance_audit(run: SceneRun, extra: list[set], dist: float) -> int | None:
-    """How many of an engine's extra pairs are within ``dist`` (absolute) of touching,
-    by trueform's exact within-distance query; None without trueform."""
-    try:
-        import trueform as tf
-    except ImportError:
-        return None
-    eng = P.Trueform(direct=False)
-    eng.setup(run.scene.mesh_a, run.scene.mesh_b)
-    k = 0
-    for p, ex in enumerate(extra):
-        if not ex:
-            continue
-        eng.ma.transformation = np.array(run.Pa[p])
-        eng.mb.transformation = np.array(run.Pb[p])
-        ids = tf.gather_ids_within_distance(eng.ma, eng.mb, dist)
-        k += len(ex & set(map(tuple, np.asarray(ids, np.int64).tolist())))
-    return k
-
-
 def verify(run: SceneRun, overhead_only: bool) -> dict[str, Any]:
     """Hashes of round 0's outputs, flags against the reference, pair-set differences."""
     n = run.scene.n
@@ -480,53 +512,80 @@ def verify(run: SceneRun, overhead_only: bool) -> dict[str, Any]:
                 if counts.shape != (n,) or int(counts.sum()) != len(out.pose_index):
                     res["notes"].append(f"{name}: counts inconsistent with rows")
             pairsets[name + " (batch)"] = e.batch_pairs_to_list(out, n)
-    ref_name = _reference(bools)
-    for name, v in bools.items():
-        h = bool_hash(v)
-        res["bool"][name] = {"hash": h, "colliding": int(v.sum())}
-    if ref_name:
-        ref = bools[ref_name]
-        res["bool_reference"] = ref_name
-        for name, v in bools.items():
-            d = int((v != ref).sum())
-            res["bool"][name]["differs"] = d
-    # pairs: hashes, extra / missing against the reference
+    # pairs: hashes, then the independent referee (exact, world frame; benchmarks/referee.py)
     canon = {name: pairs_canonical(ps) for name, ps in pairsets.items()}
-    hashes = {name: pairs_hash(c) for name, c in canon.items()}
-    pref = _reference({k: v for k, v in hashes.items()}, by_hash=True)
-    res["pairs_reference"] = pref
-    for name, ps in pairsets.items():
-        entry = {"hash": hashes[name], "pairs": int(len(canon[name]))}
-        if pref and name != pref:
-            rp = pairsets[pref]
-            extra = [a - b for a, b in zip(ps, rp, strict=True)]
-            missing = [b - a for a, b in zip(ps, rp, strict=True)]
-            entry["extra"] = sum(map(len, extra))
-            entry["missing"] = sum(map(len, missing))
-            if entry["extra"]:
-                entry["extra_within_1e-6"] = within_distance_audit(run, extra, 1e-6)
-                entry["extra_within_1e-9"] = within_distance_audit(run, extra, 1e-9)
-        # the pair sets must agree with the same engine's boolean answers
-        b = bools.get(name)
-        if b is not None:
-            entry["pairs_vs_bool_mismatch"] = int(sum(bool(x) != y for x, y in zip(ps, b, strict=True)))
-        res["pairs"][name] = entry
+    for name in pairsets:
+        res["pairs"][name] = {"hash": pairs_hash(canon[name]), "pairs": int(len(canon[name]))}
+    verdicts: dict[str, dict[str, Any]] = {}
+    truth = None
+    if pairsets:
+        ref = R.referee_pairs(run.scene.mesh_a, run.scene.mesh_b, run.Pa, run.Pb, pairsets, sample=REFEREE_SAMPLE)
+        res["referee"] = {"refereed": ref["refereed"], "method": R.METHOD}
+        verdicts.update(ref["engines"])
+        truth = np.asarray(ref["truth_colliding"], dtype=bool)
+    for name, v in bools.items():
+        res["bool"][name] = {"hash": bool_hash(v), "colliding": int(v.sum())}
+        if truth is None:
+            continue
+        wrong = np.flatnonzero(v != truth)
+        base = _base(name)
+        explained = set(verdicts.get(base, {}).get("explained_poses", []))
+        unexplained = [int(p) for p in wrong if int(p) not in explained]
+        verdicts[name + " [bool]"] = {
+            "status": "FAIL" if unexplained else ("explained" if len(wrong) else "exact"),
+            "wrong": int(len(wrong)),
+            "explained": {"same pose as an explained pair": int(len(wrong) - len(unexplained))}
+            if len(wrong) > len(unexplained)
+            else {},
+            "unexplained": [{"pose": p} for p in unexplained[:5]],
+        }
+    if truth is None and bools:  # boolean-only scene (B far away): referee by world boxes
+        sc = run.scene
+        apart = np.array([R.boxes_apart(sc.mesh_a, sc.mesh_b, ta, tb) for ta, tb in zip(run.Pa, run.Pb, strict=True)])
+        res["referee"] = {
+            "refereed": {"disputed": 0, "agreed": 0, "agreed_sampled": 0, "poses_proven_apart": int(apart.sum())},
+            "method": "world bounding boxes apart (float64 + slack): proven non-colliding",
+        }
+        for name, v in bools.items():
+            wrong = np.flatnonzero(apart & v)
+            unknown = int((~apart).sum())
+            status = "FAIL" if len(wrong) else ("unrefereed" if unknown else "exact")
+            verdicts[name + " [bool]"] = {
+                "status": status,
+                "wrong": int(len(wrong)),
+                "explained": {},
+                "unexplained": [{"pose": int(p)} for p in wrong[:5]],
+            }
+    for msg in run.round_mismatch:
+        eng = msg.split(" ")[0]
+        for key in [k for k in verdicts if _base(k.replace(" [bool]", "")) == _base(eng)] or [eng]:
+            v = verdicts.setdefault(key, {"status": "FAIL", "wrong": 0, "explained": {}, "unexplained": []})
+            v["status"] = "FAIL"
+            v["unexplained"].append({"note": msg})
+    res["verdicts"] = verdicts
     return res
 
 
-def _reference(d: dict[str, Any], by_hash: bool = False) -> str | None:
-    """collisionkit's per-call answer when present, else the most common answer among the
-    peers (ties: fcl, then trueform)."""
-    if not d:
+def _base(name: str) -> str:
+    """The engine a verdict belongs to: 'collisionkit-t1 (batch)' -> 'collisionkit'."""
+    name = name.split(" ")[0]
+    return CK if name == CK1 else name
+
+
+def scene_verdict(vf: dict[str, Any], engine: str, cat: str) -> dict[str, Any] | None:
+    """The verdict that gates a ratio: the engine's pair verdict for pair categories, its
+    boolean verdict for boolean ones; the worse of the per-call and batch answers."""
+    vs = vf.get("verdicts", {})
+    keys = (
+        [engine, engine + " (batch)", _base(engine)]
+        if cat.startswith("pairs")
+        else [engine + " [bool]", engine + " (batch) [bool]"]
+    )
+    found = [vs[k] for k in keys if k in vs]
+    if not found:
         return None
-    if CK in d:
-        return CK
-    key = (lambda k: d[k]) if by_hash else (lambda k: bool_hash(d[k]))
-    counts: dict[str, int] = {}
-    for k in d:
-        counts[key(k)] = counts.get(key(k), 0) + 1
-    prio = {"fcl": 0, "trueform": 1}
-    return min(d, key=lambda k: (-counts[key(k)], prio.get(k, 9), k))
+    order = {"FAIL": 0, "unrefereed": 1, "explained": 2, "exact": 3}
+    return min(found, key=lambda v: order.get(v["status"], 0))
 
 
 def run_build(mesh: S.MeshData, engines: list[P.Engine], rounds: int, samples: Samples) -> None:
@@ -540,21 +599,28 @@ def run_build(mesh: S.MeshData, engines: list[P.Engine], rounds: int, samples: S
 # --------------------------------------------------------------------------- report
 
 
-def ratios(samples: Samples, scene: str, cat: str, peer_names: list[str]) -> dict[str, Any]:
-    """Fastest peer and, per collisionkit engine, fastest-peer time / ck time."""
+def ratios(samples: Samples, scene: str, cat: str, peer_names: list[str], vf: dict[str, Any]) -> dict[str, Any]:
+    """Fastest peer and, per collisionkit engine, fastest-peer time / ck time; gated by the
+    referee: an engine whose answers FAIL gets no ratio and is never the fastest peer."""
     peer_t = {p: samples.median(scene, cat, p) for p in peer_names}
     peer_t = {p: t for p, t in peer_t.items() if t is not None}
-    out: dict[str, Any] = {"peers": peer_t}
-    if not peer_t:
+    out: dict[str, Any] = {"peers": peer_t, "verdict": {}, "no_ratio": []}
+    for e in list(peer_t) + [e for e in samples.engines(scene, cat) if e.startswith(CK)]:
+        out["verdict"][e] = R.verdict_text(scene_verdict(vf, e, cat))
+    ok_peers = {p: t for p, t in peer_t.items() if not out["verdict"][p].startswith("FAIL")}
+    out["no_ratio"] = [p for p in peer_t if p not in ok_peers]
+    if not ok_peers:
         return out
-    fp = min(peer_t, key=peer_t.get)
+    fp = min(ok_peers, key=ok_peers.get)
     out["fastest_peer"] = fp
-    out["fastest_peer_s"] = peer_t[fp]
+    out["fastest_peer_s"] = ok_peers[fp]
     for e in samples.engines(scene, cat):
         if e.startswith(CK):
             t = samples.median(scene, cat, e)
-            if t:
-                out.setdefault("ratio", {})[e] = peer_t[fp] / t
+            if out["verdict"][e].startswith("FAIL"):
+                out["no_ratio"].append(e)
+            elif t:
+                out.setdefault("ratio", {})[e] = ok_peers[fp] / t
     return out
 
 
@@ -601,6 +667,16 @@ def render(report: dict[str, Any], samples: Samples) -> str:
     L: list[str] = []
     m, v, cfg = report["machine"], report["versions"], report["config"]
     L.append(f"# collisionkit vs peers: {cfg['mode']} run, {m['date']}")
+    L.append("")
+    pv = report.get("provenance", {})
+    L.append(
+        f"Provenance: commit {pv.get('commit', '?')}{' (with uncommitted changes)' if pv.get('dirty') else ''}, "
+        f"kernel-source hash {pv.get('kernel_source_hash', '?')}, date {pv.get('date', '?')}, "
+        f"command `{pv.get('command', '?')}`."
+    )
+    if report.get("note"):
+        L.append("")
+        L.append("Note: " + report["note"])
     L.append("")
     L.append(
         f"Machine: {m['host']}, {m['cpu_model']}, {m['cpu_count']} cores "
@@ -663,7 +739,13 @@ def render(report: dict[str, Any], samples: Samples) -> str:
                 continue
             r = sc["ratios"].get(cat, {})
             cells = [fmt_t(samples.median(name, cat, e), scale) for e in cols]
-            ratio = ", ".join(f"{_short(e)} {x:.2f}x" for e, x in r.get("ratio", {}).items())
+            fp = r.get("fastest_peer")
+            ratio = ", ".join(
+                f"{_short(e)} {x:.2f}x [{r['verdict'].get(e, '?')}; {_short(fp)}: {r['verdict'].get(fp, '?')}]"
+                for e, x in r.get("ratio", {}).items()
+            )
+            if r.get("no_ratio"):
+                ratio += (", " if ratio else "") + "no ratio (answers FAIL): " + ", ".join(map(_short, r["no_ratio"]))
             L.append(
                 f"| {title} | {unit} | "
                 + " | ".join(cells)
@@ -735,26 +817,28 @@ def _split_line(sp: dict[str, Any]) -> str:
 
 def _hash_lines(vf: dict[str, Any]) -> list[str]:
     out = []
-    ref = vf.get("bool_reference")
-    parts = []
-    for name, d in vf["bool"].items():
-        flag = "" if not d.get("differs") else f" DIFFERS on {d['differs']} poses"
-        parts.append(f"{_short(name)} {d['hash']}{flag}")
+    parts = [f"{_short(name)} {d['hash']} ({d['colliding']} colliding)" for name, d in vf["bool"].items()]
     if parts:
-        out.append(f"Bool hashes (reference {ref}): " + ", ".join(parts))
-    parts = []
-    pref = vf.get("pairs_reference")
-    for name, d in vf["pairs"].items():
-        s = f"{_short(name)} {d['hash']} ({d['pairs']:,} pairs)"
-        if d.get("extra") or d.get("missing"):
-            s += f" DIFFERS: +{d['extra']} -{d['missing']}"
-            if d.get("extra_within_1e-6") is not None:
-                s += f" (extra within 1e-6: {d['extra_within_1e-6']}, within 1e-9: {d['extra_within_1e-9']})"
-        if d.get("pairs_vs_bool_mismatch"):
-            s += f" PAIRS/BOOL DISAGREE on {d['pairs_vs_bool_mismatch']} poses"
-        parts.append(s)
+        out.append("Bool hashes: " + ", ".join(parts))
+    parts = [f"{_short(name)} {d['hash']} ({d['pairs']:,} pairs)" for name, d in vf["pairs"].items()]
     if parts:
-        out.append(f"Pair hashes (reference {pref}): " + ", ".join(parts))
+        out.append("Pair hashes: " + ", ".join(parts))
+    rf = vf.get("referee")
+    if rf:
+        c = rf["refereed"]
+        if "poses_proven_apart" in c:
+            out.append(f"Referee ({rf['method']}): {c['poses_proven_apart']} poses proven apart")
+        else:
+            out.append(
+                f"Referee ({rf['method']}): {c['disputed']} disputed pairs and {c['agreed_sampled']} of "
+                f"{c['agreed']:,} agreed pairs refereed exactly"
+            )
+    vs = vf.get("verdicts", {})
+    if vs:
+        out.append("Verdicts: " + ", ".join(f"{_short(k)} {R.verdict_text(v)}" for k, v in vs.items()))
+        for k, v in vs.items():
+            for u in v.get("unexplained", [])[:3]:
+                out.append(f"UNEXPLAINED {_short(k)}: {u}")
     for note in vf.get("notes", []):
         out.append("NOTE: " + note)
     return [""] + [x + "  " for x in out] if out else []
@@ -783,6 +867,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", default=None, help="results folder (default benchmarks/results; quick: none)")
     ap.add_argument("--no-write", action="store_true", help="write no files")
     ap.add_argument("--json", action="store_true", help="print the JSON report instead of markdown")
+    ap.add_argument("--note", default="", help="a note recorded in the results (e.g. a reduced run)")
     return ap.parse_args(argv)
 
 
@@ -798,6 +883,8 @@ def main(argv: list[str] | None = None) -> int:
     peer_filter = a.peers.split(",") if a.peers else None
     mode = ("quick" if a.quick else "full") + (" peers-only" if a.peers_only else "")
     report: dict[str, Any] = {
+        "provenance": provenance(sys.argv[1:] if argv is None else list(argv)),
+        "note": a.note,
         "machine": machine(),
         "versions": versions(),
         "config": {
@@ -866,7 +953,7 @@ def main(argv: list[str] | None = None) -> int:
         overhead_only = S.SCENES[sc.name].sampler == "far"
         peer_batch_from_calls(samples, sc.name, run.engines)
         vf = verify(run, overhead_only)
-        ref_bool = vf["bool"].get(vf.get("bool_reference") or "", {})
+        ref_bool = next(iter(vf["bool"].values()), {})
         entry: dict[str, Any] = {
             "name": sc.name,
             "description": sc.description,
@@ -892,7 +979,7 @@ def main(argv: list[str] | None = None) -> int:
             "samples_s": {},
         }
         for cat in CATEGORIES:
-            r = ratios(samples, sc.name, cat, peer_names)
+            r = ratios(samples, sc.name, cat, peer_names, vf)
             if not r.get("peers"):
                 continue
             entry["ratios"][cat] = r
@@ -996,13 +1083,19 @@ def main(argv: list[str] | None = None) -> int:
     if out_dir and not a.no_write:
         od = Path(out_dir)
         od.mkdir(parents=True, exist_ok=True)
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        tag = ("quick-" if a.quick else "") + ("peers-only-" if a.peers_only else "")
-        jp = od / f"pairs-{tag}{stamp}-{socket.gethostname()}.json"
+        tag = ("-quick" if a.quick else "") + ("-peers-only" if a.peers_only else "")
+        jp, mp = od / f"pairs{tag}.json", od / f"pairs{tag}.md"
         jp.write_text(json.dumps(report, indent=1, default=_jsonable) + "\n")
-        (od / "latest.md").write_text(md)
-        log(f"wrote {jp} and {od / 'latest.md'}")
+        mp.write_text(md)
+        log(f"wrote {jp} and {mp}")
     log(f"total {report['wall_s']:.1f}s")
+    failed = sorted(
+        f"{sc['name']}: {_short(k)}" for sc in report["scenes"] for k, v in sc["verify"].get("verdicts", {}).items()
+        if v["status"] == "FAIL"
+    )  # fmt: skip
+    if failed:
+        log("ANSWERS FAIL THE REFEREE (no ratio reported for them): " + "; ".join(failed))
+        return 1
     return 0
 
 

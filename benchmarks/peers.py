@@ -8,10 +8,14 @@ for that engine (see README.md, "Peer adapters"):
 ``intersects_one(T_a, T_b) -> bool``
     Set both objects' transforms from numpy ``(4, 4)`` world-from-object poses and run the
     boolean query.
-``all_pairs_raw(T_a, T_b)``
-    The same, for all intersecting triangle pairs, in the engine's cheapest native form
-    (a list of ``(b1, b2)`` tuples, an ``(k, 2)`` array, a collisionkit record): this is
-    what ``pairs.py`` times.
+``all_pairs_raw(T_a, T_b) -> (k, 2) int64 array``
+    The same, for all intersecting triangle pairs (face_a, face_b): this is what ``pairs.py``
+    times. SAME WORK FOR EVERY ENGINE (issue #20): every engine is asked for triangle ids
+    only (no contact points, normals or depths: collisionkit computes none), its request,
+    result and transform objects are built once in ``setup`` (outside the timed region)
+    where the engine allows reuse, and every timed call ends with the same answer form, a
+    ``(k, 2)`` int64 array (collisionkit's record is converted too). Table of settings:
+    benchmarks/README.md, "Same work for every engine".
 ``pairs_from_raw(raw) -> set[(face_a, face_b)]`` and ``all_pairs_one = pairs_from_raw o
 all_pairs_raw``
     For verification only (not timed).
@@ -58,6 +62,18 @@ def _version(mod: str) -> str:
         return "unknown"
 
 
+def _ids(rows) -> np.ndarray:
+    """(k, 2) int64 array of (face_a, face_b): the one answer form of every timed pairs call."""
+    return np.asarray(rows, dtype=np.int64).reshape(-1, 2)
+
+
+def _ids_columns(fa, fb) -> np.ndarray:
+    out = np.empty((len(fa), 2), np.int64)
+    out[:, 0] = fa
+    out[:, 1] = fb
+    return out
+
+
 def _stack(P: np.ndarray) -> np.ndarray:
     P = np.asarray(P, dtype=np.float64)
     return P[None] if P.ndim == 2 else P
@@ -96,7 +112,7 @@ class Engine:
         raise NotImplementedError
 
     def pairs_from_raw(self, raw: Any) -> set[tuple[int, int]]:
-        return {(int(i), int(j)) for i, j in raw}
+        return set(map(tuple, np.asarray(raw, dtype=np.int64).reshape(-1, 2).tolist()))
 
     def build(self, mesh) -> Any:
         raise NotImplementedError
@@ -126,8 +142,8 @@ class _Coal(Engine):
     bv_class = "BVHModelOBBRSS"
     note = (
         "ComputeCollision functor reused, Transform3s reused (setRotation/setTranslation), "
-        "request/result reused (result.clear()); pairs: CollisionRequest(CONTACT, 2**22), "
-        "Contact.b1/b2"
+        "request/result reused (result.clear()); pairs: CollisionRequest(NO_REQUEST, 2**22) "
+        "(ids only, no contact geometry), Contact.b1/b2 -> (k,2) int64"
     )
 
     def _model(self, m):
@@ -146,7 +162,9 @@ class _Coal(Engine):
         self.ga, self.gb = self._model(mesh_a), self._model(mesh_b)
         self.functor = coal.ComputeCollision(self.ga, self.gb)
         self.req_bool = coal.CollisionRequest()  # num_max_contacts=1: stops at the first pair
-        self.req_all = coal.CollisionRequest(coal.CollisionRequestFlag.CONTACT, BIG)
+        # ids only: NO_REQUEST still records every colliding pair's (b1, b2), without the
+        # contact points / normals / depths the CONTACT flag adds (checked equal in tests)
+        self.req_all = coal.CollisionRequest(coal.CollisionRequestFlag.NO_REQUEST, BIG)
         self.res = coal.CollisionResult()
         self.ta, self.tb = coal.Transform3s(), coal.Transform3s()
 
@@ -168,7 +186,7 @@ class _Coal(Engine):
         res = self.res
         res.clear()
         self.functor(self.ta, self.tb, self.req_all, res)
-        return [(c.b1, c.b2) for c in res.getContacts()]
+        return _ids([(c.b1, c.b2) for c in res.getContacts()])
 
     def build(self, mesh):
         return self._model(mesh)
@@ -192,8 +210,9 @@ class FCL(Engine):
     module = "fcl"
     note = (
         "CollisionObject.setRotation/setTranslation (no Transform object), collide() return "
-        "value; pairs: CollisionRequest(num_max_contacts=2**22, enable_contact=True), "
-        "Contact.b1/b2 (OBBRSS BVHModel)"
+        "value; pairs: CollisionRequest(num_max_contacts=2**22, enable_contact=False) (ids "
+        "only), a fresh CollisionResult per call (python-fcl's accumulates and has no clear()), "
+        "Contact.b1/b2 -> (k,2) int64 (OBBRSS BVHModel)"
     )
 
     @classmethod
@@ -225,7 +244,8 @@ class FCL(Engine):
         self.oa = fcl.CollisionObject(self.ga, fcl.Transform())
         self.ob = fcl.CollisionObject(self.gb, fcl.Transform())
         self.req_bool = fcl.CollisionRequest()
-        self.req_all = fcl.CollisionRequest(num_max_contacts=BIG, enable_contact=True)
+        # ids only: without enable_contact FCL still reports each pair's (b1, b2)
+        self.req_all = fcl.CollisionRequest(num_max_contacts=BIG, enable_contact=False)
 
     def _set(self, T_a, T_b) -> None:
         oa, ob = self.oa, self.ob
@@ -243,7 +263,7 @@ class FCL(Engine):
         # NOTE: python-fcl's CollisionResult accumulates across calls; a fresh one each call.
         res = self.fcl.CollisionResult()
         self.fcl.collide(self.oa, self.ob, self.req_all, res)
-        return [(c.b1, c.b2) for c in res.contacts]
+        return _ids([(c.b1, c.b2) for c in res.contacts])
 
     def build(self, mesh):
         return self._model(mesh)
@@ -339,15 +359,10 @@ class Trueform(Engine):
         if fg is not None:
             self._wa.set_transformation(T_a)
             self._wb.set_transformation(T_b)
-            return fg(self._wa, self._wb, "intersects", None)
+            return _ids(fg(self._wa, self._wb, "intersects", None))
         self.ma.transformation = T_a
         self.mb.transformation = T_b
-        return self.tf.gather_intersecting_ids(self.ma, self.mb)
-
-    def pairs_from_raw(self, raw) -> set[tuple[int, int]]:
-        if raw is None or len(raw) == 0:
-            return set()
-        return set(map(tuple, np.asarray(raw, dtype=np.int64).tolist()))
+        return _ids(self.tf.gather_intersecting_ids(self.ma, self.mb))
 
     def build(self, mesh):
         return self._mesh(mesh)
@@ -391,10 +406,8 @@ class Collisionkit(Engine):
         return bool(self.ck.intersects(self.a, self.b, T_a, T_b))
 
     def all_pairs_raw(self, T_a, T_b):
-        return self.ck.contacts(self.a, self.b, T_a, T_b, mode="all")
-
-    def pairs_from_raw(self, raw) -> set[tuple[int, int]]:
-        return set(zip(np.asarray(raw.face_a).tolist(), np.asarray(raw.face_b).tolist(), strict=True))
+        c = self.ck.contacts(self.a, self.b, T_a, T_b, mode="all")
+        return _ids_columns(c.face_a, c.face_b)
 
     def intersects_batch(self, P_a, P_b) -> np.ndarray:
         return np.asarray(

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -140,8 +141,9 @@ def _distance_scene(an, bn, n, rounds, out):
     values = {k: np.array([f(pa[i], pb[i]) for i in range(n)]) for k, f in engines.items()}
     agree = {}
     for k, v in values.items():
-        apart = (ours > 1e-9) & (v > 1e-9)
-        agree[k] = float(np.max(np.abs(ours[apart] - v[apart]) / v[apart])) if apart.any() else 0.0
+        # relative difference over EVERY pose (issue #20: comparing only where both are above
+        # 1e-9 hid a wrong 0): a 0 against a positive distance counts as 1.0
+        agree[k] = float(np.max(np.abs(ours - v) / np.maximum(np.maximum(np.abs(ours), np.abs(v)), 1e-9)))
     t_call = {k: [] for k in ["collisionkit", *engines]}
     t_batch = {k: [] for k in ["collisionkit", "collisionkit-t1", *engines]}
     for _ in range(rounds):
@@ -227,7 +229,11 @@ def _toi_scene(an, bn, n, rounds, out):
         if hits.any():
             hit_dense[i] = True
             dense[i] = grid[np.argmax(hits)]
-    ref = ts["collisionkit"]
+    # issue #20: the reference is the referee's first sampled contact, not our own answer;
+    # the samples bracketing it are confirmed by the test suite's brute-force oracle (own
+    # mapping, own triangle test, exact rationals where unsure: tests/brute.py)
+    confirmed = _confirm_brackets(a, b, eye, starts, ends, grid, dense, hit_dense)
+    ref = dense
 
     def quality(k):
         # |t - t_ref| over the poses the referee sees colliding (a near miss within a loose
@@ -262,7 +268,8 @@ def _toi_scene(an, bn, n, rounds, out):
     row = _row("toi_call", scene, n, times, {k: q[k][0] for k in ("fcl", "fcl-1000")}, a, b)
     row["note"] = (
         f"{guarantees}; fcl = 100 samples, fcl-1000 {statistics.median(t['fcl-1000']) * 1e6:.0f} us; "
-        f"t_ref = collisionkit, referee 2001 exact samples ({int(hit_dense.sum())}/{n} hit); "
+        f"t_ref = first of 2001 exact samples ({int(hit_dense.sum())}/{n} hit; brackets confirmed by the "
+        f"independent brute-force oracle: {confirmed}); "
         + "; ".join(summary(k) for k in ("collisionkit", "fcl", "fcl-1000"))
         + f"; {ca_note}"
     )
@@ -277,6 +284,30 @@ def _toi_scene(an, bn, n, rounds, out):
         "(a near miss within tol is a hit)"
     )
     out.append(row)
+
+
+def _confirm_brackets(a, b, eye, starts, ends, grid, dense, hit_dense) -> str:
+    """Check with tests.brute.brute_colliding (independent of collisionkit's kernels) that
+    each motion's first sampled contact collides and the sample before it does not (and
+    that motions without a sampled contact end apart). Raises on a disagreement."""
+    try:
+        from tests.brute import brute_colliding
+    except ImportError as e:  # pytest missing: say so
+        return f"not checked ({e})"
+    k = 0
+    for i in range(len(starts)):
+        d = ends[i] - starts[i]
+        if hit_dense[i]:
+            j = int(np.argmax(grid >= dense[i]))
+            ts_ = [grid[j]] + ([grid[j - 1]] if j > 0 else [])
+            want = [True] + ([False] if j > 0 else [])
+        else:
+            ts_, want = [1.0], [False]
+        got = brute_colliding(a, b, eye, np.stack([starts[i] + t * d for t in ts_])).tolist()
+        if got != want:
+            raise AssertionError(f"time-of-impact referee: motion {i} samples {ts_} brute {got}, dense {want}")
+        k += len(ts_)
+    return f"{k} samples agree"
 
 
 def bench_penetration(n, rounds, out):
@@ -369,6 +400,8 @@ def markdown(report) -> str:
         f"Machine: {m['cpu_model']} ({m['cpu_affinity']} cores, 2-core VM), {m['platform']}; "
         f"date {m['date']}; command `{report['command']}`.",
         "",
+        _provenance_line(report.get("provenance")),
+        "",
         "Times are medians over interleaved rounds (us per call, or per pose for batches).",
         "Speed-up = fastest peer / fastest collisionkit entry (target: >= 2).",
         "",
@@ -394,6 +427,15 @@ def markdown(report) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _provenance_line(pv: dict | None) -> str:
+    if not pv:
+        return "Provenance: not recorded (a run before issue #20)."
+    return (
+        f"Provenance: commit {pv['commit']}{' (with uncommitted changes)' if pv['dirty'] else ''}, "
+        f"kernel-source hash {pv['kernel_source_hash']}, date {pv['date']}, command `{pv['command']}`."
+    )
 
 
 def chart(report, path: Path) -> None:
@@ -422,6 +464,12 @@ def chart(report, path: Path) -> None:
     plt.close(fig)
 
 
+def _provenance(argv) -> dict:
+    from .pairs import provenance
+
+    return provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.queries")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.queries")
     ap.add_argument("--quick", action="store_true", help="fewer poses and rounds")
@@ -440,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "versions": versions(),
         "command": "python -m benchmarks.queries" + (" --quick" if args.quick else ""),
+        "provenance": _provenance(argv),
         "rows": [],
     }
     t0 = time.perf_counter()

@@ -56,7 +56,8 @@ from collisionkit.query.bfs import saabb_tree, tri_spheres
 from .peers import FCL, CoalOBBRSS
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-DATE = "2026-11-22"
+#: the run's date (issue #20: a hard-coded date stamped every rerun with the first run's day)
+DATE = time.strftime("%Y-%m-%d")
 
 #: 31 objects (pybullet_data paths), 83,806 triangles.
 OBJECTS = (
@@ -411,7 +412,7 @@ def write(r: dict) -> None:
     f1000 = lambda x: _scale(x, steps)  # noqa: E731
     fps = lambda x: steps / x if x > 0 else float("inf")  # noqa: E731
     lines = [
-        f"# Seed 002 experiment: 31 moving objects, {r['triangles']:,} triangles ({DATE})",
+        f"# Seed 002 experiment: 31 moving objects, {r['triangles']:,} triangles ({r.get('date', DATE)})",
         "",
         f"Machine: {r['machine']}; numba threading layer {r['threading_layer']}, {r['cores']} threads; "
         f"load average at end {r['load_average'][0]:.2f} (the VM's 2 cores are shared with other jobs).",
@@ -513,7 +514,7 @@ def _plots(r: dict) -> None:
     ax[1].set_xticks(ps)
     ax[1].set_xlabel("threads p")
     ax[1].set_ylabel("efficiency E = S / p")
-    fig.suptitle(f"Seed 002 experiment, {r['machine'].split(' (')[0]}, {DATE}")
+    fig.suptitle(f"Seed 002 experiment, {r['machine'].split(' (')[0]}, {r.get('date', DATE)}")
     fig.tight_layout()
     fig.savefig(os.path.join(RESULTS, "seed002-speedup.png"), dpi=110)
     plt.close(fig)

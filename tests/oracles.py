@@ -10,7 +10,9 @@ inputs only.
   orientation determinants, same conventions as
   ``collisionkit.kernels.core.predicates``.
 * :func:`tri_tri_rational` -- do two closed triangles (possibly degenerate)
-  share a point?
+  share a point? Coordinates may be floats or Fractions (exact world coordinates).
+* :func:`map_points` -- b's vertices in a's frame with the arithmetic ARCHITECTURE.md
+  states for the library (own numpy code; shared with ``benchmarks/referee.py``).
 
 (A brute-force mesh-mesh oracle will be added here later; keep this module
 importable as ``from tests.oracles import ...``.)
@@ -22,11 +24,13 @@ from collections.abc import Sequence
 from fractions import Fraction
 from itertools import combinations
 
+import numpy as np
+
 Point = Sequence[float]
 
 
 def _frac(p: Point) -> tuple[Fraction, ...]:
-    return tuple(Fraction(float(c)) for c in p)
+    return tuple(c if isinstance(c, Fraction) else Fraction(float(c)) for c in p)
 
 
 def _sign(x: Fraction) -> int:
@@ -116,3 +120,23 @@ def tri_tri_rational(t1: Sequence[Point], t2: Sequence[Point]) -> bool:
             if x is not None and all(v >= 0 for v in x):
                 return True
     return False
+
+
+def map_points(Ta, Tb, pts: np.ndarray) -> np.ndarray:
+    """(..., 3) points of b mapped into a's frame: ``R_a^T R_b p + R_a^T (t_b - t_a)``.
+
+    Own arithmetic (numpy elementwise: one rounding per product and per sum, no FMA), in
+    the order ARCHITECTURE.md states: ``R[i, j] = A[0,i] B[0,j] + A[1,i] B[1,j] + A[2,i] B[2,j]``,
+    ``t[i] = A[0,i] dx + A[1,i] dy + A[2,i] dz``, ``p'_i = R[i,0] x + R[i,1] y + R[i,2] z + t[i]``.
+    """
+    A = np.asarray(Ta, dtype=np.float64)
+    B = np.asarray(Tb, dtype=np.float64)
+    d = [B[k, 3] - A[k, 3] for k in range(3)]
+    R = [[A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j] for j in range(3)] for i in range(3)]
+    t = [A[0, i] * d[0] + A[1, i] * d[1] + A[2, i] * d[2] for i in range(3)]
+    p = np.asarray(pts, dtype=np.float64)
+    x, y, z = p[..., 0], p[..., 1], p[..., 2]
+    out = np.empty(p.shape)
+    for i in range(3):
+        out[..., i] = R[i][0] * x + R[i][1] * y + R[i][2] * z + t[i]
+    return out

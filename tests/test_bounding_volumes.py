@@ -319,8 +319,11 @@ def test_unit_costs_and_cost_model():
     a = load_pb_mesh("bunny.obj")
     for bv in ("aabb", "obb", "sphere", "kdop14"):
         c = unit_costs(ck.build_bvh(a, ck.BuildOptions(bv=bv)), n=512)
-        assert 0 < c.c_v < 1e-5 and 0 < c.c_p < 1e-4 and 0 <= c.c_u < 1e-5
-        assert c.model(10, 2, 0) == pytest.approx(10 * c.c_v + 2 * c.c_p)
+        # measured durations: no bound on how fast (no wall-clock assertions), only that each
+        # was measured (finite, positive) and that the model is the stated linear form
+        assert np.isfinite([c.c_v, c.c_p, c.c_u]).all() and c.c_v > 0 and c.c_p > 0 and c.c_u >= 0
+        assert c.model(10, 2, 0) == 10 * c.c_v + 2 * c.c_p + 0 * c.c_u
+        np.testing.assert_array_equal(c.model([1, 0], [0, 1], [0, 0]), [c.c_v, c.c_p])
 
 
 def test_bv_report_runs_and_cli(tmp_path):

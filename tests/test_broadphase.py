@@ -215,7 +215,18 @@ def test_octree_rebuilds_when_its_table_fills():
 def test_broadphase_stats_report_the_work():
     w = run_frames("sap", "uniform", n=100, frames=3, seed=1, add_remove=False)
     st = w.broadphase_stats()
-    assert st["swaps"] >= 0 and st["axis"] in "xyz"
+    assert st["swaps"] > 0 and st["axis"] in "xyz"
+    # exact count: moving one box past another on x only is 4 endpoint swaps (each of its two
+    # endpoints passes each of the other's two), none on y and z; the sweep axis then has
+    # the fewest 1-D overlaps (x: none)
+    w = ck.World("sap")
+    w.add("a", BoxShape([0.5, 0.5, 0.5]), ck.translation([0.0, 0.0, 0.0]))
+    w.add("b", BoxShape([0.5, 0.5, 0.5]), ck.translation([3.0, 0.1, 0.2]))  # no ties on y, z
+    assert len(w.candidate_pairs()) == 0
+    w.set_pose("a", ck.translation([6.0, 0.0, 0.0]))
+    assert len(w.candidate_pairs()) == 0
+    st = w.broadphase_stats()
+    assert (st["swaps"], st["axis"], st["overlaps_1d"]) == (4, "x", 0)
     w = run_frames("tree", "uniform", n=100, frames=3, seed=1, add_remove=False)
     assert w.broadphase_stats()["height"] >= 7  # 100 leaves need depth >= log2(100)
 

@@ -1,7 +1,9 @@
 """README.md and docs/guide.md work as written, from the repository root after ``make demo``.
 
 * Every ```python block runs in a fresh namespace (cwd: a temporary folder holding a copy
-  of ``examples/data``, so pictures land there).
+  of ``examples/data``, so pictures land there). Every ``print(...)`` line states what it
+  prints as a trailing comment ``# ... -> value``, and the test checks it (the first value a
+  line prints, whitespace normalised), so a snippet cannot drift from what it shows.
 * Every ``collisionkit ...`` line of a ```bash block runs through the CLI's ``main`` and
   exits with the code its comment documents (``# exit N``); output is not empty, files it
   writes exist. Other shell lines may only be ``make ...`` or ``source ...``.
@@ -68,9 +70,23 @@ def test_python_block_runs(block, workdir):
     doc, line, _, code = block
     if "pybullet_data" in code:
         pytest.importorskip("pybullet_data")
-    namespace: dict = {"__name__": "__main__"}
+    printed: dict[int, list[str]] = {}
+
+    def record(*args, sep=" ", end="\n", file=None, flush=False):
+        if file is not None:
+            return print(*args, sep=sep, end=end, file=file, flush=flush)
+        printed.setdefault(sys._getframe(1).f_lineno, []).append(sep.join(map(str, args)))
+
+    namespace: dict = {"__name__": "__main__", "print": record}
     exec(compile(code, f"{doc}:{line}", "exec"), namespace)  # raises on any failure
     assert "ck" in namespace  # each block imports what it uses
+    for k, src in enumerate(code.splitlines(), start=1):
+        if not src.lstrip().startswith("print("):
+            continue
+        m = re.search(r"#.*->\s*(.+?)\s*$", src)
+        assert m, f"{doc}:{line + k}: a printing line must state its value as '# -> value'"
+        assert printed.get(k), f"{doc}:{line + k}: never printed"
+        assert " ".join(printed[k][0].split()) == " ".join(m.group(1).split()), f"{doc}:{line + k}: printed {printed[k][0]!r}"
 
 
 def test_shell_lines_are_known():

@@ -77,8 +77,11 @@ def test_batch_serial_parallel_and_single_agree():
 
 def test_strategy_gjk_and_stats():
     a = cube()
-    poses = ck.random_poses(64, radius=1.2, seed=3)
-    base = ck.intersects(a, a, None, poses)
+    poses = ck.random_poses(64, radius=2.5, seed=3)
+    # refereed by the exact oracle (brute-force surfaces + containment), not by another GJK run
+    base = exact_colliding(a, a, None, poses)
+    assert 0 < base.sum() < len(poses)
+    np.testing.assert_array_equal(ck.intersects(a, a, None, poses), base)
     np.testing.assert_array_equal(ck.intersects(a, a, None, poses, strategy="gjk"), base)
     st = ck.query_stats(a, a, None, poses)
     np.testing.assert_array_equal(st.colliding, base)

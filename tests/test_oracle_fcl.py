@@ -51,7 +51,10 @@ def fcl_pairs(a: ck.Mesh, b: ck.Mesh, Ta: np.ndarray, Tb: np.ndarray) -> tuple[b
     return bool(result.is_collision), {(int(c.b1), int(c.b2)) for c in result.contacts}
 
 
-def compare_with_fcl(a, b, pose_a, pose_b, label: str) -> dict[str, int]:
+def compare_with_fcl(a, b, pose_a, pose_b, label: str, max_disagreements: int | None = None) -> dict[str, int]:
+    """Pairs and booleans of collisionkit and FCL, pose by pose; every disagreement refereed
+    exactly (it must go collisionkit's way) and their number bounded: at most
+    ``max_disagreements`` (default ``max(3, pairs // 100)``) pairs and booleans together."""
     n = pose_b.shape[0]
     ours = ck.contacts(a, b, pose_a, pose_b)
     hits = ck.intersects(a, b, pose_a, pose_b)
@@ -83,6 +86,8 @@ def compare_with_fcl(a, b, pose_a, pose_b, label: str) -> dict[str, int]:
                 f"{'...' if len(only_ours) > 4 else ''}, only fcl {only_fcl[:4]} -> refereed for collisionkit"
             )
     print(f"[fcl] {label}: {tally}")
+    bound = max(3, tally["pairs"] // 100) if max_disagreements is None else max_disagreements
+    assert tally["extra_ours"] + tally["extra_fcl"] + tally["bool"] <= bound, (label, tally)
     return tally
 
 
@@ -92,8 +97,6 @@ def test_pairs_agree_with_fcl_or_are_refereed(pb_mesh, name_a, name_b, factor, n
     pose_a, pose_b = scene(a, b, factor, n, seed=21)
     tally = compare_with_fcl(a, b, pose_a, pose_b, f"{name_a} vs {name_b}")
     assert 0 < tally["colliding"] < n
-    # FCL is an independent implementation: disagreements must stay rare (near-touching pairs)
-    assert tally["extra_ours"] + tally["extra_fcl"] <= max(3, tally["pairs"] // 100), tally
 
 
 def test_env_rob_agree_with_fcl_or_are_refereed(shared_data):
@@ -101,15 +104,14 @@ def test_env_rob_agree_with_fcl_or_are_refereed(shared_data):
     pose_b = ck.random_poses(40, radius=3500.0, center=(0, 0, 1500), seed=31)
     tally = compare_with_fcl(env, rob, None, pose_b, "env vs rob")
     assert 0 < tally["colliding"] < 40
-    assert tally["extra_ours"] + tally["extra_fcl"] <= max(3, tally["pairs"] // 100), tally
 
 
 def test_touching_boxes_fcl_and_collisionkit(capsys):
     """Exactly touching boxes: collisionkit is exact; FCL's answer is refereed when it differs."""
     box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
     poses = np.stack([ck.translation(s) for s in ([1, 0, 0], [1, 1, 0], [1, 1, 1], [1, 0.5, 0.25], [0.5, 0.5, 0.5])])
-    tally = compare_with_fcl(box, box, None, poses, "touching boxes")
-    assert tally["colliding"] == 5
+    tally = compare_with_fcl(box, box, None, poses, "touching boxes", max_disagreements=0)
+    assert tally["colliding"] == 5 and tally["pairs"] == 175  # measured; exact by construction
 
 
 @pytest.mark.slow
@@ -130,5 +132,7 @@ def test_near_touching_fcl_disagreements_are_refereed():
     # the same configurations moved by a general rotation: relative poses pick up rounding
     pose_a = np.stack([np.eye(4)] * len(shifts) + [rot] * len(shifts))
     pose_b = np.stack(shifts + [rot @ s for s in shifts])
-    tally = compare_with_fcl(box, box, pose_a, pose_b, "near-touching boxes")
-    assert tally["colliding"] > 0
+    # measured with python-fcl 0.7: 13 pairs FCL adds within its tolerance (each refereed
+    # above: not intersecting), none that collisionkit adds, no boolean flips
+    tally = compare_with_fcl(box, box, pose_a, pose_b, "near-touching boxes", max_disagreements=20)
+    assert tally["colliding"] == 13 and tally["extra_ours"] == 0

@@ -97,3 +97,6 @@ def test_minmax_and_minsum_can_differ():
     for axis, value in (s, m):
         assert axis in (0, 1)
         assert cmin[axis] < value < cmax[axis]  # cuts at the mean, inside the spread
+    # and here they do differ: min-sum takes the skewed x cut, min-max the even y cut
+    assert (s[0], m[0]) == (0, 1)
+    assert s[1] == pytest.approx(c[:, 0].mean()) and m[1] == pytest.approx(c[:, 1].mean())

@@ -1,12 +1,14 @@
-"""Runs LAST (file name): every compiled kernel has exactly one specialisation.
+"""Every compiled kernel has exactly one specialisation, whatever else ran.
 
 STYLE.md: variants are runtime integer codes inside one generic kernel, so
 compile time and the cache stay small. A second signature means some caller
 passes other types (a read-only array, a literal int, a uint64 loop index, a
 float32 pose) and numba compiled the whole kernel again.
 
-The fixture first runs every public code path once (so the answer does not
-depend on which tests were selected), then checks what the session compiled.
+The check runs in a FRESH interpreter (``python -c``, the same numba cache): only its own
+workload (every public query, below) has compiled anything there, so the answer depends
+neither on test order nor on which tests were selected, nor on tests that call kernels
+directly with other types on purpose.
 
 NOTE: with a warm on-disk cache, numba loads an entry point's machine code
 without typing its body, so the helpers it calls never show their
@@ -19,7 +21,12 @@ makes every helper they call record the signatures it is called with.
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import pkgutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numba
 import pytest
@@ -34,11 +41,13 @@ from collisionkit.strategies import BVH as BVHStrategy
 def kernel_dispatchers() -> dict[str, CPUDispatcher]:
     """'module.function' -> dispatcher, for every @njit function defined in collisionkit.kernels."""
     found: dict[int, tuple[str, CPUDispatcher]] = {}
-    for info in pkgutil.iter_modules(kernels_pkg.__path__):
-        mod = importlib.import_module(f"{kernels_pkg.__name__}.{info.name}")
+    # walk_packages: the kernels live in subfolders (kernels/traverse/descent.py, ...); names
+    # are 'module.function' with the module's last component ('descent.query_serial')
+    for info in pkgutil.walk_packages(kernels_pkg.__path__, kernels_pkg.__name__ + "."):
+        mod = importlib.import_module(info.name)
         for name, obj in vars(mod).items():
             if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
-                found[id(obj)] = (f"{info.name}.{name}", obj)
+                found[id(obj)] = (f"{info.name.rsplit('.', 1)[1]}.{name}", obj)
     return dict(found.values())
 
 
@@ -101,17 +110,11 @@ def _retype(disp: CPUDispatcher, sig, type_only) -> None:
     numba.njit(**options)(disp.py_func).compile(sig)
 
 
-def _calls_kernels(disp: CPUDispatcher) -> bool:
-    """Does the function's body name another dispatcher (so typing it types callees)?"""
-    g = disp.py_func.__globals__
-    return any(isinstance(g.get(n), CPUDispatcher) for n in disp.py_func.__code__.co_names)
-
-
 #: Kernels whose bodies take minutes to type again (measured 2026-11-24 with a warm cache:
 #: toi.min_step 91 s, bvh_distance.distance_task 52 s, of 197 s for every kernel). The
 #: default run skips retyping them, so with a warm cache the helpers only they call are not
 #: checked there; ``test_one_signature_per_kernel_full`` (marked slow) retypes everything.
-SLOW_TO_RETYPE = frozenset({"toi.min_step", "bvh_distance.distance_task"})
+SLOW_TO_RETYPE = frozenset({"toi.min_step", "distance.distance_task"})
 
 
 def _retype_entry_points(dispatchers: dict[str, CPUDispatcher], skip: frozenset[str] = frozenset()) -> None:
@@ -159,6 +162,29 @@ def _library_workload() -> None:
             ck.contacts(box, sphere, None, poses, max_pairs=2, threads=threads, strategy=strategy)
             ck.surface_contacts(box, sphere, None, poses, threads=threads, strategy=strategy)
     ck.node_visits(box, sphere, None, poses, mode="surfaces")
+    # seed 002's breadth-first strategy
+    for threads in (1, 2):
+        ck.intersects(box, sphere, None, poses, threads=threads, strategy=ck.BFS())
+        ck.contacts(box, sphere, None, poses, threads=threads, strategy=ck.BFS())
+    # the other questions: distance, penetration, time of impact, classification, convex
+    # shapes (GJK), the world's broad phases
+    far = [ck.translation([3.0, 0.0, 0.0]), ck.translation([0.2, 0.1, 0.0])]
+    for threads in (1, 2):
+        ck.distance(box, sphere, None, poses, threads=threads)
+        ck.penetration(box, sphere, None, poses[:4], threads=threads)
+    ck.distance(box, sphere, None, far[0])
+    ck.penetration(box, sphere, None, far[1])
+    for motion in ("linear", "screw"):
+        ck.time_of_impact(box, sphere, None, None, far[0], far[1], motion=motion)
+    ck.classify(box, sphere, None, far[1])
+    cube, ball = ck.Box([0.5, 0.5, 0.5]), ck.Sphere(0.4)
+    ck.intersects(cube, ball, None, poses)
+    ck.distance(cube, ball, None, poses)
+    for broadphase in ("sap", "tree", "grid", "hash", "octree", "brute"):
+        world = ck.World(broadphase)
+        for i in range(4):
+            world.add(f"o{i}", sphere, poses[i])
+        world.step(poses[4:8])
     ck.threading_layer()
 
 
@@ -169,9 +195,33 @@ def _compiled(skip: frozenset[str]) -> dict[str, CPUDispatcher]:
     return {name: d for name, d in dispatchers.items() if d.signatures}
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def report(skip: frozenset[str]) -> dict:
+    """Run the workload in THIS process and report what compiled: {"compiled": names,
+    "offenders": {name: signatures}} (called in the fresh interpreter)."""
+    compiled = _compiled(skip)
+    return {
+        "compiled": sorted(compiled),
+        "offenders": {n: [str(s) for s in d.signatures] for n, d in compiled.items() if len(d.signatures) > 1},
+    }
+
+
+def _fresh_report(skip: frozenset[str]) -> dict:
+    code = (
+        "import json, sys; from tests.test_dispatch import report; "
+        f"sys.stdout.write('REPORT ' + json.dumps(report(frozenset({sorted(skip)!r}))))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000)
+    assert run.returncode == 0, run.stderr[-4000:]
+    return json.loads(run.stdout.rsplit("REPORT ", 1)[1])
+
+
 @pytest.fixture(scope="module")
-def compiled():
-    return _compiled(SLOW_TO_RETYPE)
+def fresh():
+    return _fresh_report(SLOW_TO_RETYPE)
 
 
 #: Kernels allowed several signatures, with why (none today: list one here only
@@ -179,45 +229,31 @@ def compiled():
 KNOWN_SEVERAL: dict[str, str] = {}
 
 
-def _offenders(compiled) -> dict[str, list[str]]:
-    return {name: [str(s) for s in d.signatures] for name, d in compiled.items() if len(d.signatures) > 1}
-
-
-def test_session_compiled_the_query_kernels(compiled):
-    names = kernel_dispatchers()
-    for name in ("bvh_traverse.query_serial", "bvh_traverse.query_parallel", "bvh_traverse.intersect_one"):
-        if name in names:
-            assert name in compiled, f"{name} never ran in this session"
-
-
-#: Extra specialisations other test files make ON PURPOSE by calling a kernel directly
-#: (allowed here, not required: they exist only when those tests were selected).
-BY_OTHER_TESTS = {
-    # tests/kernels/test_tri_tri.py::test_entry_points_and_codes passes a strided (F-ordered) triangle
-    "tri_tri.tri_tri_intersect": "Array(float64, 2, 'F'",
-    "tri_tri._load": "Array(float64, 2, 'F'",
-}
-
-
-def _library_signatures(name: str, sigs: list[str]) -> list[str]:
-    marker = BY_OTHER_TESTS.get(name)
-    return [s for s in sigs if marker is None or marker not in s]
-
-
-def _assert_one_signature(compiled) -> None:
-    offenders = {
-        k: v for k, v in _offenders(compiled).items() if k not in KNOWN_SEVERAL and len(_library_signatures(k, v)) > 1
-    }
+def _assert_one_signature(rep: dict) -> None:
+    offenders = {k: v for k, v in rep["offenders"].items() if k not in KNOWN_SEVERAL}
     assert not offenders, "kernels compiled for several signatures:\n" + "\n".join(
         f"  {name}:\n    " + "\n    ".join(sigs) for name, sigs in sorted(offenders.items())
     )
 
 
-def test_one_signature_per_kernel(compiled):
-    _assert_one_signature(compiled)
+def test_workload_compiled_every_query_kernel(fresh):
+    names = kernel_dispatchers()
+    # the walk finds the kernels (it found none once the kernels moved into subfolders)
+    assert len(names) > 100, len(names)
+    for name in ("descent.query_serial", "descent.query_parallel", "descent.intersect_one",
+                 "distance.distance_task", "toi.min_step", "oaabb.oaabb_task"):  # fmt: skip
+        assert name in names, f"{name} is no kernel any more: update this list"
+    must = {"descent", "distance", "toi", "penetration", "gjk", "tri_tri", "sap", "oaabb", "bfs"}
+    families = {n.split(".")[0] for n in fresh["compiled"]}
+    assert must <= families, f"the workload compiled nothing in {sorted(must - families)}"
+    assert len(fresh["compiled"]) > 60, len(fresh["compiled"])
+
+
+def test_one_signature_per_kernel(fresh):
+    _assert_one_signature(fresh)
 
 
 @pytest.mark.slow
 def test_one_signature_per_kernel_full():
     """As above, with every kernel's body typed again (SLOW_TO_RETYPE included)."""
-    _assert_one_signature(_compiled(frozenset()))
+    _assert_one_signature(_fresh_report(frozenset()))

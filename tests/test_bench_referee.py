@@ -1,0 +1,97 @@
+"""The benchmarks' referee (``benchmarks/referee.py``) and the peers' settings (issue #20).
+
+The referee must be able to fail: a wrong pair is caught, a pair within a documented
+tolerance is explained, collisionkit's a-frame rounding is explained only when true. The
+peers asked for ids only must report the same pairs as with contact geometry on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from benchmarks import referee as R
+
+import collisionkit as ck
+
+
+def _scene():
+    box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+    Pa = np.stack([np.eye(4), np.eye(4)])
+    Pb = np.stack([ck.translation([0.9, 0.1, 0.05]), ck.translation([3.0, 0.0, 0.0])])
+    c = ck.contacts(box, box, Pa[0], Pb[0])
+    pairs0 = set(zip(c.face_a.tolist(), c.face_b.tolist(), strict=True))
+    return box, Pa, Pb, pairs0
+
+
+def test_referee_passes_right_answers_and_fails_wrong_ones():
+    box, Pa, Pb, pairs0 = _scene()
+    assert R.exact_world(box, box, Pa[0], Pb[0], sorted(pairs0)) == [True] * len(pairs0)
+    good = {"collisionkit": [pairs0, set()], "fcl": [set(pairs0), set()]}
+    out = R.referee_pairs(box, box, Pa, Pb, good, sample=50)
+    assert {e: v["status"] for e, v in out["engines"].items()} == {"collisionkit": "exact", "fcl": "exact"}
+    assert out["truth_colliding"] == [True, False]
+    # fcl misses one true pair and adds a far one: both unexplained
+    some = sorted(pairs0)[0]
+    bad = {"collisionkit": [pairs0, set()], "fcl": [pairs0 - {some}, {(0, 0)}]}
+    out = R.referee_pairs(box, box, Pa, Pb, bad, sample=50)
+    assert out["engines"]["collisionkit"]["status"] == "exact"
+    v = out["engines"]["fcl"]
+    assert v["status"] == "FAIL" and v["wrong"] == 2 and len(v["unexplained"]) == 2
+    assert R.verdict_text(v).startswith("FAIL")
+
+
+def test_coal_tolerance_explains_near_pairs_only():
+    box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+    Pa = np.eye(4)[None]
+    for gap, status in ((5e-7, "explained"), (1e-3, "FAIL")):
+        Pb = ck.translation([1.0 + gap, 0.0, 0.0])[None]
+        c = ck.contacts(box, box, Pa[0], ck.translation([1.0, 0.0, 0.0]))
+        touching = set(zip(c.face_a.tolist(), c.face_b.tolist(), strict=True))
+        out = R.referee_pairs(box, box, Pa, Pb, {"coal-obbrss": [touching], "collisionkit": [set()]}, sample=0)
+        assert out["engines"]["collisionkit"]["status"] == "exact"
+        assert out["engines"]["coal-obbrss"]["status"] == status, out["engines"]["coal-obbrss"]
+
+
+def test_triangle_distance_and_boxes():
+    P = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    assert R.triangle_distance(P, P + [0, 0, 2.0]) == pytest.approx(2.0)
+    assert R.triangle_distance(P, np.array([[2.0, 2, 0], [3, 2, 0], [2, 3, 0]])) == pytest.approx(np.sqrt(4.5))
+    box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+    assert R.boxes_apart(box, box, np.eye(4), ck.translation([1.5, 0, 0]))
+    assert not R.boxes_apart(box, box, np.eye(4), ck.translation([1.0, 0, 0]))
+
+
+def test_peers_ids_only_equal_ids_with_contact_geometry():
+    """Coal NO_REQUEST and FCL enable_contact=False (what benchmarks/peers.py times) report
+    the same (b1, b2) pairs as with contact geometry on."""
+    coal = pytest.importorskip("coal")
+    fcl = pytest.importorskip("fcl")
+    from benchmarks import peers as P
+
+    a = ck.primitives.uv_sphere_mesh(0.6, 8, 12)
+    b = ck.primitives.box_mesh([1.0, 0.5, 0.8])
+    poses = ck.random_poses(20, radius=1.6, seed=4)
+    engines = {cls.name: cls() for cls in (P.CoalOBBRSS, P.FCL)}
+    for e in engines.values():
+        e.setup(a, b)
+    full_coal = coal.CollisionRequest(coal.CollisionRequestFlag.CONTACT, P.BIG)
+    full_fcl = fcl.CollisionRequest(num_max_contacts=P.BIG, enable_contact=True)
+    hits = 0
+    for T in poses:
+        c = ck.contacts(a, b, np.eye(4), T)
+        ours = set(zip(c.face_a.tolist(), c.face_b.tolist(), strict=True))
+        hits += bool(ours)
+        for name, e in engines.items():
+            ids = e.all_pairs_raw(np.eye(4), T)
+            assert ids.dtype == np.int64 and ids.ndim == 2 and ids.shape[1] == 2
+            if name == "fcl":
+                res = fcl.CollisionResult()
+                fcl.collide(e.oa, e.ob, full_fcl, res)
+                full = {(x.b1, x.b2) for x in res.contacts}
+            else:
+                res = coal.CollisionResult()
+                e.functor(e.ta, e.tb, full_coal, res)
+                full = {(x.b1, x.b2) for x in res.getContacts()}
+            assert e.pairs_from_raw(ids) == full
+            assert full == ours  # generic poses: no near-touching pairs here
+    assert 0 < hits < len(poses)
