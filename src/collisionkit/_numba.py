@@ -46,8 +46,7 @@ _KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 def kernel_source_hash() -> str:
     """Hash of the kernel sources and the numba version (names the cache folder).
 
-    Imports nothing heavy (not even numba), so the test configuration can load
-    this file on its own (the benchmarks and tests do).
+    Imports nothing heavy (not even numba).
     """
     from importlib.metadata import version
 
