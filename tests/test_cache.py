@@ -132,3 +132,4 @@ def test_two_processes_compile_at_once_then_a_third_loads(tmp_path):
     assert "compiling" not in r.stderr  # loading from the cache announces nothing
     leftovers = [p.name for p in tmp_path.rglob("*.tmp.*")]
     assert leftovers == []
+    assert any(tmp_path.rglob("*.nbi.lock"))  # the writes went through collisionkit's locked save
