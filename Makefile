@@ -4,11 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
-# numba invalidates a cache only when the kernel's own file changes: key the
-# cache folder by a hash of all kernel sources and the numba version.
-CACHE = NUMBA_CACHE_DIR=$(CURDIR)/.numba_cache/$$($(BIN)/python -c "import collisionkit._numba as n; print(n.kernel_source_hash())")
+# Compiled kernels go where the activated venv and the CLI look too:
+# collisionkit._numba.cache_dir() ($COLLISIONKIT_CACHE_DIR, else ~/.cache/collisionkit/numba,
+# then /<hash of the kernel sources and numba version>). `make demo` prints it.
 
-.PHONY: demo test test-slow bench lint clean
+.PHONY: demo warmup test test-slow bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,19 +23,24 @@ $(BENCH_STAMP): pyproject.toml | $(STAMP)
 	touch $@
 
 demo: $(STAMP)
-	$(CACHE) $(BIN)/python -m collisionkit demo
+	$(BIN)/python -m collisionkit demo
+
+warmup: $(STAMP)
+	$(BIN)/python -m collisionkit warmup
 
 test: $(STAMP)
-	$(CACHE) $(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q
 
 test-slow: $(STAMP)
-	$(CACHE) $(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow
 
 bench: $(BENCH_STAMP)
-	$(CACHE) $(BIN)/python -m benchmarks.pairs
+	$(BIN)/python -m benchmarks.pairs
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 
+# (.numba_cache: where older versions compiled; the compile cache now lives in the
+# user cache folder that `make demo` prints)
 clean:
 	rm -rf .numba_cache .pytest_cache .hypothesis

@@ -337,7 +337,7 @@ def cold_compile(timeout: float = 600) -> dict[str, Any]:
     """The same first-call script twice in fresh processes: with an empty numba cache
     (true compile times, per entry point), then with the cache it left (warm start)."""
     with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, NUMBA_CACHE_DIR=d)
+        env = dict(os.environ, NUMBA_CACHE_DIR=d, COLLISIONKIT_CACHE_DIR=d)
         root = str(HERE.parent)
         env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "src"), root, env.get("PYTHONPATH", "")])
         runs: dict[str, Any] = {}

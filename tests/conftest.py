@@ -25,15 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `from tests.brute import ...` under plain `pytest` too
     sys.path.insert(0, str(ROOT))
 
-if not os.environ.get("NUMBA_CACHE_DIR"):
-    # numba only invalidates a cached kernel when its own file changes: key the
-    # cache folder by a hash of all kernel sources (as the Makefile does).
-    import importlib.util
-
-    _spec = importlib.util.spec_from_file_location("_collisionkit_numba", ROOT / "src" / "collisionkit" / "_numba.py")
-    _setup = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_setup)
-    os.environ["NUMBA_CACHE_DIR"] = str(ROOT / ".numba_cache" / _setup.kernel_source_hash())
+# No cache set-up here: collisionkit._numba.cache_dir() picks the one folder that
+# `make demo`, the activated venv and the CLI share (COLLISIONKIT_CACHE_DIR moves it).
 
 from tests.brute import PARALLEL_BATCH, SHARED_DATA, load_pb_mesh  # noqa: E402
 

@@ -2,13 +2,23 @@
 
 Two things must happen before the first ``@njit`` decorator runs:
 
-* **Cache folder keyed by the kernel sources.** numba invalidates a cached
-  kernel only when *its own* file changes, not when a kernel it calls from
-  another file does, so a stale cache could silently run old code. Unless the
-  user set ``NUMBA_CACHE_DIR``, kernels are cached under
-  ``~/.cache/collisionkit/numba/<hash>`` where the hash covers every file of
-  ``collisionkit/kernels`` (subfolders included), ``constants.py`` and the numba version. (The Makefile sets the same
-  kind of folder explicitly.)
+* **One cache folder, keyed by the kernel sources.** numba invalidates a
+  cached kernel only when *its own* file changes, not when a kernel it calls
+  from another file does, so a stale cache could silently run old code.
+  :func:`cache_dir` picks the folder, the same for ``make demo``, ``make test``,
+  an activated venv and the CLI: ``$COLLISIONKIT_CACHE_DIR`` if set, else
+  ``$NUMBA_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME`` (``~/.cache``)
+  ``/collisionkit/numba``, always followed by ``/<hash>``, a hash of every file
+  of ``collisionkit/kernels``, ``constants.py`` and the numba version. When
+  that folder is not writable, a temporary folder is used with a one-line
+  warning (numba would otherwise fall back to ``__pycache__`` inside
+  site-packages). numba writes every cache file through a temporary file and
+  ``os.replace``; :func:`_lock_cache_writes` also serialises the writes of one
+  function's index across processes, so processes compiling at once into one
+  folder never leave a half-written or mismatched entry.
+* **Compile notice.** The first real compile (a cache miss, not a cache load)
+  of a collisionkit kernel logs one line on the ``collisionkit`` logger
+  (:func:`announce_compile`); the CLI prints it on stderr.
 * **Threading layer.** Batched queries run under numba's parallel backend. The
   default OpenMP layer kills a fork-started child that touches it, and the
   ``workqueue`` layer aborts when two Python threads enter it at once. TBB
@@ -21,10 +31,13 @@ Two things must happen before the first ``@njit`` decorator runs:
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
+import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 _KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
@@ -33,8 +46,7 @@ _KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 def kernel_source_hash() -> str:
     """Hash of the kernel sources and the numba version (names the cache folder).
 
-    Imports nothing heavy (not even numba), so the test configuration can load
-    this file on its own and set ``NUMBA_CACHE_DIR`` before numba starts.
+    Imports nothing heavy (not even numba).
     """
     from importlib.metadata import version
 
@@ -61,6 +73,157 @@ def _preload_tbb() -> bool:
     return False
 
 
+log = logging.getLogger("collisionkit")
+
+_CACHE_DIR: Path | None = None
+
+
+def default_cache_root() -> Path:
+    """The folder that holds one ``<hash>`` subfolder per kernel version."""
+    for var in ("COLLISIONKIT_CACHE_DIR", "NUMBA_CACHE_DIR"):
+        if os.environ.get(var):
+            return Path(os.environ[var]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "collisionkit" / "numba"
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        return True
+    except OSError:
+        return False
+
+
+def cache_dir() -> Path:
+    """The numba cache folder of this process (chosen once; see the module doc)."""
+    global _CACHE_DIR
+    if _CACHE_DIR is None:
+        wanted = default_cache_root() / kernel_source_hash()
+        if _writable(wanted):
+            _CACHE_DIR = wanted
+        else:
+            uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
+            _CACHE_DIR = Path(tempfile.gettempdir()) / f"collisionkit-{uid}" / "numba" / wanted.name
+            log.warning(
+                "collisionkit: cache folder %s is not writable; compiling into %s instead "
+                "(set COLLISIONKIT_CACHE_DIR to choose)",
+                wanted,
+                _CACHE_DIR,
+            )
+    return _CACHE_DIR
+
+
+# -- compile notice ----------------------------------------------------------------------
+#: What compiles, by kernel package, and roughly how long on 2 cores (issue 16): the
+#: distance family compiles apart from (and after) the collision kernels.
+_GROUPS = {
+    "proximity": ("distance / penetration / time-of-impact", 100),
+}
+_DEFAULT_GROUP = ("collision (intersects, contacts, tree build)", 40)
+_announced: set[str] = set()
+_compile_depth = 0
+
+
+def announce_compile(what: str, seconds_estimate: float) -> None:
+    """Log once per process and ``what``: a compile of ``what`` is starting."""
+    if what in _announced:
+        return
+    _announced.add(what)
+    log.info(
+        "collisionkit: compiling %s kernels (first use with this cache; about %d s on 2 cores; "
+        "cached in %s; `collisionkit warmup` compiles everything up front)",
+        what,
+        seconds_estimate,
+        cache_dir(),
+    )
+
+
+def _kernel_group(module: str) -> str | None:
+    """``collisionkit.kernels.proximity.distance`` -> ``proximity``; None for other code."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[0] == "collisionkit" and parts[1] == "kernels":
+        return parts[2]
+    return None
+
+
+def _install_compile_listener() -> None:
+    """Announce the outermost collisionkit compile (numba fires ``numba:compile`` only on a
+    cache miss, never on a cache load or a call), so queries pay nothing per call."""
+    from numba.core import event
+
+    class _Listener(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            global _compile_depth
+            _compile_depth += 1
+            if _compile_depth == 1:
+                disp = ev.data.get("dispatcher")
+                group = _kernel_group(getattr(getattr(disp, "py_func", None), "__module__", "") or "")
+                if group is not None:
+                    announce_compile(*_GROUPS.get(group, _DEFAULT_GROUP))
+
+        def on_end(self, ev: event.Event) -> None:
+            global _compile_depth
+            _compile_depth -= 1
+
+    event.register("numba:compile", _Listener())
+
+
+# -- concurrent writers ------------------------------------------------------------------
+@contextlib.contextmanager
+def _file_lock(path: str):
+    try:
+        import fcntl
+    except ImportError:  # Windows: numba's os.replace still keeps each file whole
+        yield
+        return
+    with open(path, "a+b") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _lock_cache_writes() -> None:
+    """Make numba's per-function cache save safe for processes writing at once.
+
+    numba writes each file through ``<file>.tmp.<uuid>`` + ``os.replace`` (no torn
+    files), but its ``save`` reads the index, picks a free data-file number and
+    writes the index *before* the data: two processes saving different
+    signatures of one function at once could pick the same number, and a reader
+    could follow the new index entry to an old data file. Under a per-function
+    lock file, this save re-reads the index, writes the data first, then the
+    index.
+    """
+    from numba.core import caching
+
+    cls = caching.IndexDataCacheFile
+    needed = ("save", "_load_index", "_save_index", "_save_data", "_data_name")
+    if getattr(cls, "_collisionkit_locked", False) or not all(hasattr(cls, n) for n in needed):
+        return
+
+    def save(self, key, data):  # noqa: ANN001  (numba's signature)
+        with _file_lock(self._index_path + ".lock"):
+            overloads = self._load_index()
+            data_name = overloads.get(key)
+            new = data_name is None
+            if new:
+                existing = set(overloads.values())
+                i = 1
+                while self._data_name(i) in existing:
+                    i += 1
+                data_name = self._data_name(i)
+            self._save_data(data_name, data)
+            if new:
+                overloads[key] = data_name
+                self._save_index(overloads)
+
+    cls.save = save
+    cls._collisionkit_locked = True
+
+
 def configure() -> None:
     """Point numba at the keyed cache folder and choose the threading layer.
 
@@ -68,9 +231,9 @@ def configure() -> None:
     """
     import numba
 
-    if not os.environ.get("NUMBA_CACHE_DIR"):
-        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-        numba.config.CACHE_DIR = str(base / "collisionkit" / "numba" / kernel_source_hash())
+    numba.config.CACHE_DIR = str(cache_dir())
+    _lock_cache_writes()
+    _install_compile_listener()
     if _preload_tbb():
         try:
             from numba.np.ufunc import tbbpool  # noqa: F401  (raises if TBB is unusable)

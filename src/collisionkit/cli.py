@@ -3,7 +3,7 @@
 Every command has ``--help``; results print as a readable table, or as JSON with
 ``--json``. Exit codes: 0 no collision (or success), 1 collision found, 2 error.
 ``check``, ``contacts``, ``scene`` and ``trajectory`` answer 0 or 1; ``render``,
-``bv-report``, ``demo`` and ``bench`` exit 0 on success. Every error (a bad option,
+``bv-report``, ``demo``, ``warmup`` and ``bench`` exit 0 on success. Every error (a bad option,
 a missing file, an unreadable mesh, malformed YAML/CSV, a wrong joint count, or a
 bug) prints one line naming the file, line or option on stderr and exits 2, so a
 script never reads a crash as a collision; ``--debug`` adds the traceback. Options
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import traceback
@@ -165,10 +166,26 @@ def table(rows: list[list[Any]], header: list[str]) -> str:
 
 # -- commands --------------------------------------------------------------------------
 def cmd_demo(args: argparse.Namespace) -> int:
+    from ._numba import cache_dir
     from .demo import run
+
+    print(f"numba cache: {cache_dir()} (shared with the venv and the CLI; COLLISIONKIT_CACHE_DIR moves it)")
 
     run(args.poses)
     return EXIT_CLEAR
+
+
+def cmd_warmup(args: argparse.Namespace) -> int:
+    from .warmup import GROUPS, run
+
+    groups = args.group or None
+    unknown = sorted(set(groups or ()) - set(GROUPS))
+    if unknown:
+        raise CliError(f"--group: unknown group {unknown[0]!r}; choose from {', '.join(GROUPS)}")
+    records = run(groups, jobs=args.jobs)
+    if getattr(args, "json", False):
+        print(json.dumps(records, indent=2))
+    return EXIT_ERROR if any(r["error"] for r in records) else EXIT_CLEAR
 
 
 def _pair_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
@@ -389,6 +406,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poses", type=positive_int, default=100_000, help="poses per object pair (default 100000)")
     p.set_defaults(func=cmd_demo)
 
+    p = sub.add_parser("warmup", help="compile every query's kernels now (parallel processes), with a table of times",
+                       description="Compile (or load from the cache) the kernels of every query, one process per "
+                       "query group, so later calls start at once. Exit 0 on success, 2 on an error.")  # fmt: skip
+    p.add_argument("--jobs", type=positive_int, default=2, help="processes at once (default 2)")
+    p.add_argument("--group", action="append", metavar="NAME", help="only this query group (repeatable)")
+    p.add_argument("--json", action="store_true", help="also print the records as JSON")
+    p.set_defaults(func=cmd_warmup)
+
     pose_help = (
         "pose: 'x,y,z', 'x,y,z,roll,pitch,yaw' (radians), 16 numbers (row-major 4x4), "
         "or a .npy/.json/.txt file of (4,4) or (N,4,4) poses (default identity)"
@@ -454,6 +479,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _log_to_stderr() -> None:
+    """Print the library's notices (a compile starting: collisionkit._numba) on stderr."""
+    logger = logging.getLogger("collisionkit")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 clear or success, 1 collision, 2 error).
 
@@ -464,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     # --debug anywhere (before or after the command, bv-report included)
     debug = "--debug" in args_in
     args_in = [a for a in args_in if a != "--debug"]
+    _log_to_stderr()
     try:
         if args_in[:1] == ["bv-report"]:
             # its own parser (positional meshes, many options): collisionkit bv-report --help

@@ -1,0 +1,182 @@
+"""``collisionkit warmup``: compile every query's kernels up front, in parallel processes.
+
+Each *group* runs its queries once on tiny meshes in a fresh ``spawn``-started
+process, so numba compiles (or loads from the cache) the kernels those queries
+use and writes them to the shared cache folder (``collisionkit._numba.cache_dir``).
+Groups overlap (every query builds trees), and two processes that compile one
+kernel at once both write it safely; the later queries then load it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+import numpy as np
+
+from .constants import PARALLEL_MIN_POSES
+
+
+def _meshes() -> tuple[Any, Any, np.ndarray, np.ndarray]:
+    from .geometry.primitives import box_mesh
+    from .geometry.transforms import translation
+
+    box = box_mesh([1.0, 1.0, 1.0])
+    near = translation([0.75, 0.0, 0.0])
+    poses = np.repeat(near[None], 4 * PARALLEL_MIN_POSES, axis=0)  # long enough for the parallel path
+    return box, box, near, poses
+
+
+def _intersects() -> None:
+    from .query.pair import intersects
+
+    a, b, T, poses = _meshes()
+    intersects(a, b, None, T)
+    for threads in (1, None):
+        intersects(a, b, None, poses, threads=threads)
+
+
+def _contacts() -> None:
+    from .query.pair import contacts, query_stats
+
+    a, b, T, poses = _meshes()
+    contacts(a, b, None, T)
+    for threads in (1, None):
+        contacts(a, b, None, poses, threads=threads)
+        contacts(a, b, None, poses, mode="first", threads=threads)
+        query_stats(a, b, None, poses, threads=threads)
+
+
+def _distance() -> None:
+    from .query.distance import distance
+
+    a, b, T, poses = _meshes()
+    distance(a, b, None, T)
+    distance(a, b, None, poses[:8], threads=1)
+
+
+def _penetration() -> None:
+    from .query.penetration import penetration
+
+    a, b, T, _ = _meshes()
+    penetration(a, b, None, T)
+
+
+def _classify() -> None:
+    from .query.classify import classify
+
+    a, b, T, _ = _meshes()
+    classify(a, b, None, T)
+
+
+def _time_of_impact() -> None:
+    from .geometry.transforms import translation
+    from .query.toi import time_of_impact
+
+    a, b, _, _ = _meshes()
+    time_of_impact(a, b, None, None, translation([3.0, 0, 0]), translation([0.5, 0, 0]))
+
+
+def _world() -> None:
+    from .convex import Box, Sphere
+    from .geometry.transforms import translation
+    from .world import World
+
+    a, _, T, _ = _meshes()
+    w = World()
+    w.add("mesh", a)
+    w.add("near", a, T)
+    w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 0.75, 0.0]))
+    w.add("ball", Sphere(0.5), translation([0.0, 0.0, 0.75]))
+    w.colliding_pairs()
+
+
+#: Query groups, in the order they are started: the longest (distance) beside the
+#: collision kernels first; time of impact, which calls the distance kernels, late, so
+#: it mostly loads what distance compiled rather than compiling it a second time.
+GROUPS: dict[str, Callable[[], None]] = {
+    "distance": _distance,
+    "intersects": _intersects,
+    "contacts": _contacts,
+    "classify": _classify,
+    "world": _world,
+    "penetration": _penetration,
+    "time_of_impact": _time_of_impact,
+}
+
+
+def run_group(name: str) -> dict[str, Any]:
+    """Run one group in this process; return its time and how many kernels compiled."""
+    from numba.core import event
+
+    compiled = 0
+
+    class _Count(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            nonlocal compiled
+            compiled += 1
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    listener = _Count()
+    event.register("numba:compile", listener)
+    t0 = time.perf_counter()
+    try:
+        GROUPS[name]()
+    finally:
+        event.unregister("numba:compile", listener)
+    return {"group": name, "seconds": time.perf_counter() - t0, "compiled": compiled}
+
+
+def _bar(done: int, total: int, width: int = 20) -> str:
+    filled = width * done // total
+    return "[" + "#" * filled + "-" * (width - filled) + f"] {done}/{total}"
+
+
+def run(groups: list[str] | None = None, jobs: int = 2, out: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Compile the kernels of ``groups`` (default: all) in ``jobs`` spawned processes.
+
+    Prints a progress line per finished group, then a table; returns one record per
+    group (``group``, ``seconds``, ``compiled``: kernels compiled, 0 = all loaded from
+    the cache, ``error``: a one-line message or None). Order: as ``GROUPS``.
+    """
+    import multiprocessing
+
+    from ._numba import cache_dir
+
+    names = list(GROUPS) if groups is None else list(groups)
+    out(f"collisionkit warmup: {len(names)} query groups in {jobs} processes; cache {cache_dir()}")
+    t0 = time.perf_counter()
+    results: dict[str, dict[str, Any]] = {}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(run_group, n): n for n in names}
+        for fut in as_completed(futures):
+            name = futures[fut]
+            try:
+                rec = fut.result()
+                rec["error"] = None
+            except Exception as exc:  # a worker's error (or crash) is reported, not raised
+                rec = {"group": name, "seconds": float("nan"), "compiled": 0, "error": f"{type(exc).__name__}: {exc}"}
+            results[name] = rec
+            state = (
+                "failed" if rec["error"] else (f"compiled {rec['compiled']} kernels" if rec["compiled"] else "loaded")
+            )
+            out(f"{_bar(len(results), len(names))} {name}: {rec['seconds']:.1f} s, {state}")
+            sys.stdout.flush()
+    ordered = [results[n] for n in names]
+    out("")
+    out(f"{'group':<16}{'seconds':>9}  result")
+    for r in ordered:
+        if r["error"]:
+            what = f"error: {r['error']}"
+        elif r["compiled"]:
+            what = f"compiled ({r['compiled']} kernels)"
+        else:
+            what = "loaded from cache"
+        out(f"{r['group']:<16}{r['seconds']:>9.1f}  {what}")
+    out(f"{'total (wall)':<16}{time.perf_counter() - t0:>9.1f}")
+    return ordered

@@ -1,0 +1,135 @@
+"""The numba compile cache (issue 16): one folder, a compile notice, safe concurrent writers.
+
+Every test runs collisionkit in fresh subprocesses with their own cache folder, so
+nothing here depends on (or fills) the developer's cache. Compiling takes ~40 s of
+one core per process: those tests are marked slow.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Prints the cache folder numba was pointed at (imports collisionkit, compiles nothing).
+SHOW_DIR = "import collisionkit, numba; print(numba.config.CACHE_DIR)"
+
+#: One intersects on two boxes; prints the traversal kernel's cache misses/hits and how
+#: many collisionkit kernels compiled (numba fires "numba:compile" only on a real compile).
+ONE_QUERY = """
+import logging, sys
+logging.basicConfig(level=logging.INFO, format="LOG %(message)s", stream=sys.stderr)
+from numba.core import event
+compiled = []
+class L(event.Listener):
+    def on_start(self, ev): compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev): pass
+event.register("numba:compile", L())
+import collisionkit as ck
+from collisionkit.kernels.traverse.descent import intersect_one
+box = ck.primitives.box_mesh([1, 1, 1])
+assert ck.intersects(box, box, None, ck.translation([0.5, 0, 0])) is True
+st = intersect_one.stats
+print(sum(st.cache_misses.values()), sum(st.cache_hits.values()), len(compiled))
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLLISIONKIT_CACHE_DIR", "NUMBA_CACHE_DIR")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+def _run(code: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _hash() -> str:
+    from collisionkit._numba import kernel_source_hash
+
+    return kernel_source_hash()
+
+
+def test_cache_folder_choice(tmp_path):
+    """COLLISIONKIT_CACHE_DIR, then NUMBA_CACHE_DIR, then $XDG_CACHE_HOME/collisionkit/numba;
+    always with the kernel-hash subfolder."""
+    h = _hash()
+    both = _env(COLLISIONKIT_CACHE_DIR=str(tmp_path / "ck"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+    numba_only = _env(NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+    xdg = _env(XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    for env, want in [
+        (both, tmp_path / "ck" / h),
+        (numba_only, tmp_path / "nb" / h),
+        (xdg, tmp_path / "xdg" / "collisionkit" / "numba" / h),
+    ]:
+        r = _run(SHOW_DIR, env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == str(want)
+
+
+def test_unwritable_cache_folder_falls_back_to_temp_with_one_warning(tmp_path):
+    # a folder below a plain file cannot be created, even by root (chmod would not stop root)
+    (tmp_path / "file").write_text("")
+    ro = tmp_path / "file" / "cache"
+    r = _run(SHOW_DIR, _env(COLLISIONKIT_CACHE_DIR=str(ro)))
+    assert r.returncode == 0, r.stderr
+    used = Path(r.stdout.strip())
+    assert not str(used).startswith(str(ro)) and "site-packages" not in str(used)
+    assert used.name == _hash()
+    notes = [line for line in r.stderr.splitlines() if "not writable" in line]
+    assert len(notes) == 1 and str(used) in notes[0]
+
+
+def test_cli_prints_compile_notice_once_on_stderr():
+    code = (
+        "from collisionkit.cli import _log_to_stderr; from collisionkit._numba import announce_compile\n"
+        "_log_to_stderr(); announce_compile('collision', 40); announce_compile('collision', 40)"
+    )
+    r = _run(code, _env())
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "compiling collision kernels" in lines[0] and "about 40 s" in lines[0]
+
+
+def test_warmup_rejects_unknown_group():
+    r = subprocess.run(
+        [sys.executable, "-m", "collisionkit", "warmup", "--group", "nope"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2
+    assert "unknown group 'nope'" in r.stderr
+
+
+@pytest.mark.slow
+def test_two_processes_compile_at_once_then_a_third_loads(tmp_path):
+    """Two processes compile into one fresh folder at the same time; a third loads every
+    kernel from it (no compile) and no temporary or half-written file is left."""
+    env = _env(COLLISIONKIT_CACHE_DIR=str(tmp_path))
+    procs = [
+        subprocess.Popen([sys.executable, "-c", ONE_QUERY], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)  # fmt: skip
+        for _ in range(2)
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+        misses, hits, compiled = map(int, out.split())
+        assert misses == 1 and hits == 0 and compiled > 0
+        assert "LOG collisionkit: compiling collision" in err  # the compile notice
+    r = _run(ONE_QUERY, env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    misses, hits, compiled = map(int, r.stdout.split())
+    assert (misses, hits, compiled) == (0, 1, 0)
+    assert "compiling" not in r.stderr  # loading from the cache announces nothing
+    leftovers = [p.name for p in tmp_path.rglob("*.tmp.*")]
+    assert leftovers == []
+    assert any(tmp_path.rglob("*.nbi.lock"))  # the writes went through collisionkit's locked save
