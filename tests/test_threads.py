@@ -134,7 +134,7 @@ def test_penetration_honours_threads(monkeypatch):
     from collisionkit.constants import PARALLEL_MIN_POSES
 
     box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
-    poses = ck.random_poses(max(64, PARALLEL_MIN_POSES), radius=0.8, seed=4)
+    poses = ck.random_poses(max(64, PARALLEL_MIN_POSES), radius=2.0, seed=4)
     ref = ck.penetration(box, box, None, poses, threads=1)
     seen = []
     real = qp.using_threads
