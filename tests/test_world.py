@@ -12,7 +12,7 @@ import pytest
 from tests.brute import load_pb_mesh, radius
 
 import collisionkit as ck
-from collisionkit.query import dispatch
+from collisionkit.query import registry
 from collisionkit.query.engine import result_from_pairs
 from collisionkit.world import BROADPHASES
 
@@ -147,7 +147,7 @@ def test_many_pairs_batched_like_single_calls(threads):
 
 
 class Ball:
-    """A shape the core does not know: queries go through query.dispatch."""
+    """A shape the core does not know: queries go through query.registry."""
 
     def __init__(self, r):
         self.r = float(r)
@@ -166,9 +166,11 @@ def _ball_handler(req):
 
 @pytest.fixture(scope="module")
 def balls_registered():
-    dispatch.register(Ball, Ball, _ball_handler)
+    added = [registry.register(q, Ball, Ball, _ball_handler, honours=()) for q in ("intersects", "contacts")]
     yield
-    dispatch._HANDLERS[:] = [h for h in dispatch._HANDLERS if h[2] is not _ball_handler]
+    for h in added:
+        registry._HANDLERS[h.query].remove(h)
+    registry._CACHE.clear()
 
 
 @pytest.mark.parametrize("broadphase", ["sap", "octree"])

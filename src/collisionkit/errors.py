@@ -31,3 +31,11 @@ class UnsupportedQueryError(UnsupportedPairError):
 
     Raised only for the cells that table lists, with the reason; every other cell answers.
     """
+
+
+class UnsupportedOptionError(CollisionKitError, ValueError):
+    """An option was set that the handler answering this query for these shapes does not act on.
+
+    Raised instead of ignoring the option; the message names it and lists the
+    options that pair does support (``query/registry.py``).
+    """

@@ -5,7 +5,7 @@ A strategy is passed by name (``strategy="bvh"``) or as a frozen record
 travel as loose keyword arguments.
 
 Adding a strategy: define a frozen dataclass with a ``run(request)`` method
-(``request`` is a ``query.engine.BatchRequest``: validated, broadcast poses and
+(``request`` is a ``query.registry.Request``: validated, broadcast poses and
 the query mode; it returns a ``query.engine.BatchResult``), then
 ``register("name", Record())`` from the module that implements it and import
 that module in ``collisionkit/__init__.py``. ``BVH`` is the built-in default

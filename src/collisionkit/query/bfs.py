@@ -33,7 +33,8 @@ from ..kernels.traverse import bfs as kb
 from ..kernels.volumes.saabb import triangle_spheres
 from ..runtime import using_threads
 from ..strategies import register
-from .engine import BatchRequest, BatchResult
+from .engine import BatchResult
+from .registry import Request
 
 #: Result rows reserved for the first pass (as the engine's first pass).
 _FIRST_PASS_ROWS = 1 << 18
@@ -90,8 +91,10 @@ class BFS:
             raise ValueError(f"parallel must be True, False or None, got {self.parallel!r}")
         if self.volumes not in BFS_VOLUMES:
             raise ValueError(f"unknown volumes {self.volumes!r}; choose one of {sorted(BFS_VOLUMES)}")
-        if isinstance(self.ratio_threshold, bool) or not isinstance(self.ratio_threshold, (int, float)) or not (
-            self.ratio_threshold >= 0
+        if (
+            isinstance(self.ratio_threshold, bool)
+            or not isinstance(self.ratio_threshold, (int, float))
+            or not (self.ratio_threshold >= 0)
         ):
             raise ValueError(f"ratio_threshold must be a number >= 0, got {self.ratio_threshold!r}")
         if not isinstance(self.tri_spheres, bool):
@@ -101,8 +104,8 @@ class BFS:
         if isinstance(self.min_frontier, bool) or not isinstance(self.min_frontier, int) or self.min_frontier < 1:
             raise ValueError(f"min_frontier must be an int >= 1, got {self.min_frontier!r}")
 
-    def run(self, request: BatchRequest) -> BatchResult:
-        """Answer a validated batch (see ``query.engine.BatchRequest``)."""
+    def run(self, request: Request) -> BatchResult:
+        """Answer a validated batch (see ``query.registry.Request``)."""
         return _run(self, request)
 
 
@@ -130,7 +133,7 @@ def tri_spheres(mesh: Mesh, tree: Tree) -> NDArray[np.float64]:
     return mesh.cached(("saabb-tri-spheres", tree.options), build)
 
 
-def _run(strat: BFS, req: BatchRequest) -> BatchResult:
+def _run(strat: BFS, req: Request) -> BatchResult:
     a, b, n, mode, max_pairs, nthreads = req.a, req.b, req.n, req.mode, req.max_pairs, req.threads
     ta, tb = saabb_tree(a), saabb_tree(b)
     sa, sb = tri_spheres(a, ta), tri_spheres(b, tb)
@@ -147,8 +150,12 @@ def _run(strat: BFS, req: BatchRequest) -> BatchResult:
     pool_a = (x.topo, x.bv, x.tris, x.face_ids, sa, x.meta, x.scale, req.pa)
     pool_b = (y.topo, y.bv, y.tris, y.face_ids, sb, y.meta, y.scale, req.pb)
     opts = (
-        np.int64(BFS_VOLUMES[strat.volumes]), float(strat.ratio_threshold), np.int64(strat.tri_spheres),
-        np.int64(TRI_TESTS[strat.tri_test]), np.int64(mode), np.int64(max_pairs),
+        np.int64(BFS_VOLUMES[strat.volumes]),
+        float(strat.ratio_threshold),
+        np.int64(strat.tri_spheres),
+        np.int64(TRI_TESTS[strat.tri_test]),
+        np.int64(mode),
+        np.int64(max_pairs),
     )
     if mode == MODE_ANY:
         guess = 0
@@ -168,15 +175,27 @@ def _run(strat: BFS, req: BatchRequest) -> BatchResult:
 
     def launch(sub_tasks, sub_starts, sub_counts, sub_stats, keys, chunk_cap, nchunks, how):
         if how == "serial":
-            kb.bfs_query_serial(*pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks)
+            kb.bfs_query_serial(
+                *pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks
+            )
             return
         with using_threads(nthreads):
             if how == "poses":
-                kb.bfs_query_poses(*pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks)
+                kb.bfs_query_poses(
+                    *pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks
+                )
             else:
                 kb.bfs_query_frontier(
-                    *pool_a, *pool_b, sub_tasks, *opts, keys, sub_starts, sub_counts, sub_stats,
-                    np.int64(4 * nthreads), np.int64(strat.min_frontier),
+                    *pool_a,
+                    *pool_b,
+                    sub_tasks,
+                    *opts,
+                    keys,
+                    sub_starts,
+                    sub_counts,
+                    sub_stats,
+                    np.int64(4 * nthreads),
+                    np.int64(strat.min_frontier),
                 )
 
     nchunks = min(n, 4 * nthreads) if path == "poses" else 1
@@ -196,7 +215,16 @@ def _run(strat: BFS, req: BatchRequest) -> BatchResult:
             sub_stats = np.zeros((over.size, N_STATS), np.int64)
             total = int(kept.sum())
             sub_keys = np.empty(max(1, total), np.int64)
-            launch(sub_tasks, sub_starts, sub_counts, sub_stats, sub_keys, total, 1, "frontier" if path == "frontier" else "serial")
+            launch(
+                sub_tasks,
+                sub_starts,
+                sub_counts,
+                sub_stats,
+                sub_keys,
+                total,
+                1,
+                "frontier" if path == "frontier" else "serial",
+            )
             assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
             starts[over] = sub_starts + keys.shape[0]
             keys = np.concatenate([keys, sub_keys])

@@ -49,12 +49,14 @@ from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
 from ..kernels.triangle.point_in_mesh import winding_numbers_posed
 from ..kernels.triangle.tri_segment import strict_piercings
+from . import registry
 from .contact_geometry import writable_triangles
 from .distance import mesh_distance_rows
 from .engine import prepare
 from .pair import contacts
+from .registry import Request
 from .results import Classification
-from .shapes import as_meshes
+from .shapes import register_mesh_query
 
 DISJOINT, TOUCHING, PENETRATING, CONTAINED = 0, 1, 2, 3
 
@@ -143,15 +145,20 @@ def classify(
     >>> ck.classify(big, small).labels.tolist()
     ['contained']
     """
-    a, b = as_meshes("classify", a, b)  # convex shapes: their surface (query/shapes.py)
     try:
         tol = float(tolerance)
     except (TypeError, ValueError):
         raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}") from None
     if not (tol >= 0.0 and math.isfinite(tol)):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
-    req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads)
-    n = req.n
+    options = {"tolerance": tol, "threads": threads}
+    handler = registry.checked("classify", a, b, options)  # convex shapes: their surface (query/shapes.py)
+    return handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "classify", options))
+
+
+def _classify_meshes(req: Request) -> Classification:
+    """The mesh-mesh handler (convex shapes arrive as their surfaces)."""
+    a, b, tol, n = req.a, req.b, req.options["tolerance"], req.n
     out, _ = mesh_distance_rows(req, math.inf)
     dist = np.ascontiguousarray(out[:, 0])
     hit = dist == 0.0
@@ -197,5 +204,7 @@ def classify(
                 codes[met[k]] = PENETRATING
     return Classification(codes, dist, a_in_b, b_in_a)
 
+
+register_mesh_query("classify", _classify_meshes)
 
 __all__ = ["CONTAINED", "DISJOINT", "PENETRATING", "TOUCHING", "classify"]

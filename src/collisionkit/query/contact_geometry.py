@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..convex.shapes import ConvexShape
 from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
@@ -27,9 +28,15 @@ def writable_triangles(mesh: Mesh) -> np.ndarray:
 
 
 def add_geometry(a: Any, b: Any, pose_a: Any, pose_b: Any, c: Contacts) -> ContactGeometry:
-    """The ContactGeometry of contact rows ``c`` found for these meshes and poses."""
+    """The ContactGeometry of contact rows ``c`` found for these shapes and poses.
+
+    A convex shape's rows index the faces of its surface ``.mesh`` (as ``contacts``
+    reports them), so its geometry is that surface's.
+    """
+    a = a.mesh if isinstance(a, ConvexShape) else a
+    b = b.mesh if isinstance(b, ConvexShape) else b
     if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
-        raise UnsupportedPairError("contacts(geometry=True) needs two Mesh shapes")
+        raise UnsupportedPairError("contacts(geometry=True) needs meshes or convex shapes")
     pa, _ = as_poses(pose_a, "pose_a")
     pb, _ = as_poses(pose_b, "pose_b")
     _, ia, ib = broadcast_poses(pa, pb)

@@ -1,4 +1,4 @@
-"""How the public queries answer pairs with convex shapes (registered in ``query.dispatch``).
+"""How the public queries answer pairs with convex shapes (registered in ``query.registry``).
 
 * convex-convex ``intersects`` (mode "any"): GJK (``kernels/proximity/gjk.py``) unless
   the strategy is ``"double-box"``; exact for polyhedron pairs, one solid
@@ -24,24 +24,23 @@ import numpy as np
 from .. import strategies
 from ..constants import MODE_ANY, PARALLEL_MIN_POSES
 from ..convex.shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere
-from ..errors import UnsupportedPairError
+from ..errors import UnsupportedOptionError, UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..kernels.proximity import gjk as kg
 from ..runtime import using_threads
 from ..strategies import BVH
-from . import dispatch, engine
+from . import engine, registry
+from .registry import Request
 
 
-def _mesh_request(req: engine.BatchRequest, ma: Mesh, mb: Mesh) -> engine.BatchResult:
+def _mesh_request(req: Request, ma: Mesh, mb: Mesh) -> engine.BatchResult:
     """Answer the request on two triangle meshes with the BVH engine."""
-    pa = req.pa if req.batched else req.pa[0]
-    pb = req.pb if req.batched else req.pb[0]
-    strat = req.strategy if isinstance(req.strategy, BVH) else "bvh"
-    return engine.run_batch(ma, mb, pa, pb, req.mode, req.max_pairs, strat, req.threads)
+    strat = req.strategy if isinstance(req.strategy, BVH) else strategies.resolve("bvh")
+    return engine.run(req._replace(a=ma, b=mb, strategy=strat))
 
 
-def gjk_batch(a: ConvexShape, b: ConvexShape, req: engine.BatchRequest, distance: bool = False):
+def gjk_batch(a: ConvexShape, b: ConvexShape, req: Request, distance: bool = False):
     """(hit (N,) bool, dist (N,), points (N, 6) in a's frame, stats (N, 4)) for the request's tasks."""
     n = req.n
     hit = np.zeros(n, np.bool_)
@@ -73,7 +72,7 @@ def gjk_batch(a: ConvexShape, b: ConvexShape, req: engine.BatchRequest, distance
     return hit, dist, points, stats
 
 
-def _bool_result(req: engine.BatchRequest, hit, stats=None) -> engine.BatchResult:
+def _bool_result(req: Request, hit, stats=None) -> engine.BatchResult:
     n = req.n
     full = np.zeros((n, N_STATS), np.int64)
     if stats is not None and n:
@@ -93,7 +92,7 @@ class GJK:
     the shapes' ``.mesh`` by the BVH engine.
     """
 
-    def run(self, req: engine.BatchRequest) -> engine.BatchResult:
+    def run(self, req: Request) -> engine.BatchResult:
         a, b = req.a, req.b
         if not (isinstance(a, ConvexShape) and isinstance(b, ConvexShape)):
             raise UnsupportedPairError(
@@ -111,14 +110,14 @@ class GJK:
         return _bool_result(req, hit, stats)
 
 
-def _convex_convex(req: engine.BatchRequest) -> engine.BatchResult:
+def _convex_convex(req: Request) -> engine.BatchResult:
     strat = req.strategy
     if isinstance(strat, BVH):
         strat = _GJK
     return strat.run(req)
 
 
-def _with_containment(req: engine.BatchRequest, res: engine.BatchResult) -> engine.BatchResult:
+def _with_containment(req: Request, res: engine.BatchResult) -> engine.BatchResult:
     """Mark poses without a triangle pair as colliding when a mesh vertex is inside the convex solid."""
     if req.mode != MODE_ANY or req.n == 0:
         return res
@@ -140,18 +139,19 @@ def _with_containment(req: engine.BatchRequest, res: engine.BatchResult) -> engi
     return res._replace(counts=counts)
 
 
-def _convex_mesh(req: engine.BatchRequest) -> engine.BatchResult:
+def _convex_mesh(req: Request) -> engine.BatchResult:
     a = req.a.mesh if isinstance(req.a, ConvexShape) else req.a
     b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
     if not isinstance(req.strategy, BVH):
-        raise UnsupportedPairError(
-            f"convex-mesh pairs run on the BVH engine; strategy {type(req.strategy).__name__} is for convex-convex pairs"
+        raise UnsupportedOptionError(
+            f"{req.query} on {type(req.a).__name__} and {type(req.b).__name__} runs on the BVH engine: option "
+            f"strategy={req.options.get('strategy')!r} is not supported here (strategy records: BVH)"
         )
     return _with_containment(req, _mesh_request(req, a, b))
 
 
 def _single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
-    """Per-call boolean of ``intersects`` (query.dispatch.SINGLE_BOOL): the same kernel as GJK.run."""
+    """Per-call boolean of ``intersects`` (query.registry.SINGLE_BOOL): the same kernel as GJK.run."""
     return kg.gjk_intersect_call(*a.kernel_args(), Ta, *b.kernel_args(), Tb)
 
 
@@ -159,10 +159,12 @@ _GJK = GJK()
 strategies.register("gjk", _GJK)
 for _ta in (Convex, Box, Sphere, Capsule, Cylinder):
     for _tb in (Convex, Box, Sphere, Capsule, Cylinder):
-        dispatch.register_single_bool(_ta, _tb, _single_bool)
-dispatch.register(ConvexShape, ConvexShape, _convex_convex)
-dispatch.register(ConvexShape, Mesh, _convex_mesh)
-dispatch.register(Mesh, ConvexShape, _convex_mesh)
+        registry.register_single_bool(_ta, _tb, _single_bool)
+for _query in ("intersects", "contacts", "query_stats"):
+    _all = registry.QUERY_OPTIONS[_query]  # strategy: gjk, double-box or BVH records (convex-mesh: BVH only)
+    registry.register(_query, ConvexShape, ConvexShape, _convex_convex, honours=_all)
+    registry.register(_query, ConvexShape, Mesh, _convex_mesh, honours=_all)
+    registry.register(_query, Mesh, ConvexShape, _convex_mesh, honours=_all)
 
 
 def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
@@ -184,7 +186,7 @@ def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
 
 
 # -- distance and penetration for convex shapes (registered with the issue-7 queries) ------
-def _distance_convex_convex(req: engine.BatchRequest, upper: float):
+def _distance_convex_convex(req: Request):
     """``collisionkit.distance`` on two convex shapes: GJK with closest points.
 
     Faces are -1 (smooth primitives have none; for polyhedra the closest
@@ -193,6 +195,7 @@ def _distance_convex_convex(req: engine.BatchRequest, upper: float):
     """
     from .results import Distance
 
+    upper = req.options["upper_bound"]
     _, dist, pts, stats = gjk_batch(req.a, req.b, req, distance=True)
     Ta = req.pa[req.ia]
     pa = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 0:3]) + Ta[:, :3, 3]
@@ -209,7 +212,7 @@ def _distance_convex_convex(req: engine.BatchRequest, upper: float):
     return Distance(float(dist[0]), pa[0], pb[0], -1, -1, work, zero)
 
 
-def _distance_with_mesh(req: engine.BatchRequest, upper: float):
+def _distance_with_mesh(req: Request):
     """``distance`` between a convex solid and a mesh: the mesh distance to the
     convex shape's triangulated surface, 0 where the solid holds part of the mesh
     (``intersects``' solid semantics)."""
@@ -221,7 +224,7 @@ def _distance_with_mesh(req: engine.BatchRequest, upper: float):
     a = req.a.mesh if isinstance(req.a, ConvexShape) else req.a
     b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
     pa, pb = req.pa[req.ia], req.pb[req.ib]
-    d = mesh_distance(a, b, pa, pb, upper_bound=upper, threads=req.threads)
+    d = mesh_distance(a, b, pa, pb, upper_bound=req.options["upper_bound"], threads=req.threads)
     inside = np.asarray(intersects(req.a, req.b, pa, pb, threads=req.threads)) & (np.asarray(d.distance) > 0)
     if inside.any():
         dist = np.where(inside, 0.0, d.distance)
@@ -234,7 +237,7 @@ def _distance_with_mesh(req: engine.BatchRequest, upper: float):
     )  # fmt: skip
 
 
-def _penetration_convex(a, b, pose_a, pose_b, **kwargs):
+def _penetration_convex(req: Request):
     """``penetration`` of convex shapes (with each other or with a mesh): the mesh
     methods on their triangulations; exact only when both are polyhedra (a smooth primitive is
     answered for its tessellation, so ``exact`` is False)."""
@@ -242,9 +245,15 @@ def _penetration_convex(a, b, pose_a, pose_b, **kwargs):
 
     from .penetration import penetration
 
+    a, b = req.a, req.b
     ma = a.mesh if isinstance(a, ConvexShape) else a
     mb = b.mesh if isinstance(b, ConvexShape) else b
-    p = penetration(ma, mb, pose_a, pose_b, **kwargs)
+    p = penetration(ma, mb, req.pa[req.ia], req.pb[req.ib], **req.options)
+    if not req.batched:
+        p = replace(
+            p, depth=float(p.depth[0]), direction=p.direction[0], exact=bool(p.exact[0]),
+            error_bound=float(p.error_bound[0]), method=str(p.method[0]),
+        )  # fmt: skip
     smooth = any(isinstance(s, (Sphere, Capsule, Cylinder)) for s in (a, b))
     if smooth:
         exact = np.zeros_like(np.asarray(p.exact)) if np.ndim(p.exact) else False
@@ -252,16 +261,11 @@ def _penetration_convex(a, b, pose_a, pose_b, **kwargs):
     return p
 
 
-def _register_queries() -> None:
-    from . import distance as qd
-    from . import penetration as qp
-
-    qd.register(ConvexShape, ConvexShape, _distance_convex_convex)
-    qd.register(ConvexShape, Mesh, _distance_with_mesh)
-    qd.register(Mesh, ConvexShape, _distance_with_mesh)
-    qp.register(ConvexShape, ConvexShape, _penetration_convex)
-    qp.register(ConvexShape, Mesh, _penetration_convex)
-    qp.register(Mesh, ConvexShape, _penetration_convex)
-
-
-_register_queries()
+_DISTANCE = registry.QUERY_OPTIONS["distance"]
+registry.register("distance", ConvexShape, ConvexShape, _distance_convex_convex, honours=_DISTANCE)
+registry.register("distance", ConvexShape, Mesh, _distance_with_mesh, honours=_DISTANCE)
+registry.register("distance", Mesh, ConvexShape, _distance_with_mesh, honours=_DISTANCE)
+_PENETRATION = registry.QUERY_OPTIONS["penetration"]  # the mesh methods on the triangulations
+registry.register("penetration", ConvexShape, ConvexShape, _penetration_convex, honours=_PENETRATION)
+registry.register("penetration", ConvexShape, Mesh, _penetration_convex, honours=_PENETRATION)
+registry.register("penetration", Mesh, ConvexShape, _penetration_convex, honours=_PENETRATION)

@@ -4,42 +4,27 @@ Mesh-mesh pairs run the pruned BVH descent of ``kernels.proximity.distance`` wit
 exact triangle intersection tests (distance 0 exactly when ``intersects``
 says True) and closest points of disjoint triangles from
 ``kernels.triangle.tri_distance``. Other shape pairs (convex shapes, primitives) are
-answered by handlers registered with :func:`register` (the convex-shape
-module registers GJK there); without one, an ``UnsupportedPairError``.
+answered by the handlers registered for them in ``query.registry`` (the
+convex-shape module registers GJK there); without one, an ``UnsupportedPairError``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..bvh import tree_for
 from ..constants import MODE_ANY, PARALLEL_MIN_POSES
-from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..kernels.proximity import distance as kd
 from ..runtime import using_threads
-from .engine import BatchRequest, pose_error, prepare, thread_count, trees
+from . import registry
+from .engine import pose_error, prepare, thread_count, trees
 from .pair import _single_pose
+from .registry import Request
 from .results import Distance
-
-_HANDLERS: list[tuple[type, type, Callable[..., Distance]]] = []
-
-
-def register(type_a: type, type_b: type, handler: Callable[..., Distance]) -> None:
-    """Answer ``distance`` on (type_a, type_b) pairs with
-    ``handler(request: BatchRequest, upper_bound: float) -> Distance``."""
-    _HANDLERS.append((type_a, type_b, handler))
-
-
-def _handler_for(a: Any, b: Any) -> Callable[..., Distance] | None:
-    for ta, tb, h in _HANDLERS:
-        if isinstance(a, ta) and isinstance(b, tb):
-            return h
-    return None
 
 
 def _check_upper(upper_bound: float) -> float:
@@ -100,14 +85,14 @@ def distance(
         Tb = _single_pose(pose_b)
         if Ta is not None and Tb is not None:
             return _distance_one(a, b, Ta, Tb, upper)
-    if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
-        handler = _handler_for(a, b)
-        if handler is None:
-            raise UnsupportedPairError(f"distance is not implemented for {type(a).__name__} and {type(b).__name__}")
-        req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads)
-        return handler(req, upper)
-    req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads)
-    out, stats = mesh_distance_rows(req, upper)
+    options = {"upper_bound": upper, "threads": threads}
+    handler = registry.checked("distance", a, b, options)
+    return handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "distance", options))
+
+
+def _distance_meshes(req: Request) -> Distance:
+    """The mesh-mesh handler: every pose of the request in one kernel call."""
+    out, stats = mesh_distance_rows(req, req.options["upper_bound"])
     return _record(out, stats, req.batched)
 
 
@@ -131,9 +116,7 @@ def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float
     return Distance(float(row[0]), row[1:4], row[4:7], int(row[7]), int(row[8]), stats[:, 0], stats[:, 1])
 
 
-def mesh_distance_rows(
-    req: BatchRequest, upper: float, seeds: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+def mesh_distance_rows(req: Request, upper: float, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Run the distance kernel for a prepared mesh-mesh request.
 
     Returns ``out`` (N, 12): distance, point_a (3), point_b (3) in the world,
@@ -180,4 +163,6 @@ def _record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distance:
     return Distance(float(d[0]), pa[0], pb[0], int(fa[0]), int(fb[0]), npairs, ntri)
 
 
-__all__ = ["distance", "register", "mesh_distance_rows"]
+registry.register("distance", Mesh, Mesh, _distance_meshes, honours=registry.QUERY_OPTIONS["distance"])
+
+__all__ = ["distance", "mesh_distance_rows"]

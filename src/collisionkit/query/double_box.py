@@ -19,9 +19,10 @@ from ..kernels.core.layout import N_STATS
 from ..kernels.traverse import double_box as kd
 from ..runtime import using_threads
 from . import engine
+from .registry import Request
 
 
-def double_box_batch(a: Convex, b: Convex, req: engine.BatchRequest, depth: int, tri_test: int):
+def double_box_batch(a: Convex, b: Convex, req: Request, depth: int, tri_test: int):
     """(decided (N,) int64 codes, stats (N, 4)) for the request's tasks."""
     ha, hb = hierarchy_of(a, depth), hierarchy_of(b, depth)
     n = req.n
@@ -70,7 +71,7 @@ class DoubleBox:
         if isinstance(self.depth, bool) or not isinstance(self.depth, (int, np.integer)) or not 0 <= self.depth <= 12:
             raise ValueError(f"depth must be an int in [0, 12], got {self.depth!r}")
 
-    def run(self, req: engine.BatchRequest) -> engine.BatchResult:
+    def run(self, req: Request) -> engine.BatchResult:
         from .convex import _bool_result, _mesh_request
 
         a, b = req.a, req.b

@@ -6,6 +6,8 @@ answered by one compiled call (serial, or parallel over numba threads).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numba
@@ -22,8 +24,8 @@ from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_R
 from ..kernels.traverse import descent as kt
 from ..runtime import using_threads
 from ..strategies import BVH as BVHStrategy
-from ..strategies import Strategy, resolve
-from . import dispatch
+from ..strategies import resolve
+from .registry import Request
 
 _POSE_REASON = {
     POSE_NOT_FINITE: "is not finite",
@@ -62,23 +64,6 @@ def thread_count(threads: int | None) -> int:
     return min(int(threads), numba.config.NUMBA_NUM_THREADS)
 
 
-class BatchRequest(NamedTuple):
-    """What a registered strategy's ``run`` receives: everything validated."""
-
-    a: Any  # Mesh (or another shape, for pair handlers)
-    b: Any
-    pa: NDArray[np.float64]  # (Na, 4, 4) validated poses
-    pb: NDArray[np.float64]  # (Nb, 4, 4)
-    ia: NDArray[np.int64]  # (N,) index into pa per task (broadcast)
-    ib: NDArray[np.int64]
-    n: int
-    batched: bool  # whether the caller passed a batch (results are arrays)
-    mode: int  # MODE_ANY / MODE_FIRST / MODE_ALL
-    max_pairs: int  # -1: no cap
-    strategy: Any  # the resolved record
-    threads: int  # validated thread count
-
-
 class BatchResult(NamedTuple):
     n: int
     batched: bool
@@ -90,8 +75,15 @@ class BatchResult(NamedTuple):
 
 
 def result_from_pairs(
-    n: int, batched: bool, pose_of_pair: NDArray[np.int64], face_a: NDArray[np.int64],
-    face_b: NDArray[np.int64], faces_b: int, mode: int, max_pairs: int, stats: NDArray[np.int64] | None = None,
+    n: int,
+    batched: bool,
+    pose_of_pair: NDArray[np.int64],
+    face_a: NDArray[np.int64],
+    face_b: NDArray[np.int64],
+    faces_b: int,
+    mode: int,
+    max_pairs: int,
+    stats: NDArray[np.int64] | None = None,
 ) -> BatchResult:
     """A BatchResult from flat pair columns (any order; duplicates not allowed).
 
@@ -116,8 +108,26 @@ def result_from_pairs(
     return BatchResult(n, batched, counts, stats, key, starts, faces_b)
 
 
-def prepare(a: Any, b: Any, pose_a: Any, pose_b: Any, mode: int, max_pairs: int, strategy: Any, threads: int | None) -> BatchRequest:
-    """Validate and broadcast the poses of a query; resolve its strategy."""
+_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
+
+
+def prepare(
+    a: Any,
+    b: Any,
+    pose_a: Any,
+    pose_b: Any,
+    mode: int,
+    max_pairs: int,
+    strategy: Any,
+    threads: int | None,
+    query: str = "",
+    options: Mapping[str, Any] = _NO_OPTIONS,
+) -> Request:
+    """Validate and broadcast the poses of a query; resolve its strategy.
+
+    ``query`` and ``options`` (every option of the query, as the caller gave
+    it) travel with the request to the handler (``query/registry.py``).
+    """
     strat = resolve(strategy)
     nthreads = thread_count(threads)
     pa, batched_a = as_poses(pose_a, "pose_a")
@@ -126,37 +136,24 @@ def prepare(a: Any, b: Any, pose_a: Any, pose_b: Any, mode: int, max_pairs: int,
     side, index, code = kt.validate_poses(pa, pb)
     if side >= 0:
         raise pose_error("pose_a" if side == 0 else "pose_b", int(index), int(code), batched_a or batched_b)
-    return BatchRequest(a, b, pa, pb, ia, ib, n, batched_a or batched_b, mode, max_pairs, strat, nthreads)
+    return Request(
+        a, b, pa, pb, ia, ib, n, batched_a or batched_b, mode, max_pairs, strat, nthreads,
+        query, MappingProxyType(dict(options)),
+    )  # fmt: skip
 
 
-def run_batch(
-    a: Mesh,
-    b: Mesh,
-    pose_a: Any,
-    pose_b: Any,
-    mode: int,
-    max_pairs: int,
-    strategy: str | Strategy,
-    threads: int | None,
-) -> BatchResult:
-    """Answer a (broadcast) batch of pose pairs in one compiled call.
+def run(req: Request) -> BatchResult:
+    """Answer a traversal request (intersects, contacts, query_stats) on two meshes.
 
-    Pairs that are not two meshes go to the handler registered for their
-    types (``query.dispatch``); strategies other than the built-in BVH to
-    their own ``run``.
+    The built-in BVH strategy runs the descent kernels here, in one compiled
+    call for the whole batch; any other strategy answers with its own ``run``.
     """
-    if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
-        handler = dispatch.handler_for(a, b)
-        if handler is None:
-            check_mesh(a, "a")
-            check_mesh(b, "b")
-        req = prepare(a, b, pose_a, pose_b, mode, max_pairs, strategy, threads)
-        return handler(req)
-    req = prepare(a, b, pose_a, pose_b, mode, max_pairs, strategy, threads)
+    check_mesh(req.a, "a")
+    check_mesh(req.b, "b")
     if not isinstance(req.strategy, BVHStrategy):
         return req.strategy.run(req)
+    a, b, mode, max_pairs = req.a, req.b, req.mode, req.max_pairs
     strat, nthreads, pa, pb, ia, ib, n = req.strategy, req.threads, req.pa, req.pb, req.ia, req.ib, req.n
-    batched_a = batched_b = req.batched
     ta, tb = trees(a, b)
     tasks = np.zeros((n, 4), np.int64)
     tasks[:, 2] = ia
@@ -181,7 +178,24 @@ def run_batch(
             guess = min(guess, max_pairs)
     chunk_cap = max(guess, min(guess * per_chunk, _FIRST_PASS_ROWS // nchunks))
     keys = np.empty(max(1, chunk_cap * nchunks), np.int64)
-    _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads)
+    _launch(
+        ta,
+        tb,
+        pa,
+        pb,
+        tasks,
+        strat,
+        mode,
+        max_pairs,
+        keys,
+        chunk_cap,
+        starts,
+        counts,
+        stats,
+        nchunks,
+        parallel,
+        nthreads,
+    )
 
     if mode != MODE_ANY:
         over = np.flatnonzero(starts < 0)
@@ -202,19 +216,48 @@ def run_batch(
                 sub_chunks, sub_cap = 1, total
             sub_keys = np.empty(max(1, sub_chunks * sub_cap), np.int64)
             _launch(
-                ta, tb, pa, pb, sub_tasks, strat, mode, max_pairs, sub_keys, sub_cap,
-                sub_starts, sub_counts, sub_stats, sub_chunks, rerun_parallel, nthreads,
+                ta,
+                tb,
+                pa,
+                pb,
+                sub_tasks,
+                strat,
+                mode,
+                max_pairs,
+                sub_keys,
+                sub_cap,
+                sub_starts,
+                sub_counts,
+                sub_stats,
+                sub_chunks,
+                rerun_parallel,
+                nthreads,
             )
             assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
             starts[over] = sub_starts + keys.shape[0]
             keys = np.concatenate([keys, sub_keys])
-    return BatchResult(n, batched_a or batched_b, counts, stats, keys, starts, faces_b)
+    return BatchResult(n, req.batched, counts, stats, keys, starts, faces_b)
 
 
-def _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads):
+def _launch(
+    ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads
+):
     args = (
-        *ta.arrays, pa, *tb.arrays, pb, tasks, ta.options.bv_code, strat.tri_test_code,
-        mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks,
+        *ta.arrays,
+        pa,
+        *tb.arrays,
+        pb,
+        tasks,
+        ta.options.bv_code,
+        strat.tri_test_code,
+        mode,
+        max_pairs,
+        keys,
+        chunk_cap,
+        starts,
+        counts,
+        stats,
+        nchunks,
     )
     if parallel:
         with using_threads(nthreads):
@@ -234,8 +277,30 @@ def gather(result: BatchResult, max_pairs: int, task_pose: NDArray[np.int64] | N
     truncated = np.zeros(n, np.bool_)
     if task_pose is None:
         task_pose = np.arange(n, dtype=np.int64)
-    kt.gather_pairs(result.keys, result.starts, result.counts, max_pairs, result.faces_b, task_pose, pose_index, face_a, face_b, truncated)
+    kt.gather_pairs(
+        result.keys,
+        result.starts,
+        result.counts,
+        max_pairs,
+        result.faces_b,
+        task_pose,
+        pose_index,
+        face_a,
+        face_b,
+        truncated,
+    )
     return pose_index, face_a, face_b, kept.astype(np.int64), truncated
 
 
-__all__ = ["MODE_ALL", "MODE_ANY", "MODE_FIRST", "BatchRequest", "BatchResult", "gather", "prepare", "result_from_pairs", "run_batch", "trees"]
+__all__ = [
+    "MODE_ALL",
+    "MODE_ANY",
+    "MODE_FIRST",
+    "BatchResult",
+    "Request",
+    "gather",
+    "prepare",
+    "result_from_pairs",
+    "run",
+    "trees",
+]

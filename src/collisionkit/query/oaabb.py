@@ -40,10 +40,12 @@ from ..kernels.core.layout import N_STATS
 from ..kernels.traverse import oaabb as ko
 from ..runtime import using_threads
 from ..strategies import Strategy, register, resolve
-from .engine import BatchRequest, BatchResult, check_mesh, prepare
+from . import registry
+from .engine import BatchResult, check_mesh, prepare
 from .pair import contacts
+from .registry import Request
 from .results import Contacts, _freeze
-from .shapes import as_meshes
+from .shapes import register_mesh_query
 
 #: Result rows reserved for the first pass of a batch (as query.engine does).
 _FIRST_PASS_ROWS = 1 << 18
@@ -87,8 +89,8 @@ class OAABB:
         """``mesh``'s R-trees for this node capacity (cached per geometry)."""
         return rtrees_for(mesh, int(self.node_capacity))
 
-    def run(self, request: BatchRequest) -> BatchResult:
-        """Answer a validated batch (``query.engine.BatchRequest``) in one compiled call."""
+    def run(self, request: Request) -> BatchResult:
+        """Answer a validated batch (``query.registry.Request``) in one compiled call."""
         return _execute(self, request, request.mode, None)
 
 
@@ -104,7 +106,7 @@ def _kernel_args(rt: RTrees) -> tuple:
 _NO_VISITS = (np.zeros(1, np.int64), np.zeros(1, np.int64))
 
 
-def _execute(strat: OAABB, req: BatchRequest, mode: int, visits: tuple[NDArray, NDArray] | None) -> BatchResult:
+def _execute(strat: OAABB, req: Request, mode: int, visits: tuple[NDArray, NDArray] | None) -> BatchResult:
     a, b = check_mesh(req.a, "a"), check_mesh(req.b, "b")
     ra, rb = strat.trees(a), strat.trees(b)
     n, max_pairs, nthreads = req.n, req.max_pairs, req.threads
@@ -144,8 +146,21 @@ def _execute(strat: OAABB, req: BatchRequest, mode: int, visits: tuple[NDArray, 
     def launch(tasks_, keys_, cap_, starts_, counts_, stats_, chunks_, par_):
         fn = ko.oaabb_parallel if par_ else ko.oaabb_serial
         call = (
-            *args_a, req.pa, *args_b, req.pb, tasks_, *common,
-            keys_, np.int64(cap_), starts_, counts_, stats_, np.int64(chunks_), flag, visits[0], visits[1],
+            *args_a,
+            req.pa,
+            *args_b,
+            req.pb,
+            tasks_,
+            *common,
+            keys_,
+            np.int64(cap_),
+            starts_,
+            counts_,
+            stats_,
+            np.int64(chunks_),
+            flag,
+            visits[0],
+            visits[1],
         )
         if par_:
             with using_threads(nthreads):
@@ -288,14 +303,20 @@ def surface_contacts(
     if mode not in ("all", "first"):
         raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
     strat = resolve(strategy)
-    a, b = as_meshes("surface_contacts", a, b)  # convex shapes: their surface (query/shapes.py)
+    options = {"mode": mode, "triangles": triangles, "strategy": strategy, "threads": threads}
+    handler = registry.checked("surface_contacts", a, b, options)  # convex shapes: their surface (query/shapes.py)
+    return handler(prepare(a, b, pose_a, pose_b, MODE_SURFACE_PAIRS, -1, strat, threads, "surface_contacts", options))
+
+
+def _surface_contacts_meshes(req: Request) -> SurfaceContacts:
+    """The mesh-mesh handler (convex shapes arrive as their surfaces)."""
+    a, b, strat, mode, triangles = req.a, req.b, req.strategy, req.options["mode"], req.options["triangles"]
     if isinstance(strat, OAABB) and mode == "all" and not triangles:
-        req = prepare(a, b, pose_a, pose_b, MODE_SURFACE_PAIRS, -1, strat, threads)
         res = _execute(strat, req, MODE_SURFACE_PAIRS, None)
         ra, rb = strat.trees(a), strat.trees(b)
         pose, ca, cb, counts = _gather_keys(res)
         return SurfaceContacts(pose, ra.labels[ca].astype(np.int64), rb.labels[cb].astype(np.int64), counts, None)
-    c = contacts(a, b, pose_a, pose_b, mode=mode, strategy=strat, threads=threads)
+    c = contacts(a, b, req.pa[req.ia], req.pb[req.ib], mode=mode, strategy=strat, threads=req.threads)
     pose, sa, sb, counts = _surface_rows(a, b, c, c.n_poses)
     return SurfaceContacts(pose, sa, sb, counts, c if triangles else None)
 
@@ -372,13 +393,22 @@ def node_visits(
     codes = dict(MODES, surfaces=MODE_SURFACE_PAIRS)
     if mode not in codes:
         raise ValueError(f"mode must be one of {sorted(codes)}, got {mode!r}")
-    a, b = as_meshes("node_visits", a, b)
-    req = prepare(a, b, pose_a, pose_b, codes[mode], -1, strat, 1)
+    options = {"mode": mode, "strategy": strategy}
+    handler = registry.checked("node_visits", a, b, options)  # convex shapes: their surface (query/shapes.py)
+    return handler(prepare(a, b, pose_a, pose_b, codes[mode], -1, strat, 1, "node_visits", options))
+
+
+def _node_visits_meshes(req: Request) -> NodeVisits:
+    """The mesh-mesh handler (convex shapes arrive as their surfaces); serial: the counters are shared."""
+    a, b, strat = req.a, req.b, req.strategy
     ra, rb = strat.trees(a), strat.trees(b)
     va = np.zeros(ra.n_nodes, np.int64)
     vb = np.zeros(rb.n_nodes, np.int64)
-    _execute(strat, req, codes[mode], (va, vb))
+    _execute(strat, req, req.mode, (va, vb))
     return NodeVisits(va, vb, ra.n_surface_nodes, rb.n_surface_nodes, req.n)
 
+
+register_mesh_query("surface_contacts", _surface_contacts_meshes)
+register_mesh_query("node_visits", _node_visits_meshes)
 
 __all__ = ["OAABB", "NodeVisits", "SurfaceContacts", "node_visits", "surface_contacts"]

@@ -18,8 +18,9 @@ from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.core.layout import META_FACES, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..kernels.traverse.descent import contacts_one, intersect_one
 from ..strategies import BVH, Strategy, resolve
-from .dispatch import SINGLE_BOOL
-from .engine import gather, pose_error, run_batch, thread_count
+from . import engine, registry
+from .engine import BatchResult, gather, pose_error, thread_count
+from .registry import SINGLE_BOOL
 from .results import Contacts, Stats
 
 _DEFAULT = BVH()
@@ -87,9 +88,20 @@ def intersects(
             tb = b._trees.get(bv) or tree_for(b, bv)
             x, y = ta.arrays, tb.arrays
             r = intersect_one(
-                x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
-                y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-                ta.options.bv_code, tri_code,
+                x.topo,
+                x.bv,
+                x.tris,
+                x.meta,
+                x.scale,
+                Ta,
+                y.topo,
+                y.bv,
+                y.tris,
+                y.meta,
+                y.scale,
+                Tb,
+                ta.options.bv_code,
+                tri_code,
             )
             if r < 0:
                 side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
@@ -98,7 +110,7 @@ def intersects(
     else:
         fast = SINGLE_BOOL.get((type(a), type(b)))
         if fast is not None and strategy == "bvh":
-            # PERF: convex shapes registered a per-call kernel (query.dispatch)
+            # PERF: convex shapes registered a per-call kernel (query.registry.SINGLE_BOOL)
             Ta = _single_pose(pose_a)
             Tb = _single_pose(pose_b)
             if Ta is not None and Tb is not None:
@@ -107,10 +119,19 @@ def intersects(
                     side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
                     raise pose_error(side, 0, code, False)
                 return r == 1
-    res = run_batch(a, b, pose_a, pose_b, MODE_ANY, -1, strategy, threads)
+    res = _traverse("intersects", a, b, pose_a, pose_b, MODE_ANY, -1, {"strategy": strategy, "threads": threads})
     if not res.batched:
         return bool(res.counts[0])
     return res.counts > 0
+
+
+def _traverse(
+    query: str, a: Any, b: Any, pose_a: Any, pose_b: Any, mode: int, cap: int, options: dict[str, Any]
+) -> BatchResult:
+    """Run a traversal query (intersects, contacts, query_stats) through its registered handler."""
+    handler = registry.checked(query, a, b, options)
+    req = engine.prepare(a, b, pose_a, pose_b, mode, cap, options["strategy"], options["threads"], query, options)
+    return handler(req)
 
 
 def _single_pose(pose: Any) -> NDArray[np.float64] | None:
@@ -188,7 +209,8 @@ def contacts(
     if type(a) is Mesh and type(b) is Mesh and (strategy == "bvh" or type(strategy) is BVH):
         found = _contacts_one(a, b, pose_a, pose_b, code, cap, _DEFAULT if strategy == "bvh" else strategy)
     if found is None:
-        res = run_batch(a, b, pose_a, pose_b, code, cap, strategy, threads)
+        options = {"mode": mode, "max_pairs": max_pairs, "strategy": strategy, "threads": threads, "geometry": geometry}
+        res = _traverse("contacts", a, b, pose_a, pose_b, code, cap, options)
         pose_index, face_a, face_b, counts, truncated = gather(res, cap)
         found = Contacts(pose_index, face_a, face_b, counts, truncated)
     if geometry:
@@ -250,7 +272,8 @@ def query_stats(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
-    res = run_batch(a, b, pose_a, pose_b, MODES[mode], -1, strategy, threads)
+    options = {"mode": mode, "strategy": strategy, "threads": threads}
+    res = _traverse("query_stats", a, b, pose_a, pose_b, MODES[mode], -1, options)
     s = res.stats
     return Stats(
         np.ascontiguousarray(s[:, STAT_BV_TESTS]),
@@ -259,6 +282,11 @@ def query_stats(
         np.ascontiguousarray(s[:, STAT_BV_UPDATES]),
         res.counts > 0,
     )
+
+
+for _query in ("intersects", "contacts", "query_stats"):
+    # contacts' geometry is computed from the rows, for every shape (query.contact_geometry)
+    registry.register(_query, Mesh, Mesh, engine.run, honours=registry.QUERY_OPTIONS[_query])
 
 
 def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -> tuple:
@@ -275,7 +303,18 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     ta, tb = tree_for(a, bv), tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
     return (
-        x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
-        y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-        ta.options.bv_code, _GUIGUE,
+        x.topo,
+        x.bv,
+        x.tris,
+        x.meta,
+        x.scale,
+        Ta,
+        y.topo,
+        y.bv,
+        y.tris,
+        y.meta,
+        y.scale,
+        Tb,
+        ta.options.bv_code,
+        _GUIGUE,
     )

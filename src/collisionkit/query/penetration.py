@@ -45,41 +45,36 @@ Two methods, chosen per pair (``method="auto"``):
   percent of the exact one with the default 64 directions, and exact when
   the optimum is a face normal in contact.
 
-Other shape kinds: ``UnsupportedPairError`` (the convex-shape module can
-register a handler with :func:`register`).
+Convex shapes are answered by the handlers the convex-shape module registers in
+``query.registry``; other shape kinds: ``UnsupportedPairError``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..constants import PARALLEL_MIN_POSES
-from ..errors import InvalidMeshError, UnsupportedPairError
+from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
 from ..kernels.proximity import penetration as kp
 from ..kernels.proximity.penetration import convex_depth
 from ..runtime import using_threads
+from . import registry
 from .classify import CONTAINED, PENETRATING, classify
-from .engine import pose_error
+from .engine import pose_error, prepare
 from .pair import _single_pose
+from .registry import Request
 from .results import Penetration
 
-_HANDLERS: list[tuple[type, type, Callable[..., Penetration]]] = []
 #: Relative volume gap under which a closed mesh counts as convex.
 CONVEX_VOLUME_RTOL = 1e-9
 #: ``error_bound`` of the convex method, relative to the hulls' and poses' coordinates.
 ERROR_RTOL = 1e-12
 #: Contact tolerance of the sampled method, relative to the meshes' radii.
 SAMPLED_REL_TOLERANCE = 1e-7
-
-
-def register(type_a: type, type_b: type, handler: Callable[..., Penetration]) -> None:
-    """Answer ``penetration`` on (type_a, type_b) with ``handler(a, b, pose_a, pose_b) -> Penetration``."""
-    _HANDLERS.append((type_a, type_b, handler))
 
 
 class _Hull:
@@ -339,20 +334,19 @@ def penetration(
                     p = _new(Penetration)
                     p.__dict__.update(depth=d, direction=u, exact=True, error_bound=e, method=_METHOD[d > 0.0])
                     return p
-    if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
-        for ta, tb, h in _HANDLERS:
-            if isinstance(a, ta) and isinstance(b, tb):
-                # every option reaches the handler (wave one dropped them here)
-                return h(a, b, pose_a, pose_b, method=method, directions=directions, threads=threads)
-        raise UnsupportedPairError(f"penetration is not implemented for {type(a).__name__} and {type(b).__name__}")
     if method not in ("auto", "convex", "sampled"):
         raise ValueError(f"method must be 'auto', 'convex' or 'sampled', got {method!r}")
     if isinstance(directions, bool) or not isinstance(directions, (int, np.integer)) or directions < 1:
         raise ValueError(f"directions must be a positive int, got {directions!r}")
-    use_convex = method == "convex" or (method == "auto" and is_convex(a) and is_convex(b))
-    from .engine import prepare
+    options = {"method": method, "directions": int(directions), "threads": threads}
+    handler = registry.checked("penetration", a, b, options)
+    return handler(prepare(a, b, pose_a, pose_b, 0, -1, "bvh", threads, "penetration", options))
 
-    req = prepare(a, b, pose_a, pose_b, 0, -1, "bvh", threads)
+
+def _penetration_meshes(req: Request) -> Penetration:
+    """The mesh-mesh handler: the convex method on convex pairs (or when asked), else sampled."""
+    a, b, method, directions = req.a, req.b, req.options["method"], req.options["directions"]
+    use_convex = method == "convex" or (method == "auto" and is_convex(a) and is_convex(b))
     n = req.n
     if use_convex:
         _checked_hull(a, "a")
@@ -395,4 +389,6 @@ def penetration(
     return Penetration(float(depth[0]), direction[0], bool(exact[0]), float(err[0]), str(methods[0]))
 
 
-__all__ = ["hull", "is_convex", "penetration", "register"]
+registry.register("penetration", Mesh, Mesh, _penetration_meshes, honours=registry.QUERY_OPTIONS["penetration"])
+
+__all__ = ["hull", "is_convex", "penetration"]

@@ -17,11 +17,14 @@ checks that the two agree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..convex.shapes import Capsule, ConvexShape, Cylinder, Sphere
-from ..errors import UnsupportedPairError, UnsupportedQueryError
+from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
+from . import registry
+from .registry import Request
 
 SMOOTH = (Sphere, Capsule, Cylinder)
 
@@ -36,30 +39,12 @@ UNSUPPORTED = {
 
 
 def pair_kind(a: Any, b: Any) -> str:
-    """"mesh", "polyhedra" (convex polyhedra and meshes), or "smooth-convex" (see the module notes)."""
+    """ "mesh", "polyhedra" (convex polyhedra and meshes), or "smooth-convex" (see the module notes)."""
     if isinstance(a, ConvexShape) and isinstance(b, ConvexShape) and (isinstance(a, SMOOTH) or isinstance(b, SMOOTH)):
         return "smooth-convex"
     if isinstance(a, Mesh) and isinstance(b, Mesh):
         return "mesh"
     return "polyhedra"
-
-
-def as_meshes(query: str, a: Any, b: Any) -> tuple[Mesh, Mesh]:
-    """The meshes a triangle-based ``query`` runs on for shapes ``a`` and ``b``.
-
-    Raises
-    ------
-    UnsupportedQueryError
-        For the cells of ``UNSUPPORTED``, naming the reason.
-    UnsupportedPairError
-        When a or b is not a shape at all.
-    """
-    reason = UNSUPPORTED.get((query, pair_kind(a, b)))
-    if reason is not None:
-        raise UnsupportedQueryError(
-            f"{query} does not answer {type(a).__name__} and {type(b).__name__}: {reason}"
-        )
-    return _surface(a, "a", query), _surface(b, "b", query)
 
 
 def _surface(x: Any, side: str, query: str) -> Mesh:
@@ -68,3 +53,25 @@ def _surface(x: Any, side: str, query: str) -> Mesh:
     if isinstance(x, ConvexShape):
         return x.mesh
     raise UnsupportedPairError(f"{query}: {side} must be a collisionkit.Mesh or convex shape, got {type(x).__name__}")
+
+
+def register_mesh_query(query: str, mesh_handler: Callable[[Request], Any]) -> None:
+    """Register a triangle-based query: ``mesh_handler`` for mesh pairs, the same on the
+    surfaces ``.mesh`` of convex shapes, and the refused cells of ``UNSUPPORTED`` first.
+
+    The handlers honour every option of the query (they all run ``mesh_handler``).
+    """
+    if (query, "smooth-convex") in UNSUPPORTED:
+        reason = UNSUPPORTED[(query, "smooth-convex")]
+        for smooth in SMOOTH:
+            registry.refuse(query, smooth, ConvexShape, reason)
+            registry.refuse(query, ConvexShape, smooth, reason)
+    every = registry.QUERY_OPTIONS[query]
+    registry.register(query, Mesh, Mesh, mesh_handler, honours=every)
+
+    def on_surfaces(req: Request) -> Any:
+        return mesh_handler(req._replace(a=_surface(req.a, "a", query), b=_surface(req.b, "b", query)))
+
+    on_surfaces.__name__ = on_surfaces.__qualname__ = f"{mesh_handler.__name__}_on_surfaces"
+    for ta, tb in ((ConvexShape, ConvexShape), (ConvexShape, Mesh), (Mesh, ConvexShape)):
+        registry.register(query, ta, tb, on_surfaces, honours=every)

@@ -7,7 +7,7 @@ and pair search (one or two kernels), filtering and sorting (one kernel), and
 the narrow phase of every mesh-mesh candidate pair in one batched call of the
 engine's traversal kernel over a pool of all the meshes' trees. Pairs with
 other shapes go through ``collisionkit.intersects`` / ``contacts`` (and so
-through ``query.dispatch``), one call per pair.
+through ``query.registry``), one call per pair.
 """
 
 from __future__ import annotations
