@@ -91,10 +91,8 @@ class BFS:
             raise ValueError(f"parallel must be True, False or None, got {self.parallel!r}")
         if self.volumes not in BFS_VOLUMES:
             raise ValueError(f"unknown volumes {self.volumes!r}; choose one of {sorted(BFS_VOLUMES)}")
-        if (
-            isinstance(self.ratio_threshold, bool)
-            or not isinstance(self.ratio_threshold, (int, float))
-            or not (self.ratio_threshold >= 0)
+        if isinstance(self.ratio_threshold, bool) or not isinstance(self.ratio_threshold, (int, float)) or not (
+            self.ratio_threshold >= 0
         ):
             raise ValueError(f"ratio_threshold must be a number >= 0, got {self.ratio_threshold!r}")
         if not isinstance(self.tri_spheres, bool):
@@ -150,12 +148,8 @@ def _run(strat: BFS, req: Request) -> BatchResult:
     pool_a = (x.topo, x.bv, x.tris, x.face_ids, sa, x.meta, x.scale, req.pa)
     pool_b = (y.topo, y.bv, y.tris, y.face_ids, sb, y.meta, y.scale, req.pb)
     opts = (
-        np.int64(BFS_VOLUMES[strat.volumes]),
-        float(strat.ratio_threshold),
-        np.int64(strat.tri_spheres),
-        np.int64(TRI_TESTS[strat.tri_test]),
-        np.int64(mode),
-        np.int64(max_pairs),
+        np.int64(BFS_VOLUMES[strat.volumes]), float(strat.ratio_threshold), np.int64(strat.tri_spheres),
+        np.int64(TRI_TESTS[strat.tri_test]), np.int64(mode), np.int64(max_pairs),
     )
     if mode == MODE_ANY:
         guess = 0
@@ -175,27 +169,15 @@ def _run(strat: BFS, req: Request) -> BatchResult:
 
     def launch(sub_tasks, sub_starts, sub_counts, sub_stats, keys, chunk_cap, nchunks, how):
         if how == "serial":
-            kb.bfs_query_serial(
-                *pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks
-            )
+            kb.bfs_query_serial(*pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks)
             return
         with using_threads(nthreads):
             if how == "poses":
-                kb.bfs_query_poses(
-                    *pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks
-                )
+                kb.bfs_query_poses(*pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks)
             else:
                 kb.bfs_query_frontier(
-                    *pool_a,
-                    *pool_b,
-                    sub_tasks,
-                    *opts,
-                    keys,
-                    sub_starts,
-                    sub_counts,
-                    sub_stats,
-                    np.int64(4 * nthreads),
-                    np.int64(strat.min_frontier),
+                    *pool_a, *pool_b, sub_tasks, *opts, keys, sub_starts, sub_counts, sub_stats,
+                    np.int64(4 * nthreads), np.int64(strat.min_frontier),
                 )
 
     nchunks = min(n, 4 * nthreads) if path == "poses" else 1
@@ -215,16 +197,7 @@ def _run(strat: BFS, req: Request) -> BatchResult:
             sub_stats = np.zeros((over.size, N_STATS), np.int64)
             total = int(kept.sum())
             sub_keys = np.empty(max(1, total), np.int64)
-            launch(
-                sub_tasks,
-                sub_starts,
-                sub_counts,
-                sub_stats,
-                sub_keys,
-                total,
-                1,
-                "frontier" if path == "frontier" else "serial",
-            )
+            launch(sub_tasks, sub_starts, sub_counts, sub_stats, sub_keys, total, 1, "frontier" if path == "frontier" else "serial")
             assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
             starts[over] = sub_starts + keys.shape[0]
             keys = np.concatenate([keys, sub_keys])

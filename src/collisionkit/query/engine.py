@@ -75,15 +75,8 @@ class BatchResult(NamedTuple):
 
 
 def result_from_pairs(
-    n: int,
-    batched: bool,
-    pose_of_pair: NDArray[np.int64],
-    face_a: NDArray[np.int64],
-    face_b: NDArray[np.int64],
-    faces_b: int,
-    mode: int,
-    max_pairs: int,
-    stats: NDArray[np.int64] | None = None,
+    n: int, batched: bool, pose_of_pair: NDArray[np.int64], face_a: NDArray[np.int64],
+    face_b: NDArray[np.int64], faces_b: int, mode: int, max_pairs: int, stats: NDArray[np.int64] | None = None,
 ) -> BatchResult:
     """A BatchResult from flat pair columns (any order; duplicates not allowed).
 
@@ -112,16 +105,8 @@ _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
 
 def prepare(
-    a: Any,
-    b: Any,
-    pose_a: Any,
-    pose_b: Any,
-    mode: int,
-    max_pairs: int,
-    strategy: Any,
-    threads: int | None,
-    query: str = "",
-    options: Mapping[str, Any] = _NO_OPTIONS,
+    a: Any, b: Any, pose_a: Any, pose_b: Any, mode: int, max_pairs: int, strategy: Any, threads: int | None,
+    query: str = "", options: Mapping[str, Any] = _NO_OPTIONS,
 ) -> Request:
     """Validate and broadcast the poses of a query; resolve its strategy.
 
@@ -178,24 +163,7 @@ def run(req: Request) -> BatchResult:
             guess = min(guess, max_pairs)
     chunk_cap = max(guess, min(guess * per_chunk, _FIRST_PASS_ROWS // nchunks))
     keys = np.empty(max(1, chunk_cap * nchunks), np.int64)
-    _launch(
-        ta,
-        tb,
-        pa,
-        pb,
-        tasks,
-        strat,
-        mode,
-        max_pairs,
-        keys,
-        chunk_cap,
-        starts,
-        counts,
-        stats,
-        nchunks,
-        parallel,
-        nthreads,
-    )
+    _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads)
 
     if mode != MODE_ANY:
         over = np.flatnonzero(starts < 0)
@@ -216,22 +184,8 @@ def run(req: Request) -> BatchResult:
                 sub_chunks, sub_cap = 1, total
             sub_keys = np.empty(max(1, sub_chunks * sub_cap), np.int64)
             _launch(
-                ta,
-                tb,
-                pa,
-                pb,
-                sub_tasks,
-                strat,
-                mode,
-                max_pairs,
-                sub_keys,
-                sub_cap,
-                sub_starts,
-                sub_counts,
-                sub_stats,
-                sub_chunks,
-                rerun_parallel,
-                nthreads,
+                ta, tb, pa, pb, sub_tasks, strat, mode, max_pairs, sub_keys, sub_cap,
+                sub_starts, sub_counts, sub_stats, sub_chunks, rerun_parallel, nthreads,
             )
             assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
             starts[over] = sub_starts + keys.shape[0]
@@ -239,25 +193,10 @@ def run(req: Request) -> BatchResult:
     return BatchResult(n, req.batched, counts, stats, keys, starts, faces_b)
 
 
-def _launch(
-    ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads
-):
+def _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads):
     args = (
-        *ta.arrays,
-        pa,
-        *tb.arrays,
-        pb,
-        tasks,
-        ta.options.bv_code,
-        strat.tri_test_code,
-        mode,
-        max_pairs,
-        keys,
-        chunk_cap,
-        starts,
-        counts,
-        stats,
-        nchunks,
+        *ta.arrays, pa, *tb.arrays, pb, tasks, ta.options.bv_code, strat.tri_test_code,
+        mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks,
     )
     if parallel:
         with using_threads(nthreads):
@@ -277,30 +216,8 @@ def gather(result: BatchResult, max_pairs: int, task_pose: NDArray[np.int64] | N
     truncated = np.zeros(n, np.bool_)
     if task_pose is None:
         task_pose = np.arange(n, dtype=np.int64)
-    kt.gather_pairs(
-        result.keys,
-        result.starts,
-        result.counts,
-        max_pairs,
-        result.faces_b,
-        task_pose,
-        pose_index,
-        face_a,
-        face_b,
-        truncated,
-    )
+    kt.gather_pairs(result.keys, result.starts, result.counts, max_pairs, result.faces_b, task_pose, pose_index, face_a, face_b, truncated)
     return pose_index, face_a, face_b, kept.astype(np.int64), truncated
 
 
-__all__ = [
-    "MODE_ALL",
-    "MODE_ANY",
-    "MODE_FIRST",
-    "BatchResult",
-    "Request",
-    "gather",
-    "prepare",
-    "result_from_pairs",
-    "run",
-    "trees",
-]
+__all__ = ["MODE_ALL", "MODE_ANY", "MODE_FIRST", "BatchResult", "Request", "gather", "prepare", "result_from_pairs", "run", "trees"]

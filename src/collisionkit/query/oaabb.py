@@ -146,21 +146,8 @@ def _execute(strat: OAABB, req: Request, mode: int, visits: tuple[NDArray, NDArr
     def launch(tasks_, keys_, cap_, starts_, counts_, stats_, chunks_, par_):
         fn = ko.oaabb_parallel if par_ else ko.oaabb_serial
         call = (
-            *args_a,
-            req.pa,
-            *args_b,
-            req.pb,
-            tasks_,
-            *common,
-            keys_,
-            np.int64(cap_),
-            starts_,
-            counts_,
-            stats_,
-            np.int64(chunks_),
-            flag,
-            visits[0],
-            visits[1],
+            *args_a, req.pa, *args_b, req.pb, tasks_, *common,
+            keys_, np.int64(cap_), starts_, counts_, stats_, np.int64(chunks_), flag, visits[0], visits[1],
         )
         if par_:
             with using_threads(nthreads):

@@ -88,20 +88,9 @@ def intersects(
             tb = b._trees.get(bv) or tree_for(b, bv)
             x, y = ta.arrays, tb.arrays
             r = intersect_one(
-                x.topo,
-                x.bv,
-                x.tris,
-                x.meta,
-                x.scale,
-                Ta,
-                y.topo,
-                y.bv,
-                y.tris,
-                y.meta,
-                y.scale,
-                Tb,
-                ta.options.bv_code,
-                tri_code,
+                x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
+                y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
+                ta.options.bv_code, tri_code,
             )
             if r < 0:
                 side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
@@ -303,18 +292,7 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     ta, tb = tree_for(a, bv), tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
     return (
-        x.topo,
-        x.bv,
-        x.tris,
-        x.meta,
-        x.scale,
-        Ta,
-        y.topo,
-        y.bv,
-        y.tris,
-        y.meta,
-        y.scale,
-        Tb,
-        ta.options.bv_code,
-        _GUIGUE,
+        x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
+        y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
+        ta.options.bv_code, _GUIGUE,
     )

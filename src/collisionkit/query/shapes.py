@@ -39,7 +39,7 @@ UNSUPPORTED = {
 
 
 def pair_kind(a: Any, b: Any) -> str:
-    """ "mesh", "polyhedra" (convex polyhedra and meshes), or "smooth-convex" (see the module notes)."""
+    """"mesh", "polyhedra" (convex polyhedra and meshes), or "smooth-convex" (see the module notes)."""
     if isinstance(a, ConvexShape) and isinstance(b, ConvexShape) and (isinstance(a, SMOOTH) or isinstance(b, SMOOTH)):
         return "smooth-convex"
     if isinstance(a, Mesh) and isinstance(b, Mesh):
