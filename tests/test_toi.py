@@ -142,5 +142,51 @@ def test_errors():
         ck.time_of_impact(BOX, BOX, None, None, None, None, max_iterations=0)
     with pytest.raises(ck.InvalidPoseError):
         ck.time_of_impact(BOX, BOX, None, np.diag([1.0, 2.0, 1.0, 1.0]), None, None)
-    with pytest.raises(ValueError):
-        ck.time_of_impact(BOX, BOX, None, None, np.zeros((2, 4, 4)), None)
+    bad = np.stack([np.eye(4), np.zeros((4, 4))])
+    with pytest.raises(ck.InvalidPoseError, match=r"start_b\[1\]") as err:
+        ck.time_of_impact(BOX, BOX, None, None, bad, None)
+    assert err.value.index == 1
+    with pytest.raises(ValueError, match="start_a has 2 poses, end_a has 3"):
+        ck.time_of_impact(BOX, BOX, np.stack([np.eye(4)] * 2), np.stack([np.eye(4)] * 3), None, None)
+    with pytest.raises(ValueError, match="a moves 2 times, b 3 times"):
+        ck.time_of_impact(BOX, BOX, np.stack([np.eye(4)] * 2), None, np.stack([np.eye(4)] * 3), None)
+
+
+def _motions(n, seed):
+    """n motions of b towards a: about half hit, some start in contact, some miss."""
+    rng = np.random.default_rng(seed)
+    start = ck.random_poses(n, 1.5, seed=seed)
+    start[:, :3, 3] += [3.0, 0.0, 0.0]
+    end = ck.random_poses(n, 1.5, seed=seed + 1)
+    end[:, :3, 3] -= [rng.uniform(-1.0, 3.0), 0.0, 0.0]
+    return start, end
+
+
+@pytest.mark.parametrize("motion", ["linear", "screw"])
+def test_batch_equals_one_motion_at_a_time(motion):
+    """ISSUE 14 step 5: (N, 4, 4) start/end poses, one answer per motion, as N single calls."""
+    a = ck.primitives.torus_mesh(1.0, 0.3, 12, 8)
+    start, end = _motions(40, seed=3)
+    spin = ck.rotation([0, 0, 1], 0.4)
+    got = ck.time_of_impact(a, BOX, None, spin, start, end, motion=motion)
+    assert got.t.shape == (40,) and got.pose_b.shape == (40, 4, 4)
+    assert 5 < int(got.hit.sum()) < 40  # hits and misses both present
+    for k in range(40):
+        one = ck.time_of_impact(a, BOX, None, spin, start[k], end[k], motion=motion)
+        assert (one.hit, one.t, one.face_a, one.face_b, one.iterations, one.converged) == (
+            bool(got.hit[k]), float(got.t[k]), int(got.face_a[k]), int(got.face_b[k]),
+            int(got.iterations[k]), bool(got.converged[k]),
+        )  # fmt: skip
+        assert one.distance == got.distance[k] or (math.isinf(one.distance) and math.isinf(got.distance[k]))
+        np.testing.assert_array_equal(one.pose_b, got.pose_b[k])
+    # threads change nothing but the wall time
+    serial = ck.time_of_impact(a, BOX, None, spin, start, end, motion=motion, threads=1)
+    np.testing.assert_array_equal(serial.t, got.t)
+    np.testing.assert_array_equal(serial.face_b, got.face_b)
+
+
+def test_single_poses_give_scalars_and_a_batch_of_one_gives_arrays():
+    one = ck.time_of_impact(BOX, BOX, None, None, ck.translation([3, 0, 0]), ck.translation([-3, 0, 0]))
+    assert isinstance(one.t, float) and isinstance(one.hit, bool) and one.pose_a.shape == (4, 4)
+    batch = ck.time_of_impact(BOX, BOX, None, None, ck.translation([3, 0, 0])[None], ck.translation([-3, 0, 0]))
+    assert batch.t.shape == (1,) and batch.t[0] == one.t and batch.pose_a.shape == (1, 4, 4)

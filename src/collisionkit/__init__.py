@@ -32,6 +32,7 @@ from .options import BuildOptions  # noqa: E402
 from .query import GJK, Contacts, DoubleBox, Stats, contacts, intersects, query_stats  # noqa: E402
 from .query.bfs import BFS  # noqa: E402  (registers strategy "bfs", seed 002)
 from .query.classify import classify  # noqa: E402
+from .query.contact_geometry import contact_geometry  # noqa: E402
 from .query.distance import distance  # noqa: E402
 from .query.oaabb import OAABB, NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
 from .query.penetration import penetration  # noqa: E402
@@ -85,6 +86,7 @@ __all__ = [
     "load_mesh",
     "mesh_from_trimesh",
     "classify",
+    "contact_geometry",
     "contacts",
     "distance",
     "intersects",

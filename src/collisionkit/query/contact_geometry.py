@@ -1,4 +1,4 @@
-"""Geometry of contacts: ``contacts(..., geometry=True)``.
+"""Geometry of contacts: ``collisionkit.contact_geometry``.
 
 For every intersecting triangle pair the intersection segment
 (``kernels.triangle.tri_segment``), its midpoint and a normal, in the world frame.
@@ -18,13 +18,56 @@ from ..convex.shapes import ConvexShape
 from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
-from ..kernels.triangle.tri_segment import contact_geometry
+from ..kernels.triangle import tri_segment
 from .results import ContactGeometry, Contacts
 
 
 def writable_triangles(mesh: Mesh) -> np.ndarray:
     """(F, 3, 3) float64 face-order triangles as the kernels take them (cached per geometry)."""
     return mesh.cached(("writable-triangles",), lambda: np.array(mesh.triangles, dtype=np.float64, order="C"))
+
+
+def contact_geometry(
+    a: Any,
+    b: Any,
+    pose_a: Any = None,
+    pose_b: Any = None,
+    *,
+    max_pairs: int | None = None,
+    strategy: Any = "bvh",
+    threads: int | None = None,
+) -> ContactGeometry:
+    """Every intersecting triangle pair, as ``contacts`` finds them, with its geometry.
+
+    Per pair: the intersection segment, its midpoint and a's face normal in the
+    world frame (conventions in the module notes and ARCHITECTURE.md).
+
+    Parameters
+    ----------
+    a, b : Mesh or convex shape
+        A convex shape's rows index the faces of its surface ``.mesh``.
+    pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
+    max_pairs, strategy, threads
+        As for ``contacts`` (mode "all").
+
+    Returns
+    -------
+    ContactGeometry
+        The ``Contacts`` rows plus ``segments`` (M, 2, 3), ``points`` (M, 3),
+        ``normals`` (M, 3) and ``kinds`` (M,); always a record.
+
+    Examples
+    --------
+    >>> import collisionkit as ck
+    >>> box = ck.primitives.box_mesh([1, 1, 1])
+    >>> g = ck.contact_geometry(box, box, None, ck.translation([0.9, 0.1, 0.05]))
+    >>> g.segments.shape[1:], len(g) == len(ck.contacts(box, box, None, ck.translation([0.9, 0.1, 0.05])))
+    ((2, 3), True)
+    """
+    from .pair import contacts  # NOTE: pair imports nothing from here; kept local for import order
+
+    c = contacts(a, b, pose_a, pose_b, max_pairs=max_pairs, strategy=strategy, threads=threads)
+    return add_geometry(a, b, pose_a, pose_b, c)
 
 
 def add_geometry(a: Any, b: Any, pose_a: Any, pose_b: Any, c: Contacts) -> ContactGeometry:
@@ -36,7 +79,7 @@ def add_geometry(a: Any, b: Any, pose_a: Any, pose_b: Any, c: Contacts) -> Conta
     a = a.mesh if isinstance(a, ConvexShape) else a
     b = b.mesh if isinstance(b, ConvexShape) else b
     if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
-        raise UnsupportedPairError("contacts(geometry=True) needs meshes or convex shapes")
+        raise UnsupportedPairError("contact_geometry needs meshes or convex shapes")
     pa, _ = as_poses(pose_a, "pose_a")
     pb, _ = as_poses(pose_b, "pose_b")
     _, ia, ib = broadcast_poses(pa, pb)
@@ -45,7 +88,7 @@ def add_geometry(a: Any, b: Any, pose_a: Any, pose_b: Any, c: Contacts) -> Conta
     normal = np.empty((m, 3))
     kinds = np.empty(m, np.int64)
     if m:
-        contact_geometry(
+        tri_segment.contact_geometry(
             writable_triangles(a), writable_triangles(b), pa, pb,
             np.ascontiguousarray(c.pose_index), ia, ib,
             np.ascontiguousarray(c.face_a), np.ascontiguousarray(c.face_b), seg, normal, kinds,

@@ -6,7 +6,8 @@ answered by one compiled call (serial, or parallel over numba threads).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -203,6 +204,24 @@ def _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, star
             kt.query_parallel(*args)
     else:
         kt.query_serial(*args)
+
+
+def run_chunks(n: int, threads: int, fn: Callable[[int, int], None]) -> None:
+    """Run ``fn(lo, hi)`` over [0, n) in chunks: on ``threads`` Python threads for a batch of
+    at least PARALLEL_MIN_POSES tasks, else in one serial call.
+
+    For kernels that answer one task per call and release the GIL (``nogil=True``),
+    where one task costs far more than a call (time of impact): the chunks are
+    4 per thread, so uneven tasks balance.
+    """
+    if threads <= 1 or n < PARALLEL_MIN_POSES:
+        fn(0, n)
+        return
+    nchunks = min(n, 4 * threads)
+    bounds = np.linspace(0, n, nchunks + 1).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for f in [pool.submit(fn, int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]:
+            f.result()
 
 
 def gather(result: BatchResult, max_pairs: int, task_pose: NDArray[np.int64] | None = None):

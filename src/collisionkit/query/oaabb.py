@@ -367,11 +367,13 @@ def node_visits(
     *,
     mode: str = "all",
     strategy: OAABB | str = "oaabb",
+    threads: int | None = None,
 ) -> NodeVisits:
     """Count CollisionSearch's visits to every node of both objects' R-trees.
 
     ``mode``: "any", "first", "all" (the triangle queries) or "surfaces"
-    (all surface pairs). Runs serially (the counters are shared). Seed 000
+    (all surface pairs). Runs on one thread (the counters are shared):
+    ``threads`` may be None or 1; more raises ``UnsupportedOptionError``. Seed 000
     claims each node of A is visited once; this measures it.
     """
     strat = resolve(strategy)
@@ -380,7 +382,8 @@ def node_visits(
     codes = dict(MODES, surfaces=MODE_SURFACE_PAIRS)
     if mode not in codes:
         raise ValueError(f"mode must be one of {sorted(codes)}, got {mode!r}")
-    options = {"mode": mode, "strategy": strategy}
+    # threads=1 is what this query does anyway: the same as leaving it unset
+    options = {"mode": mode, "strategy": strategy, "threads": None if threads == 1 else threads}
     handler = registry.checked("node_visits", a, b, options)  # convex shapes: their surface (query/shapes.py)
     return handler(prepare(a, b, pose_a, pose_b, codes[mode], -1, strat, 1, "node_visits", options))
 
@@ -396,6 +399,6 @@ def _node_visits_meshes(req: Request) -> NodeVisits:
 
 
 register_mesh_query("surface_contacts", _surface_contacts_meshes)
-register_mesh_query("node_visits", _node_visits_meshes)
+register_mesh_query("node_visits", _node_visits_meshes, honours=("mode", "strategy"))
 
 __all__ = ["OAABB", "NodeVisits", "SurfaceContacts", "node_visits", "surface_contacts"]

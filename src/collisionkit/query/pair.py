@@ -157,7 +157,6 @@ def contacts(
     max_pairs: int | None = None,
     strategy: str | Strategy = "bvh",
     threads: int | None = None,
-    geometry: bool = False,
 ) -> Contacts:
     """The intersecting triangle pairs (face of a, face of b) for each pose pair.
 
@@ -169,16 +168,14 @@ def contacts(
     max_pairs : int, optional
         Cap per pose: the first pairs found are kept (then sorted) and
         ``truncated`` is set for that pose. Never a silent cut.
-    geometry : bool
-        Also compute, per pair, the intersection segment, its midpoint and
-        a's face normal in the world frame: returns a ``ContactGeometry``
-        (see ``query.contact_geometry`` and ARCHITECTURE.md for conventions).
 
     Returns
     -------
     Contacts
         Always a record, also for a single pose (N = 1). Without a cap, every
         strategy, volume kind, split rule and thread count gives identical rows.
+        ``collisionkit.contact_geometry`` returns the same rows with their
+        intersection segments, points and normals.
 
     Examples
     --------
@@ -198,14 +195,10 @@ def contacts(
     if type(a) is Mesh and type(b) is Mesh and (strategy == "bvh" or type(strategy) is BVH):
         found = _contacts_one(a, b, pose_a, pose_b, code, cap, _DEFAULT if strategy == "bvh" else strategy)
     if found is None:
-        options = {"mode": mode, "max_pairs": max_pairs, "strategy": strategy, "threads": threads, "geometry": geometry}
+        options = {"mode": mode, "max_pairs": max_pairs, "strategy": strategy, "threads": threads}
         res = _traverse("contacts", a, b, pose_a, pose_b, code, cap, options)
         pose_index, face_a, face_b, counts, truncated = gather(res, cap)
         found = Contacts(pose_index, face_a, face_b, counts, truncated)
-    if geometry:
-        from .contact_geometry import add_geometry
-
-        return add_geometry(a, b, pose_a, pose_b, found)
     return found
 
 
@@ -274,7 +267,6 @@ def query_stats(
 
 
 for _query in ("intersects", "contacts", "query_stats"):
-    # contacts' geometry is computed from the rows, for every shape (query.contact_geometry)
     registry.register(_query, Mesh, Mesh, engine.run, honours=registry.QUERY_OPTIONS[_query])
 
 

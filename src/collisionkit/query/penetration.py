@@ -239,11 +239,11 @@ def _convex_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray) -> tuple[float
 
 
 def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.ndarray]:
-    from .pair import contacts
+    from .contact_geometry import contact_geometry
     from .toi import mesh_radius, time_of_impact
 
     U = [_fibonacci(directions)]
-    c = contacts(a, b, Ta, Tb, geometry=True, max_pairs=4096)
+    c = contact_geometry(a, b, Ta, Tb, max_pairs=4096)
     if len(c):
         na = c.normals[np.unique(c.normals.round(9), axis=0, return_index=True)[1]]
         tb = np.asarray(b.triangles[np.unique(c.face_b)]) @ Tb[:3, :3].T

@@ -48,14 +48,14 @@ TOI_MAX_ITERATIONS = 10_000
 #: arguments). An option "is set" when its value is not the default.
 QUERY_OPTIONS: dict[str, dict[str, Any]] = {
     "intersects": {"strategy": "bvh", "threads": None},
-    "contacts": {"mode": "all", "max_pairs": None, "strategy": "bvh", "threads": None, "geometry": False},
+    "contacts": {"mode": "all", "max_pairs": None, "strategy": "bvh", "threads": None},
     "query_stats": {"mode": "any", "strategy": "bvh", "threads": None},
     "distance": {"upper_bound": math.inf, "threads": None},
     "penetration": {"method": "auto", "directions": 64, "threads": None},
     "classify": {"tolerance": 0.0, "threads": None},
-    "time_of_impact": {"motion": "linear", "tolerance": None, "max_iterations": TOI_MAX_ITERATIONS},
+    "time_of_impact": {"motion": "linear", "tolerance": None, "max_iterations": TOI_MAX_ITERATIONS, "threads": None},
     "surface_contacts": {"mode": "all", "triangles": False, "strategy": "oaabb", "threads": None},
-    "node_visits": {"mode": "all", "strategy": "oaabb"},
+    "node_visits": {"mode": "all", "strategy": "oaabb", "threads": None},
 }
 
 

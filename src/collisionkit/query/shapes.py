@@ -55,18 +55,21 @@ def _surface(x: Any, side: str, query: str) -> Mesh:
     raise UnsupportedPairError(f"{query}: {side} must be a collisionkit.Mesh or convex shape, got {type(x).__name__}")
 
 
-def register_mesh_query(query: str, mesh_handler: Callable[[Request], Any]) -> None:
+def register_mesh_query(
+    query: str, mesh_handler: Callable[[Request], Any], honours: tuple[str, ...] | None = None
+) -> None:
     """Register a triangle-based query: ``mesh_handler`` for mesh pairs, the same on the
     surfaces ``.mesh`` of convex shapes, and the refused cells of ``UNSUPPORTED`` first.
 
-    The handlers honour every option of the query (they all run ``mesh_handler``).
+    The handlers honour the options ``honours`` (default: every option of the query);
+    they all run ``mesh_handler``.
     """
     if (query, "smooth-convex") in UNSUPPORTED:
         reason = UNSUPPORTED[(query, "smooth-convex")]
         for smooth in SMOOTH:
             registry.refuse(query, smooth, ConvexShape, reason)
             registry.refuse(query, ConvexShape, smooth, reason)
-    every = registry.QUERY_OPTIONS[query]
+    every = registry.QUERY_OPTIONS[query] if honours is None else honours
     registry.register(query, Mesh, Mesh, mesh_handler, honours=every)
 
     def on_surfaces(req: Request) -> Any:

@@ -636,7 +636,7 @@ def min_step(
     return min(best, lower)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a batch runs its motions on Python threads (query.engine.run_chunks)
 def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, motion, out, stats, res):
     """Time of impact of tree a moving from P[0] to P[1] and tree b from P[2] to P[3].
 
