@@ -266,6 +266,8 @@ def test_allowed_per_call_is_validated(chain):
         robot.check(q, allowed=[("a", "nope"), ("zip", "c")])
     with pytest.raises(ValueError, match="paired with itself"):
         robot.check(q, allowed=[("a", "a")])
+    with pytest.raises(ValueError, match="'nope'"):
+        robot.check(q, self_collision=False, allowed=[("a", "nope")])
     with pytest.raises(ValueError, match="pair"):
         robot.check(q, allowed=["ab"])
     with pytest.raises(ValueError, match="string"):

@@ -141,7 +141,8 @@ def check_configurations(
     threads : int, optional
         Threads per batched query (default: all cores).
     """
-    pairs = self_collision_pairs(robot, allowed=allowed) if self_collision else []  # validates allowed first
+    allowed = robot.link_pairs(allowed, "allowed")  # validated first, even without self-collision
+    pairs = self_collision_pairs(robot, allowed=allowed) if self_collision else []
     qa = np.asarray(q, dtype=np.float64)
     single = qa.ndim == 1
     poses = robot.link_poses(qa, base)
