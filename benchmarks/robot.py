@@ -79,7 +79,7 @@ def run_coal(robot, q, obs) -> tuple[float, np.ndarray]:
         g.endModel()
         return g
 
-    links = [(i, model(robot.link_meshes[n])) for i, n in enumerate(robot.links) if robot.link_meshes[n] is not None]
+    links = [(i, model(robot.link_meshes[n])) for i, n in enumerate(robot.links) if n in robot.link_meshes]
     objs = []
     for _, m, T in obs:
         tf = coal.Transform3s()

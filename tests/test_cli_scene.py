@@ -48,7 +48,7 @@ def _oracle(robot, q, post_pose):
         poses = robot.link_poses(qi)
         hits.append(any(
             ck.intersects(robot.link_meshes[n], post, poses[i], post_pose)
-            for i, n in enumerate(robot.links) if robot.link_meshes[n] is not None
+            for i, n in enumerate(robot.links) if n in robot.link_meshes
         ))  # fmt: skip
     return np.array(hits)
 

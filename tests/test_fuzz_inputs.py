@@ -253,6 +253,7 @@ ARG_PIECES = [
     "--pose-a", "--pose-b", "0,0,0", "1,2", "nan,0,0", "two.npy", "strings.npy", "deep.json", "--max-pairs", "0",
     "-1", "3", "--show", "--json", "--broadphase", "hash", "bogus", "--chunk", "--step", "-o", "x.txt", "x.png",
     "--poses", "--until-first", "--robot", "ghost", "--trajectory", "path.csv", "dup.csv", "--kinds", "cylinder",
+    "--method", "sampled", "--tolerance", "nan",
 ]
 
 
@@ -270,6 +271,8 @@ def test_fuzz_command_line(tmp_path, monkeypatch, capsys, n):
     commands = {
         "check": ["ring.obj", "plate.stl"], "contacts": ["ring.obj", "plate.stl"], "scene": ["cell.yaml"],
         "trajectory": ["cell.yaml", "path.csv"], "render": ["cell.yaml"], "bv-report": ["ring.obj"],
+        "distance": ["ring.obj", "plate.stl"], "penetration": ["ring.obj", "plate.stl"],
+        "classify": ["ring.obj", "plate.stl"],
     }  # fmt: skip
     rng = random.Random(11)
     for _ in range(n):

@@ -37,3 +37,27 @@ def test_bad_arguments(tmp_path):
         ck.render_scene(["box"], path=tmp_path / "x.png")
     with pytest.raises(ValueError, match="shape"):
         ck.render_scene([box], [np.eye(3)], path=tmp_path / "x.png")
+
+
+def test_triangles_and_segments(tmp_path):
+    """render A B's pieces: red triangles without an orange part, and a blue segment."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.image as mpimg
+
+    box = ck.primitives.box_mesh()
+    far = ck.translation([3.0, 0, 0])
+    out = ck.render_scene([box, box], [None, far], triangles={0: [0, 1], 1: []},
+                          segments=[[[0.5, 0, 0], [2.5, 0, 0]]], path=tmp_path / "s.png")  # fmt: skip
+    img = mpimg.imread(out)
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    assert ((b > 0.7) & (r < 0.3) & (g < 0.5)).sum() > 10  # the segment
+    orange = (r > 0.8) & (g > 0.45) & (g < 0.75) & (b < 0.3)
+    assert orange.sum() == 0  # no part is coloured as a whole
+    with pytest.raises(ValueError, match="segments"):
+        ck.render_scene([box], segments=[[0, 0, 0]], path=tmp_path / "x.png")
+    with pytest.raises(ValueError, match="segments"):
+        ck.render_scene([box], segments=[[[0, 0, np.nan], [1, 0, 0]]], path=tmp_path / "x.png")
+    with pytest.raises(ValueError, match="face ids"):
+        ck.render_scene([box], triangles={0: [12]}, path=tmp_path / "x.png")
+    with pytest.raises(ValueError, match="triangles names shape 2"):
+        ck.render_scene([box], triangles={2: [0]}, path=tmp_path / "x.png")

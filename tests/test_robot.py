@@ -121,7 +121,8 @@ def test_primitives_mimic_prismatic_and_tree(tmp_path):
     )
     toy = ck.Robot.load(urdf)
     assert toy.joint_names == ("lift", "spin") and toy.dof == 2
-    assert toy.link_meshes["twin"] is None
+    assert "twin" not in toy.link_meshes and toy.links_without_geometry == ("twin",)
+    assert all(isinstance(m, ck.Mesh) for m in toy.link_meshes.values())  # no None entries
     assert toy.link_meshes["slider"].n_faces > 0  # visual fallback
     assert np.isinf(toy.limits[1]).all()
     T = toy.link_poses([[0.25, np.pi / 2], [0.0, 0.0]])
@@ -134,3 +135,213 @@ def test_primitives_mimic_prismatic_and_tree(tmp_path):
         ck.Robot.load(urdf, geometry="both")
     samples = toy.random_configurations(50, seed=0)
     assert np.all((samples[:, 0] >= 0) & (samples[:, 0] <= 0.5)) and np.all(np.abs(samples[:, 1]) <= np.pi)
+
+
+# -- issue 18, item 6: adjacency through links without geometry, allowed pairs -------------
+
+PANDA_READY = [0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4, 0.04]
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return ck.Robot.load(_data("franka_panda", "panda.urdf"))
+
+
+def _self_hits(robot, q, **options):
+    res = robot.check(np.asarray(q, float), None, detail=True, **options)
+    return {tuple(sorted(pair)) for pair, h in res.self_hits.items() if h[0]}
+
+
+def test_panda_hand_is_adjacent_to_link7_through_the_empty_link8(panda):
+    """Regression: the Panda collided with itself in every configuration (hand vs link7,
+    joined by two fixed joints through the geometry-less panda_link8)."""
+    assert panda.links_without_geometry == ("panda_link8", "panda_grasptarget")
+    assert set(panda.link_meshes) == set(panda.links) - {"panda_link8", "panda_grasptarget"}
+    assert all(isinstance(m, ck.Mesh) for m in panda.link_meshes.values())
+    assert ("panda_hand", "panda_link7") in panda.adjacent_pairs
+    # the fingers meet through the hand, which has geometry: not adjacent
+    assert ("panda_leftfinger", "panda_rightfinger") not in panda.adjacent_pairs
+    assert ("panda_hand", "panda_leftfinger") in panda.adjacent_pairs
+    assert len(panda.adjacent_pairs) == 10 and panda.allowed_pairs == frozenset()
+    T = panda.link_poses(np.zeros(panda.dof))
+    i, j = panda.link_index("panda_link7"), panda.link_index("panda_hand")
+    assert ck.intersects(panda.link_meshes["panda_link7"], panda.link_meshes["panda_hand"], T[i], T[j])  # they do touch
+
+
+def test_panda_ready_pose_and_iiwa_zero_are_free_without_an_allowed_list(panda, iiwa):
+    assert panda.dof == 8  # the second finger mimics the first
+    assert not panda.check(PANDA_READY)
+    assert _self_hits(panda, PANDA_READY) == set()
+    assert not iiwa.check(np.zeros(7))
+    assert _self_hits(iiwa, np.zeros(7)) == set()
+
+
+def test_panda_at_zero_overlaps_only_where_pybullet_says_so(panda):
+    """At q = 0 (within the limits of this URDF) the Panda's collision meshes really
+    overlap: the wrist folds link7 and the hand onto link5, and the closed fingers
+    overlap. pybullet's own closest-point query on the same file confirms each pair
+    (negative distance), and every other checked pair is apart in both."""
+    p = pytest.importorskip("pybullet")
+    cid = p.connect(p.DIRECT)
+    try:
+        body = p.loadURDF(_data("franka_panda", "panda.urdf"), useFixedBase=True, physicsClientId=cid)
+        index = {p.getJointInfo(body, j, physicsClientId=cid)[12].decode(): j for j in range(p.getNumJoints(body, physicsClientId=cid))}
+        index[panda.base_link] = -1
+        for q in (np.zeros(8), np.r_[np.zeros(7), 0.04]):
+            for j in range(p.getNumJoints(body, physicsClientId=cid)):
+                name = p.getJointInfo(body, j, physicsClientId=cid)[1].decode()
+                if name.startswith("panda_finger"):
+                    p.resetJointState(body, j, q[7], physicsClientId=cid)
+                elif name in panda.joint_names:
+                    p.resetJointState(body, j, q[panda.joint_names.index(name)], physicsClientId=cid)
+            ours = _self_hits(panda, q)
+            assert ("panda_hand", "panda_link7") not in ours
+            assert {("panda_link5", "panda_link7"), ("panda_hand", "panda_link5")} <= ours
+            for a, b in ours:
+                pts = p.getClosestPoints(body, body, 0.01, index[a], index[b], physicsClientId=cid)
+                assert pts and min(c[8] for c in pts) < 0, (a, b)
+            assert panda.within_limits(q)
+            # allowing exactly those pairs for the call leaves it free
+            assert not panda.check(q, allowed=sorted(ours))
+    finally:
+        p.disconnect(cid)
+
+
+TOY_CHAIN = """<robot name="chain">
+  <link name="a"><collision><geometry><box size="1 1 1"/></geometry></collision></link>
+  <link name="cover"><collision><origin xyz="0.3 0 0"/><geometry><box size="1 1 1"/></geometry></collision></link>
+  <link name="e1"/>
+  <link name="e2"/>
+  <link name="b"><collision><origin xyz="0 0 0.6"/><geometry><box size="0.2 0.2 1"/></geometry></collision></link>
+  <link name="c"><collision><origin xyz="0 0 0.7"/><geometry><box size="0.2 0.2 1.4"/></geometry></collision></link>
+  <joint name="bolt" type="fixed"><parent link="a"/><child link="cover"/></joint>
+  <joint name="f1" type="fixed"><parent link="a"/><child link="e1"/><origin xyz="0 0 0.5"/></joint>
+  <joint name="r1" type="revolute"><parent link="e1"/><child link="e2"/><axis xyz="1 0 0"/>
+    <limit lower="-0.5" upper="0.5" effort="1" velocity="1"/></joint>
+  <joint name="f2" type="fixed"><parent link="e2"/><child link="b"/></joint>
+  <joint name="r2" type="revolute"><parent link="b"/><child link="c"/><origin xyz="0 0 1"/><axis xyz="1 0 0"/>
+    <limit lower="2.9" upper="3.1" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    path = tmp_path_factory.mktemp("chain") / "chain.urdf"
+    path.write_text(TOY_CHAIN)
+    return path
+
+
+def test_adjacency_through_geometry_less_links_of_any_joint_type(chain):
+    robot = ck.Robot.load(chain)
+    assert robot.links_without_geometry == ("e1", "e2")
+    # a -fixed- e1 -revolute- e2 -fixed- b: adjacent; a and c pass through b, cover and b
+    # through a (links with geometry): not
+    assert robot.adjacent_pairs == frozenset({("a", "cover"), ("a", "b"), ("b", "c")})
+    from collisionkit.robot.check import self_collision_pairs
+
+    names = {(robot.links[i], robot.links[j]) for i, j in self_collision_pairs(robot)}
+    assert names == {("a", "c"), ("cover", "c"), ("cover", "b")}  # links order
+
+
+def test_allowed_pairs_from_samples_finds_pairs_that_always_collide(chain):
+    robot = ck.Robot.load(chain)
+    # c folds back (r2 near pi) into a and cover in every configuration; b never reaches cover
+    q = robot.random_configurations(64, seed=5)
+    assert robot.check(q).all()
+    found = robot.allowed_pairs_from_samples(64, seed=5)
+    assert found == frozenset({("a", "c"), ("c", "cover")})
+    assert robot.allowed_pairs == frozenset()  # returned, not installed
+    assert not robot.check(q, allowed=found).any()
+    kept = robot.with_allowed_pairs(found)
+    assert kept.allowed_pairs == found and not kept.check(q).any()
+    assert kept.link_meshes is not robot.link_meshes and kept.link_meshes["a"] is robot.link_meshes["a"]
+    with pytest.raises(ValueError, match="n must be"):
+        robot.allowed_pairs_from_samples(0)
+
+
+def test_allowed_per_call_is_validated(chain):
+    robot = ck.Robot.load(chain)
+    q = np.zeros(2)
+    with pytest.raises(ValueError, match="'nope'.*'zip'|'zip'.*'nope'"):
+        robot.check(q, allowed=[("a", "nope"), ("zip", "c")])
+    with pytest.raises(ValueError, match="paired with itself"):
+        robot.check(q, allowed=[("a", "a")])
+    with pytest.raises(ValueError, match="'nope'"):
+        robot.check(q, self_collision=False, allowed=[("a", "nope")])
+    with pytest.raises(ValueError, match="pair"):
+        robot.check(q, allowed=["ab"])
+    with pytest.raises(ValueError, match="string"):
+        robot.check(q, allowed="a,c")
+    with pytest.raises(ValueError, match="no link"):
+        robot.with_allowed_pairs([("a", "ghost")])
+    # order inside a pair does not matter
+    assert robot.link_pairs([("cover", "a"), ["a", "cover"]]) == frozenset({("a", "cover")})
+
+
+SRDF = """<?xml version="1.0"?>
+<robot name="chain">
+  <group name="arm"><chain base_link="a" tip_link="c"/></group>
+  <disable_collisions link1="c" link2="a" reason="Never"/>
+  <disable_default_collisions link="cover"/>
+  <enable_collisions link1="cover" link2="b"/>
+</robot>
+"""
+
+
+def test_srdf_fills_allowed_pairs(chain, tmp_path):
+    srdf = tmp_path / "chain.srdf"
+    srdf.write_text(SRDF)
+    robot = ck.Robot.load(chain, srdf=srdf)
+    # disable_default_collisions(cover): every pair with cover, less the enabled (cover, b)
+    assert robot.allowed_pairs == frozenset({("a", "c"), ("a", "cover"), ("c", "cover"), ("cover", "e1"), ("cover", "e2")})
+    q = robot.random_configurations(8, seed=1)
+    assert not robot.check(q).any() and ck.Robot.load(chain).check(q).all()
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('<robot name="x"><disable_collisions link1="a" link2="ghost"/></robot>', ["chain.srdf:1:", "'ghost'", "no such link"]),
+        ('<robot>\n<disable_collisions link1="a"/></robot>', ["chain.srdf:2:", "no link2"]),
+        ('<robot><disable_collisions link1="b" link2="b"/></robot>', ["with itself"]),
+        ('<robot><disable_collisions link1="a" link2="b">', ["chain.srdf:1:", "cannot read SRDF"]),
+        ("<launch/>", ["root element is <launch>"]),
+        ('<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY x "xx">]><robot/>', ["chain.srdf:2:", "DOCTYPE"]),
+        ("", ["cannot read SRDF"]),
+    ],
+)
+def test_srdf_errors_name_file_and_line(chain, tmp_path, text, words):
+    srdf = tmp_path / "chain.srdf"
+    srdf.write_text(text)
+    with pytest.raises(CollisionKitError) as e:
+        ck.Robot.load(chain, srdf=srdf)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+    with pytest.raises(CollisionKitError, match="no such file"):
+        ck.Robot.load(chain, srdf=tmp_path / "missing.srdf")
+
+
+def test_srdf_billion_laughs_is_refused_unexpanded(chain, tmp_path):
+    lol = "".join(f'<!ENTITY l{i} "{"&l" + str(i - 1) + ";" if i else "lol"}{("&l" + str(i - 1) + ";") * 9 if i else ""}">' for i in range(10))
+    srdf = tmp_path / "lol.srdf"
+    srdf.write_text(f'<?xml version="1.0"?><!DOCTYPE robot [{lol}]><robot><disable_collisions link1="&l9;" link2="a"/></robot>')
+    with pytest.raises(CollisionKitError, match="DOCTYPE"):
+        ck.Robot.load(chain, srdf=srdf)
+
+
+def test_scene_world_excludes_adjacent_links_through_empty_links(tmp_path):
+    """Regression: a scene's World excluded only links joined by one joint, so the
+    Panda's hand and link7 were reported colliding in every scene."""
+    from collisionkit.scene import load_scene
+
+    urdf = _data("franka_panda", "panda.urdf")
+    joints = ", ".join(repr(float(v)) for v in PANDA_READY)
+    (tmp_path / "s.yaml").write_text(f"objects:\n  - name: arm\n    robot: {urdf}\n    joints: [{joints}]\n")
+    loaded = load_scene(tmp_path / "s.yaml")
+    world = loaded.world()
+    assert "arm/panda_hand" in world.names and "arm/panda_link8" not in world.names
+    assert world.colliding_pairs().names == []
+    robot = loaded.robots["arm"][0]
+    T = robot.link_poses(PANDA_READY)
+    i, j = robot.link_index("panda_link7"), robot.link_index("panda_hand")
+    assert ck.intersects(robot.link_meshes["panda_link7"], robot.link_meshes["panda_hand"], T[i], T[j])

@@ -2,8 +2,10 @@
 
 Every command has ``--help``; results print as a readable table, or as JSON with
 ``--json``. Exit codes: 0 no collision (or success), 1 collision found, 2 error.
-``check``, ``contacts``, ``scene`` and ``trajectory`` answer 0 or 1; ``render``,
-``bv-report``, ``demo``, ``warmup`` and ``bench`` exit 0 on success. Every error (a bad option,
+``check``, ``contacts``, ``scene`` and ``trajectory`` answer 0 or 1; so do ``distance``
+and ``penetration`` (1 when the surfaces intersect at some pose) and ``classify`` (1 when
+some pose is penetrating or contained); ``render``, ``bv-report``, ``demo``, ``warmup``
+and ``bench`` exit 0 on success. Every error (a bad option,
 a missing file, an unreadable mesh, malformed YAML/CSV, a wrong joint count, or a
 bug) prints one line naming the file, line or option on stderr and exits 2, so a
 script never reads a crash as a collision; ``--debug`` adds the traceback. Options
@@ -62,6 +64,17 @@ def _int_at_least(text: str, low: int) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}") from None
     if v < low:
         raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
+    return v
+
+
+def nonneg_float(text: str) -> float:
+    """argparse type: a finite float >= 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+    if not (np.isfinite(v) and v >= 0.0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text[:40]!r}")
     return v
 
 
@@ -188,17 +201,28 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     return EXIT_ERROR if any(r["error"] for r in records) else EXIT_CLEAR
 
 
-def _pair_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
-    # poses first: a bad option is reported before any mesh is read
+def _pair_poses(args: argparse.Namespace) -> tuple[Any, Any]:
+    """--pose-a and --pose-b, checked (batches of equal length, or one single pose)."""
     pa, pb = parse_pose(args.pose_a, "--pose-a"), parse_pose(args.pose_b, "--pose-b")
     if pa is not None and pb is not None and pa.ndim == 3 and pb.ndim == 3 and pa.shape[0] != pb.shape[0]:
         raise CliError(
             f"--pose-a holds {pa.shape[0]} poses and --pose-b {pb.shape[0]}; give equal batches, or one single (4, 4) pose"
         )
+    return pa, pb
+
+
+def _pair_meshes(args: argparse.Namespace) -> tuple[Any, Any]:
     for path in (args.a, args.b):
         if not Path(path).is_file():
             raise CliError(f"{path}: file not found")
-    return load_mesh(args.a), load_mesh(args.b), pa, pb
+    return load_mesh(args.a), load_mesh(args.b)
+
+
+def _pair_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
+    # poses first: a bad option is reported before any mesh is read
+    pa, pb = _pair_poses(args)
+    a, b = _pair_meshes(args)
+    return a, b, pa, pb
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -242,6 +266,142 @@ def cmd_contacts(args: argparse.Namespace) -> int:
 
     emit(args, data, text)
     return EXIT_COLLISION if len(c) else EXIT_CLEAR
+
+
+# -- distance, penetration, classify (issue 18, item 7) ---------------------------------
+# Each command reads its result record in one small helper (``*_rows``): the records'
+# field forms may change, and then only these helpers change.
+
+
+def _vec(x: Any) -> list[float] | None:
+    """A 3-vector as a JSON list, or None when it is not finite (no point, no direction)."""
+    v = np.asarray(x, dtype=np.float64)
+    return [float(c) for c in v] if np.all(np.isfinite(v)) else None
+
+
+def distance_rows(d: Any) -> list[dict[str, Any]]:
+    """Per-pose records of a ``ck.distance`` result."""
+    dist = np.atleast_1d(np.asarray(d.distance, dtype=np.float64))
+    pa, pb = np.asarray(d.point_a).reshape(-1, 3), np.asarray(d.point_b).reshape(-1, 3)
+    fa, fb = np.atleast_1d(d.face_a), np.atleast_1d(d.face_b)
+    return [
+        {"pose": k, "distance": float(dist[k]), "intersecting": bool(dist[k] == 0.0), "point_a": _vec(pa[k]),
+         "point_b": _vec(pb[k]), "face_a": int(fa[k]), "face_b": int(fb[k])}
+        for k in range(dist.size)
+    ]  # fmt: skip
+
+
+def penetration_rows(p: Any, hit: np.ndarray) -> list[dict[str, Any]]:
+    """Per-pose records of a ``ck.penetration`` result; ``hit`` (N,) from ``ck.intersects``."""
+    depth = np.atleast_1d(np.asarray(p.depth, dtype=np.float64))
+    direction = np.asarray(p.direction, dtype=np.float64).reshape(-1, 3)
+    exact, err = np.atleast_1d(p.exact), np.atleast_1d(np.asarray(p.error_bound, dtype=np.float64))
+    method = np.broadcast_to(np.asarray(p.method), depth.shape)
+    return [
+        {"pose": k, "depth": float(depth[k]), "direction": _vec(direction[k]), "intersecting": bool(hit[k]),
+         "exact": bool(exact[k]), "error_bound": float(err[k]) if np.isfinite(err[k]) else None, "method": str(method[k])}
+        for k in range(depth.size)
+    ]  # fmt: skip
+
+
+def classify_rows(c: Any) -> list[dict[str, Any]]:
+    """Per-pose records of a ``ck.classify`` result."""
+    labels, dist = np.asarray(c.labels), np.asarray(c.distance, dtype=np.float64)
+    return [
+        {"pose": k, "label": str(labels[k]), "distance": float(dist[k]), "a_inside_b": bool(c.a_inside_b[k]),
+         "b_inside_a": bool(c.b_inside_a[k])}
+        for k in range(labels.size)
+    ]  # fmt: skip
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.9g}"
+
+
+def _point(v: list[float] | None) -> str:
+    return "-" if v is None else "(" + ", ".join(f"{c:.6g}" for c in v) + ")"
+
+
+def _cell(v: Any) -> Any:
+    """A table cell: points and directions (lists, None when absent), numbers, the rest as is."""
+    if v is None or isinstance(v, list):
+        return _point(v)
+    return _num(v) if isinstance(v, float) else v
+
+
+def _per_pose_text(args: argparse.Namespace, head: str, rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """A head line, then one table row per pose (at most --show rows)."""
+    shown = rows[: args.show]
+    cells = [[_cell(r[c]) for c in columns] for r in shown]
+    body = "\n" + table(cells, columns) if cells else ""
+    more = f"\n... {len(rows) - len(shown)} more poses (--show N or --json for all)" if len(rows) > len(shown) else ""
+    return head + body + more
+
+
+def cmd_distance(args: argparse.Namespace) -> int:
+    from .query.distance import distance
+
+    a, b, pa, pb = _pair_inputs(args)
+    rows = distance_rows(distance(a, b, pa, pb))
+    n_hit = sum(r["intersecting"] for r in rows)
+    data = {"a": args.a, "b": args.b, "poses": len(rows), "n_intersecting": n_hit, "results": rows}
+
+    def text() -> str:
+        if len(rows) == 1:
+            r = rows[0]
+            state = "surfaces INTERSECT" if r["intersecting"] else "apart"
+            return (f"{args.a} vs {args.b}: distance {_num(r['distance'])} ({state})\n"
+                    f"  closest point on a: {_point(r['point_a'])} (face {r['face_a']})\n"
+                    f"  closest point on b: {_point(r['point_b'])} (face {r['face_b']})")  # fmt: skip
+        head = f"{args.a} vs {args.b}: {len(rows)} poses, {n_hit} with intersecting surfaces, min distance {_num(min((r['distance'] for r in rows), default=None))}"
+        return _per_pose_text(args, head, rows, ["pose", "distance", "face_a", "face_b", "point_a", "point_b"])
+
+    emit(args, data, text)
+    return EXIT_COLLISION if n_hit else EXIT_CLEAR
+
+
+def cmd_penetration(args: argparse.Namespace) -> int:
+    from .query.pair import intersects
+    from .query.penetration import penetration
+
+    a, b, pa, pb = _pair_inputs(args)
+    hit = np.atleast_1d(np.asarray(intersects(a, b, pa, pb)))  # the exit code: do the surfaces meet?
+    rows = penetration_rows(penetration(a, b, pa, pb, method=args.method), hit)
+    n_hit = int(hit.sum())
+    data = {"a": args.a, "b": args.b, "poses": len(rows), "n_intersecting": n_hit, "results": rows}
+
+    def text() -> str:
+        if len(rows) == 1:
+            r = rows[0]
+            state = "surfaces INTERSECT" if r["intersecting"] else "surfaces apart"
+            how = "exact" if r["exact"] else f"upper bound, {r['method']} directions"
+            return (f"{args.a} vs {args.b}: penetration depth {_num(r['depth'])} ({state}; {how})\n"
+                    f"  direction a -> b: {_point(r['direction'])}")  # fmt: skip
+        head = f"{args.a} vs {args.b}: {len(rows)} poses, {n_hit} with intersecting surfaces, max depth {_num(max((r['depth'] for r in rows), default=None))}"
+        return _per_pose_text(args, head, rows, ["pose", "depth", "direction", "exact", "method"])
+
+    emit(args, data, text)
+    return EXIT_COLLISION if n_hit else EXIT_CLEAR
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    from .query.classify import classify
+
+    a, b, pa, pb = _pair_inputs(args)
+    rows = classify_rows(classify(a, b, pa, pb, tolerance=args.tolerance))
+    counts = {name: sum(r["label"] == name for r in rows) for name in ("disjoint", "touching", "penetrating", "contained")}
+    data = {"a": args.a, "b": args.b, "poses": len(rows), "counts": counts, "results": rows}
+
+    def text() -> str:
+        if len(rows) == 1:
+            r = rows[0]
+            inside = " (a inside b)" if r["a_inside_b"] else " (b inside a)" if r["b_inside_a"] else ""
+            return f"{args.a} vs {args.b}: {r['label'].upper()}{inside}, distance {_num(r['distance'])}"
+        head = f"{args.a} vs {args.b}: {len(rows)} poses: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        return _per_pose_text(args, head, rows, ["pose", "label", "distance", "a_inside_b", "b_inside_a"])
+
+    emit(args, data, text)
+    return EXIT_COLLISION if counts["penetrating"] or counts["contained"] else EXIT_CLEAR
 
 
 def _pairs_table(pairs: list[tuple[str, str]]) -> str:
@@ -328,10 +488,61 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    if len(args.inputs) > 2:
+        raise CliError(f"render takes a scene file or two mesh files, got {len(args.inputs)} files")
+    if len(args.inputs) == 2:
+        return _render_pair(args)
+    for option, value in (("--pose-a", args.pose_a), ("--pose-b", args.pose_b)):
+        if value is not None:
+            raise CliError(f"{option} is for two mesh files (render A B); a scene file holds its own poses")
+    return _render_scene(args)
+
+
+def _render_pair(args: argparse.Namespace) -> int:
+    """render A B: the intersecting triangles, or the closest faces and the segment between them."""
+    from .query.distance import distance
+    from .query.pair import contacts
+    from .render import render_scene
+
+    scene_only = [o for o, v in (("--trajectory", args.trajectory), ("--step", args.step), ("--robot", args.robot),
+                                 ("--broadphase", args.broadphase)) if v is not None]  # fmt: skip
+    if scene_only:
+        raise CliError(f"{scene_only[0]} is for a scene file; render A B draws two meshes (--pose-a, --pose-b)")
+    args.a, args.b = args.inputs
+    pa, pb = _pair_poses(args)
+    for option, pose in (("--pose-a", pa), ("--pose-b", pb)):
+        if pose is not None and pose.ndim == 3:
+            if pose.shape[0] != 1:
+                raise CliError(f"{option} holds {pose.shape[0]} poses; render draws one pose pair")
+    pa = None if pa is None else pa.reshape(4, 4)
+    pb = None if pb is None else pb.reshape(4, 4)
+    a, b = _pair_meshes(args)
+    c = contacts(a, b, pa, pb)
+    info: dict[str, Any] = {"intersecting": len(c) > 0, "pairs": len(c)}
+    if len(c):
+        highlight = {0: np.unique(c.face_a).tolist(), 1: np.unique(c.face_b).tolist()}
+        segments = None
+        what = f"{len(c)} intersecting triangle pairs highlighted"
+    else:
+        r = distance_rows(distance(a, b, pa, pb))[0]
+        highlight = {0: [r["face_a"]], 1: [r["face_b"]]}
+        segments = np.array([[r["point_a"], r["point_b"]]])
+        info.update(distance=r["distance"], point_a=r["point_a"], point_b=r["point_b"])
+        what = f"apart: distance {_num(r['distance'])}, closest points joined"
+    out = render_scene([a, b], [pa, pb], triangles=highlight, segments=segments, path=args.output,
+                       title=f"{Path(args.a).name} vs {Path(args.b).name}")  # fmt: skip
+    emit(args, {"output": str(out), **info}, lambda: f"wrote {out} ({what})")
+    return EXIT_CLEAR  # a picture was drawn: success, whatever it shows
+
+
+def _render_scene(args: argparse.Namespace) -> int:
     from .geometry.mesh import Mesh
     from .render import render_scene
     from .scene import load_scene, load_trajectory, trajectory_for
 
+    args.scene = args.inputs[0]
+    args.step = 0 if args.step is None else args.step
+    args.broadphase = args.broadphase or "sap"
     loaded = load_scene(args.scene)
     if args.trajectory is not None:
         rname = _pick_robot(loaded, args.robot)
@@ -421,6 +632,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func, help_ in [
         ("check", cmd_check, "do two mesh files intersect?"),
         ("contacts", cmd_contacts, "list the intersecting triangle pairs of two mesh files"),
+        ("distance", cmd_distance, "distance and closest points of two mesh files (exit 1 when the surfaces intersect)"),
+        ("penetration", cmd_penetration, "penetration depth and direction of two mesh files (exit 1 when the surfaces intersect)"),
+        ("classify", cmd_classify, "disjoint, touching, penetrating or contained? (exit 1 when penetrating or contained)"),
     ]:
         p = sub.add_parser(name, help=help_, description=help_)
         p.add_argument("a", help="mesh file (anything trimesh reads: STL, OBJ, PLY, GLB, ...)")
@@ -430,6 +644,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         if name == "contacts":
             p.add_argument("--max-pairs", type=positive_int, default=None, help="keep at most this many pairs per pose")
+        if name == "penetration":
+            p.add_argument("--method", default="auto", choices=("auto", "convex", "sampled"), metavar="NAME",
+                           help="auto (default: exact for two convex meshes, sampled otherwise), convex (exact depth "
+                           "of the convex hulls) or sampled")  # fmt: skip
+        if name == "classify":
+            p.add_argument("--tolerance", type=nonneg_float, default=0.0,
+                           help="surfaces closer than this (and not overlapping) are 'touching' (default 0)")  # fmt: skip
+        if name != "check":
             p.add_argument("--show", type=count_int, default=20, help="rows to print in the table (default 20)")
         p.set_defaults(func=func)
 
@@ -461,13 +683,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_trajectory)
 
-    p = sub.add_parser("render", help="draw a scene (optionally at a trajectory step) to PNG, contacts highlighted")
-    p.add_argument("scene", help="scene file (YAML)")
+    p = sub.add_parser("render", help="draw a scene (optionally at a trajectory step), or two mesh files, to PNG, "
+                       "contacts highlighted", description="render SCENE.yaml: every object, colliding parts orange and "
+                       "their intersecting triangles red. render A B: two mesh files at --pose-a/--pose-b, the "
+                       "intersecting triangles red, or, when they do not intersect, the closest faces red and the "
+                       "segment between the closest points in blue.")  # fmt: skip
+    p.add_argument("inputs", nargs="+", metavar="SCENE | A B", help="a scene file (YAML), or two mesh files")
     p.add_argument("-o", "--output", type=png_path, default="scene.png", help="PNG file to write (default scene.png)")
-    p.add_argument("--trajectory", help="CSV trajectory of the scene's robot")
-    p.add_argument("--step", type=count_int, default=0, help="trajectory step to draw (default 0)")
-    p.add_argument("--robot", help="which robot follows the trajectory (default: the only one)")
-    p.add_argument("--broadphase", default="sap", choices=BROADPHASE_NAMES, metavar="NAME", help=bp_help)
+    p.add_argument("--pose-a", help="two meshes: " + pose_help + "; one pose only")
+    p.add_argument("--pose-b", help="two meshes: like --pose-a")
+    p.add_argument("--trajectory", help="scene: CSV trajectory of the scene's robot")
+    p.add_argument("--step", type=count_int, default=None, help="scene: trajectory step to draw (default 0)")
+    p.add_argument("--robot", help="scene: which robot follows the trajectory (default: the only one)")
+    p.add_argument("--broadphase", default=None, choices=BROADPHASE_NAMES, metavar="NAME", help="scene: " + bp_help)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_render)
 

@@ -2,7 +2,8 @@
 
 ``render_scene(shapes, poses, highlight=..., path=...)`` draws every triangle
 of every shape at its pose, flat-shaded by a fixed light, with highlighted
-parts and triangles in colour, into a PNG. It is meant for documentation and
+parts and triangles in colour, and optional segments (closest points) on top,
+into a PNG. It is meant for documentation and
 debugging pictures (tens of thousands of triangles take a few seconds), not
 for interactive viewing.
 """
@@ -26,6 +27,8 @@ _PALETTE = np.array(
 #: Highlighted part (every triangle) and highlighted triangle colours.
 PART_COLOUR = np.array([1.0, 0.65, 0.15])
 TRIANGLE_COLOUR = np.array([0.90, 0.05, 0.05])
+#: Segments (for example between two closest points) and their end points.
+SEGMENT_COLOUR = np.array([0.05, 0.25, 0.95])
 
 
 def _world_triangles(mesh: Mesh, pose: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -38,6 +41,8 @@ def render_scene(
     poses: ArrayLike | Sequence[ArrayLike | None] | None = None,
     *,
     highlight: Mapping[int, Any] | Sequence[int] | None = None,
+    triangles: Mapping[int, Sequence[int]] | None = None,
+    segments: ArrayLike | None = None,
     path: str | os.PathLike[str] = "scene.png",
     colours: Sequence[ArrayLike] | None = None,
     title: str | None = None,
@@ -58,6 +63,12 @@ def render_scene(
         Which parts to colour: a sequence of shape indices (whole parts, orange),
         or a mapping ``{shape index: True | face ids}``; face ids are drawn red
         and the rest of that part orange.
+    triangles : mapping, optional
+        ``{shape index: face ids}`` drawn red while the rest of the part keeps
+        its colour (``highlight`` also colours the part).
+    segments : (K, 2, 3) array_like, optional
+        World-frame segments drawn in blue over the meshes, with dots at
+        their ends (e.g. ``[[d.point_a, d.point_b]]`` of a ``ck.distance``).
     path : path of the PNG to write (folders are created).
     colours : per-shape RGB, optional (default: a muted palette).
     title, elev, azim, size, dpi : picture settings (view angles in degrees).
@@ -101,6 +112,16 @@ def render_scene(
     for i in marks:
         if not 0 <= int(i) < k:
             raise ValueError(f"highlight names shape {i}, but there are {k} shapes")
+    red = {} if triangles is None else dict(triangles)
+    for i, faces in red.items():
+        if not 0 <= int(i) < k:
+            raise ValueError(f"triangles names shape {i}, but there are {k} shapes")
+        f = np.asarray(faces, np.int64).reshape(-1)
+        if f.size and not (0 <= f.min() and f.max() < shapes[int(i)].n_faces):
+            raise ValueError(f"triangles of shape {i}: face ids must be in [0, {shapes[int(i)].n_faces})")
+    segs = np.zeros((0, 2, 3)) if segments is None else np.asarray(segments, dtype=np.float64)
+    if segs.ndim != 3 or segs.shape[1:] != (2, 3) or not np.all(np.isfinite(segs)):
+        raise ValueError(f"segments must be finite, of shape (K, 2, 3); got shape {segs.shape}")
 
     tris, face_rgb = [], []
     for i, (mesh, pose) in enumerate(zip(shapes, pose_list, strict=True)):
@@ -112,6 +133,8 @@ def render_scene(
             rgb[:] = PART_COLOUR
             if mark is not True:
                 rgb[np.asarray(mark, np.int64)] = TRIANGLE_COLOUR
+        if i in red:
+            rgb[np.asarray(red[i], np.int64).reshape(-1)] = TRIANGLE_COLOUR
         tris.append(w)
         face_rgb.append(rgb)
     allt = np.concatenate(tris) if tris else np.zeros((0, 3, 3))
@@ -129,8 +152,14 @@ def render_scene(
     ax = fig.add_subplot(111, projection="3d")
     coll = Poly3DCollection(allt, facecolors=face_colour, linewidths=0.1 if edges else 0.0, edgecolors="k" if edges else face_colour)
     ax.add_collection3d(coll)
-    if allt.shape[0]:
-        pts = allt.reshape(-1, 3)
+    if segs.shape[0]:
+        # NOTE: drawn in zorder, not depth order, so a segment inside or behind a mesh stays visible
+        ax.computed_zorder = False
+        coll.set_zorder(1)
+        for p, q in segs:
+            ax.plot(*zip(p, q, strict=True), color=SEGMENT_COLOUR, linewidth=2.0, marker="o", markersize=4, zorder=2)
+    if allt.shape[0] or segs.shape[0]:
+        pts = np.concatenate([allt.reshape(-1, 3), segs.reshape(-1, 3)])
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         centre, half = (lo + hi) / 2, max(float((hi - lo).max()) / 2, 1e-9)
         ax.set_xlim(centre[0] - half, centre[0] + half)

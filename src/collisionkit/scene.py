@@ -494,9 +494,9 @@ class LoadedScene:
         ]
 
     def world(self, broadphase: str = "sap", *, robots: bool = True) -> Any:
-        """A World of every object (robot links as "robot/link", adjacent links
-        excluded from each other) plus the scene's ``exclude`` pairs."""
-        from .robot.check import adjacent_links
+        """A World of every object (robot links as "robot/link"; each robot's
+        ``adjacent_pairs`` and ``allowed_pairs`` excluded) plus the scene's
+        ``exclude`` pairs."""
         from .world import World
 
         w = World(broadphase=broadphase)
@@ -506,8 +506,8 @@ class LoadedScene:
             for rname, (robot, _, _) in self.robots.items():
                 for oname, mesh, pose in self.robot_link_objects(rname):
                     w.add(oname, mesh, pose)
-                for i, j in adjacent_links(robot):
-                    a, b = f"{rname}/{robot.links[i]}", f"{rname}/{robot.links[j]}"
+                for la, lb in robot.adjacent_pairs | robot.allowed_pairs:
+                    a, b = f"{rname}/{la}", f"{rname}/{lb}"
                     if a in w.names and b in w.names:
                         w.exclude(a, b)
         for a, b in self.scene.exclude:

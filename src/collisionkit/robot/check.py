@@ -2,7 +2,9 @@
 
 ``check_configurations(robot, q, world)`` answers, for N joint configurations,
 whether any link touches any object of the world (and, with
-``self_collision=True``, any non-adjacent link of the robot itself).
+``self_collision=True``, any other link of the robot itself, except the
+robot's ``adjacent_pairs`` and ``allowed_pairs`` and the pairs allowed for
+the call).
 
 How: forward kinematics for the whole batch in one call (``Robot.link_poses``),
 then one batched compiled query per (link, object) pair and per self-collision
@@ -13,6 +15,7 @@ detail is asked for). Poses of world objects are fixed during the call.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,20 +48,60 @@ class RobotCheck:
 
 
 def adjacent_links(robot: Any) -> set[tuple[int, int]]:
-    """Link index pairs joined by a joint (i < j): excluded from self-collision."""
-    pairs = set()
-    for j in robot.joints:
-        a, b = robot.link_index(j.parent), robot.link_index(j.child)
-        pairs.add((min(a, b), max(a, b)))
-    return pairs
+    """Link index pairs (i < j) of ``robot.adjacent_pairs``: excluded from self-collision."""
+    return {_index_pair(robot, a, b) for a, b in robot.adjacent_pairs}
 
 
-def self_collision_pairs(robot: Any, exclude_adjacent: bool = True) -> list[tuple[int, int]]:
-    """Link index pairs checked for self-collision: both links have a mesh,
-    and (by default) no joint joins them."""
-    with_mesh = [i for i, n in enumerate(robot.links) if robot.link_meshes.get(n) is not None]
-    adjacent = adjacent_links(robot) if exclude_adjacent else set()
-    return [(i, j) for k, i in enumerate(with_mesh) for j in with_mesh[k + 1 :] if (i, j) not in adjacent]
+def _index_pair(robot: Any, a: str, b: str) -> tuple[int, int]:
+    i, j = robot.link_index(a), robot.link_index(b)
+    return (i, j) if i < j else (j, i)
+
+
+def self_collision_pairs(
+    robot: Any,
+    exclude_adjacent: bool = True,
+    allowed: Iterable[tuple[str, str]] = (),
+    *,
+    use_allowed_pairs: bool = True,
+) -> list[tuple[int, int]]:
+    """Link index pairs (i < j, in ``robot.links`` order) checked for self-collision.
+
+    Both links have a mesh, and the pair is not adjacent (unless
+    ``exclude_adjacent=False``), not in ``robot.allowed_pairs`` (unless
+    ``use_allowed_pairs=False``) and not in ``allowed`` (link name pairs,
+    validated: unknown names raise ``ValueError``).
+    """
+    skip = set(robot.link_pairs(allowed, "allowed"))
+    if exclude_adjacent:
+        skip |= robot.adjacent_pairs
+    if use_allowed_pairs:
+        skip |= robot.allowed_pairs
+    skipped = {_index_pair(robot, a, b) for a, b in skip}
+    with_mesh = [i for i, n in enumerate(robot.links) if n in robot.link_meshes]
+    return [(i, j) for k, i in enumerate(with_mesh) for j in with_mesh[k + 1 :] if (i, j) not in skipped]
+
+
+def always_colliding_pairs(
+    robot: Any, n: int, seed: int | None, threads: int | None = None
+) -> frozenset[tuple[str, str]]:
+    """Non-adjacent link pairs that intersect in every one of ``n`` random
+    configurations (``Robot.allowed_pairs_from_samples`` documents it)."""
+    q = robot.random_configurations(n, seed)
+    poses = robot.link_poses(q)
+    found = set()
+    for i, j in self_collision_pairs(robot, use_allowed_pairs=False):
+        a, b = robot.link_meshes[robot.links[i]], robot.link_meshes[robot.links[j]]
+        # PERF: most pairs are apart in the first sample already, and cost one call
+        if not intersects(a, b, poses[0, i], poses[0, j]):
+            continue
+        if n > 1:
+            rest = intersects(
+                a, b, np.ascontiguousarray(poses[1:, i]), np.ascontiguousarray(poses[1:, j]), threads=threads
+            )
+            if not np.all(rest):
+                continue
+        found.add(tuple(sorted((robot.links[i], robot.links[j]))))
+    return frozenset(found)
 
 
 def check_configurations(
@@ -68,6 +111,7 @@ def check_configurations(
     *,
     base: ArrayLike | None = None,
     self_collision: bool = True,
+    allowed: Iterable[tuple[str, str]] = (),
     ignore: tuple[str, ...] | list[str] = (),
     detail: bool = False,
     threads: int | None = None,
@@ -85,13 +129,20 @@ def check_configurations(
     base : (4, 4), optional
         World-from-base pose of the robot (default identity).
     self_collision : bool
-        Also check link pairs not joined by a joint (default True).
+        Also check the robot's links against each other (default True), except
+        ``robot.adjacent_pairs`` (joined through links without geometry only)
+        and ``robot.allowed_pairs``.
+    allowed : iterable of (link, link), optional
+        More link pairs not to check, for this call only. Unknown link names
+        raise ``ValueError`` naming them.
     detail : bool
         Return per-link, per-object and per-link-pair results (every pair is
         then tested for every configuration: slower).
     threads : int, optional
         Threads per batched query (default: all cores).
     """
+    allowed = robot.link_pairs(allowed, "allowed")  # validated first, even without self-collision
+    pairs = self_collision_pairs(robot, allowed=allowed) if self_collision else []
     qa = np.asarray(q, dtype=np.float64)
     single = qa.ndim == 1
     poses = robot.link_poses(qa, base)
@@ -102,8 +153,7 @@ def check_configurations(
     link_hits = np.zeros((n, n_links), np.bool_)
     object_hits: dict[str, NDArray[np.bool_]] = {}
     self_hits: dict[tuple[str, str], NDArray[np.bool_]] = {}
-    links = [(i, robot.link_meshes.get(name)) for i, name in enumerate(robot.links)]
-    links = [(i, m) for i, m in links if m is not None]
+    links = [(i, robot.link_meshes[name]) for i, name in enumerate(robot.links) if name in robot.link_meshes]
 
     def test(shape_a: Any, poses_a: NDArray, shape_b: Any, poses_b: NDArray) -> NDArray[np.bool_]:
         """Hits over all N configurations, testing only those still free unless detail."""
@@ -128,9 +178,9 @@ def check_configurations(
                 hits_obj |= h
                 colliding |= h
             object_hits[name] = hits_obj
-    if self_collision:
+    if pairs:
         meshes = dict(links)
-        for i, j in self_collision_pairs(robot):
+        for i, j in pairs:
             h = test(meshes[i], poses[:, i], meshes[j], poses[:, j])
             link_hits[:, i] |= h
             link_hits[:, j] |= h

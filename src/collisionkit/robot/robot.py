@@ -16,11 +16,20 @@ pose to pass with ``link_meshes[links[i]]`` to any query.
 
 The configuration vector holds the actuated (non-fixed, non-mimic) joints in
 the file's order: ``robot.joint_names``.
+
+Self-collision (``check.py``) never tests two *adjacent* links: links whose
+kinematic path passes only through links without geometry, whatever the joint
+types (the Panda's ``panda_link7 -> panda_link8 -> panda_hand``, joined by two
+fixed joints through the geometry-less ``panda_link8``, are adjacent). Pairs
+that may touch by design beyond those are ``allowed_pairs``: read from MoveIt's
+SRDF (``Robot.load(urdf, srdf=...)``), found by sampling
+(``allowed_pairs_from_samples``), or given per call (``check(..., allowed=...)``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,9 +150,19 @@ class Robot:
         The actuated joints: the configuration vector's order (length ``dof``).
     limits : (dof, 2) float64
         Lower and upper limit per actuated joint (-inf/inf for continuous joints).
-    link_meshes : dict[str, Mesh | None]
-        Collision mesh of each link in the link's frame (visual geometry when
-        the link has no collision geometry; None when it has neither).
+    link_meshes : dict[str, Mesh]
+        Collision mesh of each link with geometry, in the link's frame (visual
+        geometry when the link has no collision geometry). Links with neither
+        are not keys: they are ``links_without_geometry``.
+    links_without_geometry : tuple[str, ...]
+        Links with no collision or visual geometry (frames only), in file order.
+    adjacent_pairs : frozenset[tuple[str, str]]
+        Pairs of links with geometry whose kinematic path passes only through
+        links without geometry (each pair sorted by name); never checked for
+        self-collision.
+    allowed_pairs : frozenset[tuple[str, str]]
+        Further link pairs never checked for self-collision (sorted by name):
+        from the SRDF given to ``load``, or ``with_allowed_pairs``. Empty by default.
     base_link : str
         The root of the tree.
 
@@ -155,13 +174,33 @@ class Robot:
     (7, 8, (5, 8, 4, 4))
     """
 
-    def __init__(self, name: str, links: tuple[str, ...], joints: tuple[Joint, ...], link_meshes: dict[str, Mesh | None], path: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        links: tuple[str, ...],
+        joints: tuple[Joint, ...],
+        link_meshes: dict[str, Mesh | None],
+        path: str | None = None,
+        allowed_pairs: Iterable[tuple[str, str]] = (),
+    ) -> None:
         self.name = name
-        self.links = links
-        self.joints = joints
-        self.link_meshes = link_meshes
+        self.links = tuple(links)
+        self.joints = tuple(joints)
         self.path = path
-        self._link_index = {n: i for i, n in enumerate(links)}
+        self._link_index = {n: i for i, n in enumerate(self.links)}
+        if len(self._link_index) != len(self.links):
+            dup = next(n for k, n in enumerate(self.links) if n in self.links[:k])
+            raise CollisionKitError(f"robot {name!r}: link name {dup!r} is used twice")
+        unknown = sorted(set(link_meshes) - set(self._link_index))
+        if unknown:
+            raise CollisionKitError(f"robot {name!r}: meshes given for unknown link(s) {', '.join(map(repr, unknown))}")
+        # no None entries: a link without geometry is named in links_without_geometry instead
+        self.link_meshes: dict[str, Mesh] = {n: link_meshes[n] for n in self.links if link_meshes.get(n) is not None}
+        self.links_without_geometry = tuple(n for n in self.links if n not in self.link_meshes)
+        for j in self.joints:
+            for end in (j.parent, j.child):
+                if end not in self._link_index:
+                    raise CollisionKitError(f"robot {name!r}: joint {j.name!r} names unknown link {end!r}")
         children = {j.child for j in joints}
         roots = [n for n in links if n not in children]
         if len(roots) != 1:
@@ -190,11 +229,126 @@ class Robot:
             dup = next(j.name for k, j in enumerate(joints) if any(i.name == j.name for i in joints[:k]))
             raise CollisionKitError(f"robot {name!r}: joint name {dup!r} is used twice")
         self._check_mimics()
+        self.adjacent_pairs = self._adjacent_pairs()
+        self.allowed_pairs = self.link_pairs(allowed_pairs, "allowed_pairs")
+
+    def _adjacent_pairs(self) -> frozenset[tuple[str, str]]:
+        """Pairs of links with geometry joined through geometry-less links only.
+
+        From each link with geometry, walk the (undirected) joint tree and stop
+        at the first link with geometry on every branch: those links are its
+        neighbours. Fixed, moving and mimic joints count alike (the old rule,
+        "joined by one joint", missed the Panda's hand and link7, joined through
+        the empty panda_link8, and reported them colliding in every configuration).
+        """
+        neighbours: dict[str, list[str]] = {n: [] for n in self.links}
+        for j in self.joints:
+            neighbours[j.parent].append(j.child)
+            neighbours[j.child].append(j.parent)
+        pairs = set()
+        for start in self.link_meshes:
+            seen = {start}
+            todo = list(neighbours[start])
+            while todo:
+                link = todo.pop()
+                if link in seen:
+                    continue
+                seen.add(link)
+                if link in self.link_meshes:
+                    pairs.add(_sorted_pair(start, link))
+                else:
+                    todo.extend(neighbours[link])
+        return frozenset(pairs)
+
+    def link_pairs(self, pairs: Iterable[Any], what: str = "pairs") -> frozenset[tuple[str, str]]:
+        """Validate link name pairs: a frozenset of (name, name) tuples sorted by name.
+
+        Raises
+        ------
+        ValueError
+            An entry that is not two link names, a link paired with itself, or
+            unknown link names (all of them named in the message).
+        """
+        if isinstance(pairs, (str, bytes)):
+            raise ValueError(f"{what}: expected pairs of link names, got a string {pairs[:60]!r}")
+        out = set()
+        unknown: list[str] = []
+        for entry in pairs:
+            if isinstance(entry, (str, bytes)) or not isinstance(entry, Iterable):
+                raise ValueError(f"{what}: each entry must be a (link, link) pair, got {entry!r:.80}")
+            items = tuple(entry)
+            if len(items) != 2 or not all(isinstance(x, str) for x in items):
+                raise ValueError(f"{what}: each entry must be a (link, link) pair of names, got {entry!r:.80}")
+            a, b = items
+            unknown += [x for x in (a, b) if x not in self._link_index and x not in unknown]
+            if a == b:
+                raise ValueError(f"{what}: link {a!r} is paired with itself")
+            out.add(_sorted_pair(a, b))
+        if unknown:
+            raise ValueError(f"{what}: robot {self.name!r} has no link(s) {', '.join(map(repr, unknown))}")
+        return frozenset(out)
+
+    def with_allowed_pairs(self, pairs: Iterable[tuple[str, str]]) -> Robot:
+        """A copy whose ``allowed_pairs`` also hold ``pairs`` (meshes and joints shared).
+
+        For example ``robot.with_allowed_pairs(robot.allowed_pairs_from_samples(1000))``
+        installs the pairs found by sampling.
+        """
+        extra = self.link_pairs(pairs, "pairs")
+        return Robot(self.name, self.links, self.joints, self.link_meshes, self.path, self.allowed_pairs | extra)
+
+    def allowed_pairs_from_samples(self, n: int = 1000, *, seed: int | None = 0, threads: int | None = None) -> frozenset[tuple[str, str]]:
+        """Link pairs that collide in every one of ``n`` random configurations.
+
+        As MoveIt's setup assistant does ("always in collision"): such pairs
+        overlap by construction (two meshes bolted together, a cover over a
+        motor) and checking them only reports the robot itself. Every pair of
+        links with geometry that is not adjacent is sampled, whether or not it
+        is already in ``allowed_pairs``.
+
+        The pairs are returned, not installed: review them, then pass them as
+        ``check(..., allowed=pairs)`` or make a robot that keeps them with
+        ``with_allowed_pairs(pairs)``. Sampling can only suggest: a pair that
+        touches in every sample may still be apart somewhere in the joint space.
+
+        Parameters
+        ----------
+        n : int
+            Configurations, uniform within the joint limits (``random_configurations``), >= 1.
+        seed : int or None
+            Seed of the samples (default 0: the same answer every call).
+        threads : int, optional
+            Threads per batched query.
+
+        Returns
+        -------
+        frozenset of (str, str), each pair sorted by name.
+        """
+        from .check import always_colliding_pairs  # NOTE: check.py takes a Robot; import at call time
+
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be an int >= 1, got {n!r}")
+        return always_colliding_pairs(self, int(n), seed, threads)
 
     # -- construction -----------------------------------------------------------------
     @classmethod
-    def load(cls, urdf_path: str | os.PathLike[str], *, mesh_dir: str | None = None, geometry: str = "collision") -> Robot:
+    def load(
+        cls,
+        urdf_path: str | os.PathLike[str],
+        *,
+        srdf: str | os.PathLike[str] | None = None,
+        mesh_dir: str | None = None,
+        geometry: str = "collision",
+    ) -> Robot:
         """Read a URDF file (yourdfpy) and its link meshes (trimesh).
+
+        ``srdf`` names a MoveIt SRDF file whose ``<disable_collisions link1=
+        link2=/>`` entries (and ``<disable_default_collisions link=/>``, less
+        its ``<enable_collisions/>`` entries) fill ``allowed_pairs``; the rest
+        of the SRDF (groups, states, end effectors) is not used. It is read as
+        data with the standard library's expat parser, refusing any DOCTYPE
+        (so no entity expansion, no external entity), and an unknown link name
+        is an error naming the file and line (``robot/srdf.py``).
 
         ``geometry="collision"`` (default) takes each link's ``<collision>``
         elements and falls back to its ``<visual>`` ones; ``"visual"`` the
@@ -209,8 +363,9 @@ class Robot:
         Raises
         ------
         CollisionKitError
-            Missing or unreadable file or mesh, floating or planar joints, or
-            links that do not form one tree.
+            Missing or unreadable file or mesh, floating or planar joints,
+            links that do not form one tree, or an SRDF that is malformed or
+            names unknown links.
         """
         if geometry not in ("collision", "visual"):
             raise ValueError(f"geometry must be 'collision' or 'visual', got {geometry!r}")
@@ -224,6 +379,12 @@ class Robot:
         except Exception as exc:  # yourdfpy raises many types on bad files
             raise CollisionKitError(f"{path}: cannot read URDF ({type(exc).__name__}: {exc})") from None
         robot = urdf.robot
+        link_names = tuple(link.name for link in robot.links)
+        allowed: frozenset[tuple[str, str]] = frozenset()
+        if srdf is not None:  # before the meshes: a bad SRDF fails fast
+            from .srdf import read_allowed_pairs
+
+            allowed = read_allowed_pairs(srdf, link_names, robot.name)
         base_dir = os.path.dirname(os.path.abspath(path))
         joints: list[Joint] = []
         index = 0
@@ -264,7 +425,7 @@ class Robot:
             if mesh is None:
                 mesh = _link_mesh(list(second), base_dir, mesh_dir, link.name)
             meshes[link.name] = mesh
-        return cls(robot.name, tuple(link.name for link in robot.links), tuple(joints), meshes, path)
+        return cls(robot.name, link_names, tuple(joints), meshes, path, allowed)
 
     # -- kinematics -------------------------------------------------------------------
     @property
@@ -362,10 +523,12 @@ class Robot:
         return lo + (hi - lo) * rng.random((n, self.dof))
 
     def check(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
-        """(N,) bool: which configurations collide with ``world`` or (non-adjacent) self.
+        """(N,) bool: which configurations collide with ``world`` or with the robot itself.
 
         The planner's main call; see ``robot.check.check_configurations`` for the
-        options (``base``, ``self_collision``, ``ignore``, ``detail``, ``threads``).
+        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``detail``,
+        ``threads``). Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
+        and the pairs given as ``allowed=[(link, link), ...]`` for this call.
         """
         from .check import check_configurations  # NOTE: check.py takes a Robot; import at call time
 
@@ -373,6 +536,10 @@ class Robot:
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, links={len(self.links)}, dof={self.dof})"
+
+
+def _sorted_pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
 
 
 __all__ = ["Joint", "Robot"]

@@ -1,0 +1,119 @@
+"""Allowed self-collision pairs from a MoveIt SRDF file.
+
+MoveIt's Semantic Robot Description Format lists link pairs its collision
+checker skips (its "allowed collision matrix"):
+
+* ``<disable_collisions link1="a" link2="b" reason="Adjacent"/>``: the pair (a, b);
+* ``<disable_default_collisions link="a"/>``: every pair with a;
+* ``<enable_collisions link1="a" link2="b"/>``: the pair (a, b) is checked
+  after all (it overrides the two above, as in MoveIt, where a pair entry
+  overrides a link's default).
+
+Only those direct children of the root ``<robot>`` element are read. The file
+is data: it is parsed with the standard library's expat parser, a DOCTYPE is
+refused (SRDF files have none; refusing it rules out entity expansion and
+external entities), and files beyond ``MAX_SRDF_BYTES`` are refused unread.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from xml.parsers import expat
+
+from ..errors import CollisionKitError
+
+#: Largest SRDF read (bytes). MoveIt's SRDFs of real robots are tens of kilobytes.
+MAX_SRDF_BYTES = 16 * 2**20
+
+
+class _Refused(Exception):
+    """Raised from an expat handler to stop the parse."""
+
+
+def read_allowed_pairs(
+    path: str | os.PathLike[str], links: Sequence[str], robot: str = ""
+) -> frozenset[tuple[str, str]]:
+    """The link pairs an SRDF file allows to touch.
+
+    Parameters
+    ----------
+    path : SRDF file.
+    links : the robot's link names (every name in the file must be one of them).
+    robot : the robot's name, for messages.
+
+    Returns
+    -------
+    frozenset of (str, str) pairs, each sorted by name.
+
+    Raises
+    ------
+    CollisionKitError
+        Missing, oversized or malformed file, a DOCTYPE, an element missing
+        its link attributes, a link paired with itself, or an unknown link:
+        each names the file and line.
+    """
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        raise CollisionKitError(f"{p}: no such file (SRDF)")
+    size = os.path.getsize(p)
+    if size > MAX_SRDF_BYTES:
+        raise CollisionKitError(f"{p}: {size} bytes; an SRDF may hold at most {MAX_SRDF_BYTES}")
+    with open(p, "rb") as f:
+        data = f.read()
+    known = set(links)
+    disabled: set[tuple[str, str]] = set()
+    enabled: set[tuple[str, str]] = set()
+    default_off: set[str] = set()
+    depth = [0]
+    parser = expat.ParserCreate()
+
+    def where() -> str:
+        return f"{p}:{parser.CurrentLineNumber}"
+
+    def link(attrs: dict[str, str], key: str, tag: str) -> str:
+        name = attrs.get(key)
+        if name is None:
+            raise _Refused(f"{where()}: <{tag}> has no {key} attribute")
+        if name not in known:
+            raise _Refused(f"{where()}: <{tag}> names {key}={name!r}, but robot {robot!r} has no such link")
+        return name
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        depth[0] += 1
+        if depth[0] == 1:
+            if tag != "robot":
+                raise _Refused(f"{where()}: the root element is <{tag}>; an SRDF's is <robot>")
+            return
+        if depth[0] != 2:
+            return
+        if tag in ("disable_collisions", "enable_collisions"):
+            a, b = link(attrs, "link1", tag), link(attrs, "link2", tag)
+            if a == b:
+                raise _Refused(f"{where()}: <{tag}> pairs link {a!r} with itself")
+            (disabled if tag == "disable_collisions" else enabled).add((a, b) if a <= b else (b, a))
+        elif tag == "disable_default_collisions":
+            default_off.add(link(attrs, "link", tag))
+
+    def end(tag: str) -> None:
+        depth[0] -= 1
+
+    def doctype(*_: object) -> None:
+        raise _Refused(f"{where()}: a DOCTYPE is not allowed in an SRDF (files are data: no entities)")
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = doctype
+    try:
+        parser.Parse(data, True)
+    except _Refused as exc:
+        raise CollisionKitError(str(exc)) from None
+    except expat.ExpatError as exc:
+        raise CollisionKitError(f"{p}:{exc.lineno}: cannot read SRDF ({expat.errors.messages[exc.code]})") from None
+    for name in default_off:
+        disabled.update((name, o) if name <= o else (o, name) for o in known if o != name)
+    return frozenset(disabled - enabled)
+
+
+__all__ = ["MAX_SRDF_BYTES", "read_allowed_pairs"]
