@@ -292,6 +292,7 @@ def penetration(
     *,
     method: str = "auto",
     directions: int = 64,
+    refine: bool = False,
     threads: int | None = None,
 ) -> Penetration:
     """Minimal translation separating ``a`` and ``b`` (module notes for methods and bounds).
@@ -300,11 +301,18 @@ def penetration(
     ----------
     a, b : Mesh
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
-    method : {"auto", "convex", "sampled"}
-        "auto": exact for two convex meshes (hull check), sampled otherwise;
-        "convex": exact depth of the two convex HULLS; "sampled": always sampled.
+    method : {"auto", "convex", "bounds", "sampled"}
+        "auto": exact for two convex meshes (hull check), else "bounds" for
+        two closed meshes, else "sampled"; "convex": exact depth of the two
+        convex HULLS; "bounds": a certified bracket ``depth_lower <= true
+        depth <= depth_upper`` (``query.penetration_bounds``; closed meshes
+        only); "sampled": the older upper bound by conservative advancement.
     directions : int
-        Sphere directions of the sampled method (plus the contact normals).
+        Sphere directions of the "bounds" and "sampled" methods.
+    refine : bool
+        "bounds" only: four times the directions, a local search around the
+        best one and bisection to 2**-30 relative (slower, tighter upper
+        bound; face centroids join the vertices for the lower bound).
     threads : int, optional
         Threads for a batch of the convex method (default: all cores).
 
@@ -337,7 +345,9 @@ def penetration(
                         raise pose_error(side, 0, code, False)
                     # the frozen dataclass's __init__ costs more than the kernel on small hulls
                     p = _new(Penetration)
-                    p.__dict__.update(depth=d, direction=u, exact=True, error_bound=e, method=_METHOD[d > 0.0])
+                    p.__dict__.update(
+                        depth=d, direction=u, exact=True, error_bound=e, method=_METHOD[d > 0.0], depth_lower=d, depth_upper=d
+                    )
                     return p
     if not (isinstance(a, Mesh) and isinstance(b, Mesh)):
         for ta, tb, h in _HANDLERS:
@@ -345,8 +355,10 @@ def penetration(
                 # every option reaches the handler (wave one dropped them here)
                 return h(a, b, pose_a, pose_b, method=method, directions=directions, threads=threads)
         raise UnsupportedPairError(f"penetration is not implemented for {type(a).__name__} and {type(b).__name__}")
-    if method not in ("auto", "convex", "sampled"):
-        raise ValueError(f"method must be 'auto', 'convex' or 'sampled', got {method!r}")
+    if method not in ("auto", "convex", "bounds", "sampled"):
+        raise ValueError(f"method must be 'auto', 'convex', 'bounds' or 'sampled', got {method!r}")
+    if not isinstance(refine, (bool, np.bool_)):
+        raise ValueError(f"refine must be a bool, got {refine!r}")
     if isinstance(directions, bool) or not isinstance(directions, (int, np.integer)) or directions < 1:
         raise ValueError(f"directions must be a positive int, got {directions!r}")
     use_convex = method == "convex" or (method == "auto" and is_convex(a) and is_convex(b))
@@ -377,6 +389,12 @@ def penetration(
         if req.batched:
             return Penetration(depth, direction, exact, err, methods)
         return Penetration(float(depth[0]), direction[0], True, float(err[0]), str(methods[0]))
+    if method in ("auto", "bounds"):
+        from .penetration_bounds import penetration_bounds, usable
+
+        # closed meshes: the certified bracket; "auto" keeps the sampled method for open ones
+        if method == "bounds" or usable(a, b):
+            return penetration_bounds(a, b, req, int(directions), bool(refine))
     depth = np.zeros(n)
     direction = np.full((n, 3), np.nan)
     exact = np.zeros(n, bool)
