@@ -5,7 +5,8 @@ The minimal translation that separates two overlapping solids (seed 001:
 vector from a towards b; moving b by ``depth * direction`` (or a by its
 opposite) leaves them touching; ``depth`` >= 0, 0 when they do not overlap.
 
-Two methods, chosen per pair (``method="auto"``):
+Three methods, chosen per pair (``method="auto"``: convex when both meshes
+pass the hull check, else bounds when both are closed, else sampled):
 
 * **convex** (``exact=True``): both meshes pass the hull check (closed, and
   their volume equals their convex hull's to 1e-9 relative), or the caller
@@ -44,6 +45,11 @@ Two methods, chosen per pair (``method="auto"``):
   pairs (tests/test_penetration.py) the sampled depth is within a few
   percent of the exact one with the default 64 directions, and exact when
   the optimum is a face normal in contact.
+
+* **bounds** (``exact=False``), for closed non-convex meshes: a certified
+  bracket ``depth_lower <= true depth <= depth_upper`` in well under a second
+  on 15k + 58k triangle gears (``query.penetration_bounds`` has the method;
+  ``depth`` is ``depth_upper``, a translation ``intersects`` confirms).
 
 Other shape kinds: ``UnsupportedPairError`` (the convex-shape module can
 register a handler with :func:`register`).

@@ -216,11 +216,12 @@ def _search(a, b, Ta, Tb, U, lower, rtol, best, threads):
     """Bracket each direction's separating length; (best length, its row of U, overlapping length below it)."""
     A, B = solid(a), solid(b)
     K = len(U)
-    # beyond both supports along u the meshes are apart (checked, then doubled if rounding disagrees)
+    # beyond both supports along u the meshes are apart (checked, then doubled if rounding
+    # disagrees); the 1% margin keeps these checks far from contact, where they are cheap
     sa = (A.support @ Ta[:3, :3].T + Ta[:3, 3]) @ U.T
     sb = (B.support @ Tb[:3, :3].T + Tb[:3, 3]) @ U.T
     size = A.radius + B.radius + float(np.abs(Ta[:3, 3]).max() + np.abs(Tb[:3, 3]).max())
-    hi = sa.max(axis=0) - sb.min(axis=0) + 1e-9 * size
+    hi = sa.max(axis=0) - sb.min(axis=0) + 0.01 * (A.radius + B.radius)
     hi = np.maximum(hi, lower + 1e-9 * size)
     for _ in range(64):
         ok = separated(a, b, Ta, _moved(Tb, hi, U), threads)
@@ -256,6 +257,12 @@ def _search(a, b, Ta, Tb, U, lower, rtol, best, threads):
     return float(hi[k]), U[k], float(lo[k])
 
 
+#: The 26 directions from a cube's centre to its face centres, edge midpoints and corners.
+_CUBE = np.array(
+    [(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)], float
+)
+
+
 def _fibonacci(n: int) -> np.ndarray:
     i = np.arange(n) + 0.5
     z = 1 - 2 * i / n
@@ -279,9 +286,12 @@ def _cone(u: np.ndarray, angle: float, n: int, rng: np.random.Generator) -> np.n
 def upper_bound(a, b, Ta, Tb, lower: float, extra, *, directions: int, refine: bool, threads: int):
     """(depth_upper, unit direction (world, a -> b)) for one overlapping pose pair."""
     n = directions * (4 if refine else 1)
-    axes = np.concatenate([np.eye(3), Ta[:3, :3].T, Tb[:3, :3].T])
-    U = np.concatenate([_fibonacci(n), axes, -axes] + [np.asarray(e)[None] for e in extra if e is not None])
+    # parts are often built on their axes: the 26 cube directions of the world and both frames
+    frames = [np.eye(3), Ta[:3, :3], Tb[:3, :3]]
+    fib = [_fibonacci(n)] + ([_fibonacci(directions)] if refine else [])  # refine tries a superset
+    U = np.concatenate(fib + [_CUBE @ R.T for R in frames] + [np.asarray(e)[None] for e in extra if e is not None])
     U /= np.linalg.norm(U, axis=1, keepdims=True)
+    U = U[np.sort(np.unique(U.round(12), axis=0, return_index=True)[1])]
     rtol = REFINE_RTOL if refine else RTOL
     best, u, _ = _search(a, b, Ta, Tb, U, lower, rtol, math.inf, threads)
     if refine:
