@@ -78,7 +78,8 @@ def test_boxes_hand_computed():
     p = _check(BOX, b, None, ck.translation([0.8, 0.1, 0.0]), want=0.2, tight=True)
     assert p.depth_lower == pytest.approx(0.1, abs=1e-9)
     assert p.depth_upper <= 0.2 * (1 + 2 * RTOL)
-    np.testing.assert_allclose(p.direction, [1.0, 0.0, 0.0], atol=1e-12)
+    # along u the way out takes 0.2 / u_x, so the answer's direction is within its slack of +x
+    assert p.direction[0] >= 0.2 / p.depth_upper - 1e-12
 
 
 def test_box_inside_box():
@@ -105,12 +106,14 @@ def test_l_shape_hand_computed():
     p = _check(L_SHAPE, cube, None, Tb, want=want, tight=True)
     assert p.depth_lower == pytest.approx(0.25, abs=1e-9)
     assert p.depth_upper <= want * (1 + 2 * RTOL)
-    np.testing.assert_allclose(p.direction, [2**-0.5, 2**-0.5, 0.0], atol=1e-9)
+    # along u the way out takes 0.2 / min(u_x, u_y) (u_z small): the direction is near the diagonal
+    assert min(p.direction[:2]) >= 0.2 / p.depth_upper - 1e-12
     # rotated world: the same bracket, the direction rotated
     R = ck.rotation([1, 2, 3], 0.7)
     q = _check(L_SHAPE, cube, R, R @ Tb, want=want, tight=True)
     assert q.depth_lower == pytest.approx(0.25, abs=1e-9)
-    np.testing.assert_allclose(q.direction, R[:3, :3] @ p.direction, atol=1e-9)
+    assert q.depth_upper <= want * (1 + 2 * RTOL)
+    assert min((R[:3, :3].T @ q.direction)[:2]) >= 0.2 / q.depth_upper - 1e-9
 
 
 def test_plate_through_torus():
@@ -122,7 +125,7 @@ def test_plate_through_torus():
     p = _check(torus, plate, None, ck.translation([0.0, 0.0, 0.1]), want=0.2, tight=True)
     assert p.depth_lower == pytest.approx(0.25 * math.sin(math.pi / 8) - 0.05, abs=1e-9)
     assert p.depth_upper <= 0.2 * (1 + 2 * RTOL)
-    np.testing.assert_allclose(p.direction, [0.0, 0.0, 1.0], atol=1e-12)
+    assert p.direction[2] >= 0.2 / p.depth_upper - 1e-12
 
 
 def test_touching_and_apart_are_zero():

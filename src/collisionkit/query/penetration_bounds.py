@@ -63,14 +63,16 @@ from ..runtime import using_threads
 from .results import Penetration
 
 #: Relative width to which each direction's separating length is bisected.
-RTOL = 2.0**-10
+RTOL = 2.0**-8
 #: The same with ``refine=True``.
 REFINE_RTOL = 2.0**-30
 #: Coarse samples per direction before bisecting.
-SCAN_STEPS = 8
-#: Rounds of local search around the best direction with ``refine=True``.
+SCAN_STEPS = 4
+#: Rounds of local search around the best direction (and with ``refine=True``).
+LOCAL_ROUNDS = 3
 REFINE_ROUNDS = 10
-#: Directions per local-search round.
+#: Directions per local-search round (and with ``refine=True``).
+LOCAL_CONE = 8
 REFINE_CONE = 12
 #: The lower bound's rounding allowance, relative to the coordinates involved.
 LOWER_RTOL = 2.0**-40
@@ -294,16 +296,16 @@ def upper_bound(a, b, Ta, Tb, lower: float, extra, *, directions: int, refine: b
     U = U[np.sort(np.unique(U.round(12), axis=0, return_index=True)[1])]
     rtol = REFINE_RTOL if refine else RTOL
     best, u, _ = _search(a, b, Ta, Tb, U, lower, rtol, math.inf, threads)
-    if refine:
-        rng = np.random.default_rng(0)
-        angle = math.sqrt(4 * math.pi / n)
-        for _ in range(REFINE_ROUNDS):
-            V = _cone(u, angle, REFINE_CONE, rng)
-            s, v, _ = _search(a, b, Ta, Tb, V, lower, rtol, best, threads)
-            if s < best:
-                best, u = s, v
-            else:
-                angle /= 2.0
+    # local search: cones around the best direction, halved when they bring nothing
+    rng = np.random.default_rng(0)
+    angle = math.sqrt(4 * math.pi / n)
+    for _ in range(REFINE_ROUNDS if refine else LOCAL_ROUNDS):
+        V = _cone(u, angle, REFINE_CONE if refine else LOCAL_CONE, rng)
+        s, v, _ = _search(a, b, Ta, Tb, V, lower, rtol, best, threads)
+        if s < best:
+            best, u = s, v
+        else:
+            angle /= 2.0
     return best, u
 
 
