@@ -122,12 +122,13 @@ def test_sampled_on_non_convex_separates():
     small = ck.primitives.box_mesh([0.3, 0.3, 0.3])
     for t in ([1.0, 0.0, 0.1], [0.0, 1.15, 0.0], [0.8, 0.6, 0.2]):
         Tb = ck.translation(t)
-        p = ck.penetration(TORUS, small, None, Tb)
+        p = ck.penetration(TORUS, small, None, Tb, method="sampled")
         assert p.method == "sampled" and not p.exact and p.error_bound == math.inf
+        assert p.depth_upper == p.depth and p.depth_lower == 0.0
         assert p.depth > 0
         assert _separates(TORUS, small, np.eye(4), Tb, p)
     # a box across the tube on the +x side: the analytic way out is up or down, 0.3 + 0.15
-    p = ck.penetration(TORUS, small, None, ck.translation([1.0, 0.0, 0.0]))
+    p = ck.penetration(TORUS, small, None, ck.translation([1.0, 0.0, 0.0]), method="sampled")
     assert p.depth == pytest.approx(0.45, rel=0.02)
 
 

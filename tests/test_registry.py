@@ -44,6 +44,7 @@ NON_DEFAULT = {
     ("distance", "threads"): 1,
     ("penetration", "method"): "sampled",
     ("penetration", "directions"): 8,
+    ("penetration", "refine"): True,
     ("penetration", "threads"): 1,
     ("classify", "tolerance"): 0.5,
     ("classify", "threads"): 1,

@@ -253,6 +253,7 @@ def _penetration_convex(req: Request):
         p = replace(
             p, depth=float(p.depth[0]), direction=p.direction[0], exact=bool(p.exact[0]),
             error_bound=float(p.error_bound[0]), method=str(p.method[0]),
+            depth_lower=float(p.depth_lower[0]), depth_upper=float(p.depth_upper[0]),
         )  # fmt: skip
     smooth = any(isinstance(s, (Sphere, Capsule, Cylinder)) for s in (a, b))
     if smooth:

@@ -51,7 +51,7 @@ QUERY_OPTIONS: dict[str, dict[str, Any]] = {
     "contacts": {"mode": "all", "max_pairs": None, "strategy": "bvh", "threads": None},
     "query_stats": {"mode": "any", "strategy": "bvh", "threads": None},
     "distance": {"upper_bound": math.inf, "threads": None},
-    "penetration": {"method": "auto", "directions": 64, "threads": None},
+    "penetration": {"method": "auto", "directions": 64, "refine": False, "threads": None},
     "classify": {"tolerance": 0.0, "threads": None},
     "time_of_impact": {"motion": "linear", "tolerance": None, "max_iterations": TOI_MAX_ITERATIONS, "threads": None},
     "surface_contacts": {"mode": "all", "triangles": False, "strategy": "oaabb", "threads": None},

@@ -199,13 +199,21 @@ class Penetration:
         True when ``depth`` is the exact minimum up to float64 rounding (convex
         pairs: the minimum of the Minkowski difference's support function over
         its facet normals, the value EPA converges to); False when it is an
-        upper bound from the sampled-direction method (see ``error_bound``).
+        upper bound (the "bounds" or "sampled" method).
     error_bound : float or (N,) float64
-        For exact results a bound on the float64 rounding; for sampled results the
-        depth's distance from the best direction found, not a bound on the
-        gap to the true minimum (see query.penetration).
+        For exact results a bound on the float64 rounding; for the "bounds"
+        method ``depth_upper - depth_lower``, a bound on the gap to the true
+        depth; for the "sampled" method ``inf`` (no bound is known).
     method : str
-        "convex", "sampled" or "none" (no overlap).
+        "convex", "bounds", "sampled" or "none" (no overlap).
+    depth_lower, depth_upper : float or (N,) float64
+        A bracket of the true depth: ``depth_lower <= true depth <=
+        depth_upper``. ``depth_upper`` is ``depth``: b's translation by
+        ``depth_upper * direction`` separates the shapes. ``depth_lower`` is
+        the deepest vertex of either mesh inside the other, measured to the
+        other's surface ("bounds"), ``depth`` for exact results, and 0 where
+        nothing better is known ("sampled"). Left out by a handler, they
+        are filled in that way from ``depth`` and ``exact``.
     """
 
     depth: float | NDArray[np.float64]
@@ -213,9 +221,24 @@ class Penetration:
     exact: bool | NDArray[np.bool_]
     error_bound: float | NDArray[np.float64]
     method: str
+    depth_lower: float | NDArray[np.float64] | None = None
+    depth_upper: float | NDArray[np.float64] | None = None
+
+    def __post_init__(self) -> None:
+        if self.depth_upper is None:
+            object.__setattr__(self, "depth_upper", self.depth)
+        if self.depth_lower is None:
+            if np.ndim(self.depth) == 0:
+                lower = self.depth if bool(self.exact) else 0.0
+            else:
+                lower = np.where(self.exact, self.depth, 0.0)
+            object.__setattr__(self, "depth_lower", lower)
 
     def __repr__(self) -> str:
-        return f"Penetration(depth={self.depth}, exact={self.exact}, method={self.method!r})"
+        return (
+            f"Penetration(depth={self.depth}, exact={self.exact}, method={self.method!r}, "
+            f"depth_lower={self.depth_lower}, depth_upper={self.depth_upper})"
+        )
 
 
 #: classify() codes and names
