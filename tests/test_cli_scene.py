@@ -62,7 +62,7 @@ def test_robot_check_matches_per_link_queries(cell):
     got = robot.check(q, w, self_collision=False)
     assert np.array_equal(got, _oracle(robot, q, post_pose))
     assert 0 < got.sum() < got.size  # the sample has both answers
-    detail = robot.check(q, w, self_collision=False, detail=True)
+    detail = robot.check_detail(q, w, self_collision=False)
     assert np.array_equal(detail.colliding, got) and np.array_equal(detail.object_hits["post"], got)
     assert np.array_equal(detail.link_hits.any(axis=1), got)
     assert robot.check(np.zeros(robot.dof)) is False  # straight arm: no self-collision

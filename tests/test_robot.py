@@ -148,8 +148,8 @@ def panda():
 
 
 def _self_hits(robot, q, **options):
-    res = robot.check(np.asarray(q, float), None, detail=True, **options)
-    return {tuple(sorted(pair)) for pair, h in res.self_hits.items() if h[0]}
+    res = robot.check_detail(np.asarray(q, float), None, **options)
+    return {tuple(sorted(pair)) for pair, h in res.self_hits.items() if np.any(h)}
 
 
 def test_panda_hand_is_adjacent_to_link7_through_the_empty_link8(panda):
@@ -345,3 +345,18 @@ def test_scene_world_excludes_adjacent_links_through_empty_links(tmp_path):
     T = robot.link_poses(PANDA_READY)
     i, j = robot.link_index("panda_link7"), robot.link_index("panda_hand")
     assert ck.intersects(robot.link_meshes["panda_link7"], robot.link_meshes["panda_hand"], T[i], T[j])
+
+
+def test_check_detail_is_its_own_call_with_per_configuration_forms(panda):
+    """ISSUE 14 step 5: a flag no longer changes ``check``'s return type; ``check_detail``
+    answers scalars for one configuration and arrays for a batch, equal to ``check``."""
+    q = np.stack([np.zeros(panda.dof), np.asarray(PANDA_READY)])
+    batch = panda.check_detail(q)
+    assert batch.colliding.shape == (2,) and batch.link_hits.shape == (2, len(panda.links))
+    np.testing.assert_array_equal(batch.colliding, panda.check(q))
+    one = panda.check_detail(q[1])
+    assert isinstance(one.colliding, bool) and one.colliding == bool(panda.check(q[1]))
+    assert one.link_hits.shape == (len(panda.links),)
+    assert all(isinstance(v, bool) for v in one.self_hits.values())
+    with pytest.raises(TypeError):
+        panda.check(q, detail=True)

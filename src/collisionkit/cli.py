@@ -455,8 +455,8 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
     records: list[dict[str, Any]] = []
     first = None
     for s0 in range(0, steps, chunk):
-        res = robot.check(q[s0 : s0 + chunk], world, base=base, ignore=ignore, detail=True,
-                          self_collision=not args.no_self)  # fmt: skip
+        res = robot.check_detail(q[s0 : s0 + chunk], world, base=base, ignore=ignore,
+                                 self_collision=not args.no_self)  # fmt: skip
         for k in np.flatnonzero(res.colliding):
             links = [robot.links[i] for i in np.flatnonzero(res.link_hits[k])]
             parts = [n for n, h in res.object_hits.items() if h[k]]

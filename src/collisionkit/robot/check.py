@@ -27,7 +27,10 @@ from ..query.pair import intersects
 
 @dataclass(frozen=True, eq=False)
 class RobotCheck:
-    """Result of ``Robot.check`` with ``detail=True``.
+    """Result of ``Robot.check_detail``: which links and objects touch, per configuration.
+
+    For a batch of N configurations the fields are as below; for one (dof,)
+    configuration ``colliding`` is a bool, ``link_hits`` (L,) and the dict values bools.
 
     Attributes
     ----------
@@ -113,11 +116,9 @@ def check_configurations(
     self_collision: bool = True,
     allowed: Iterable[tuple[str, str]] = (),
     ignore: tuple[str, ...] | list[str] = (),
-    detail: bool = False,
     threads: int | None = None,
-) -> bool | NDArray[np.bool_] | RobotCheck:
-    """(N,) bool: which configurations collide (a bool for one (dof,) configuration;
-    a ``RobotCheck`` with ``detail=True``).
+) -> bool | NDArray[np.bool_]:
+    """(N,) bool: which configurations collide (a bool for one (dof,) configuration).
 
     Parameters
     ----------
@@ -135,12 +136,40 @@ def check_configurations(
     allowed : iterable of (link, link), optional
         More link pairs not to check, for this call only. Unknown link names
         raise ``ValueError`` naming them.
-    detail : bool
-        Return per-link, per-object and per-link-pair results (every pair is
-        then tested for every configuration: slower).
     threads : int, optional
         Threads per batched query (default: all cores).
+
+    A configuration stops costing work once one pair is found in it;
+    ``check_detail`` tests every pair in every configuration instead.
     """
+    single, res = _run_checks(robot, q, world, base, self_collision, allowed, ignore, threads, detail=False)
+    return bool(res.colliding[0]) if single else res.colliding
+
+
+def check_detail(
+    robot: Any,
+    q: ArrayLike,
+    world: Any = None,
+    *,
+    base: ArrayLike | None = None,
+    self_collision: bool = True,
+    allowed: Iterable[tuple[str, str]] = (),
+    ignore: tuple[str, ...] | list[str] = (),
+    threads: int | None = None,
+) -> RobotCheck:
+    """Per-link, per-object and per-link-pair results of ``check_configurations``
+    (same parameters; every pair is tested in every configuration: slower)."""
+    single, res = _run_checks(robot, q, world, base, self_collision, allowed, ignore, threads, detail=True)
+    if not single:
+        return res
+    return RobotCheck(
+        bool(res.colliding[0]), res.link_hits[0],
+        {k: bool(v[0]) for k, v in res.object_hits.items()}, {k: bool(v[0]) for k, v in res.self_hits.items()},
+    )  # fmt: skip
+
+
+def _run_checks(robot, q, world, base, self_collision, allowed, ignore, threads, detail: bool) -> tuple[bool, RobotCheck]:
+    """(whether q was one configuration, the (N,)-shaped RobotCheck)."""
     allowed = robot.link_pairs(allowed, "allowed")  # validated first, even without self-collision
     pairs = self_collision_pairs(robot, allowed=allowed) if self_collision else []
     qa = np.asarray(q, dtype=np.float64)
@@ -186,6 +215,4 @@ def check_configurations(
             link_hits[:, j] |= h
             colliding |= h
             self_hits[(robot.links[i], robot.links[j])] = h
-    if detail:
-        return RobotCheck(colliding, link_hits, object_hits, self_hits)
-    return bool(colliding[0]) if single else colliding
+    return single, RobotCheck(colliding, link_hits, object_hits, self_hits)

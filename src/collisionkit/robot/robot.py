@@ -526,13 +526,20 @@ class Robot:
         """(N,) bool: which configurations collide with ``world`` or with the robot itself.
 
         The planner's main call; see ``robot.check.check_configurations`` for the
-        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``detail``,
-        ``threads``). Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
+        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``);
+        ``check_detail`` answers per link, object and link pair. Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
         and the pairs given as ``allowed=[(link, link), ...]`` for this call.
         """
         from .check import check_configurations  # NOTE: check.py takes a Robot; import at call time
 
         return check_configurations(self, q, world, **options)
+
+    def check_detail(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
+        """A ``RobotCheck``: which links touch, per world object and per self pair, for every
+        configuration (same options as ``check``; every pair tested: slower)."""
+        from .check import check_detail
+
+        return check_detail(self, q, world, **options)
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, links={len(self.links)}, dof={self.dof})"
