@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -170,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(row))
     RESULTS.mkdir(exist_ok=True)
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores", "threads": ck.threading_layer()}
+    from .pairs import provenance, stamp
+
+    meta["provenance"] = provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.robot")
     (RESULTS / "robot.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     lines = [
         f"# Robot batch check ({meta['date']}, {meta['machine']})",
@@ -186,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         lines.append(f"| {r['robot']} | {r['configurations']} | {r['colliding']:.1%} | {r['ours_us']:.2f} | {cell(r, 'coal')} | {cell(r, 'pybullet')} | "
                      f"{r.get('coal_disagree', '-')} / {r.get('pybullet_disagree', '-')} of {peer_n} |")  # fmt: skip
-    (RESULTS / "robot.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "robot.md").write_text(stamp("\n".join(lines) + "\n", meta["provenance"]))
     print("\n".join(lines))
     return 0
 
