@@ -232,7 +232,8 @@ def block_broadphase() -> str:
 
     report = json.loads(_read("broadphase.json"))
     md = markdown(report)
-    table = md[md.index("| scene |") :].split("\n\n")[0]
+    start = md.index("| scene |")
+    table = md[start : md.index("\n## ", start)].strip()
     provs = sorted(
         {(s.get("commit", "?")[:12], s.get("kernel_source_hash", "?"), s.get("date", "?")) for s in report["scenes"]}
     )
