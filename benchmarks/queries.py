@@ -340,7 +340,7 @@ def _toi_verdict(name, t, dense, hit_dense, grid, a, b, starts, ends, tol_abs, s
     A motion is right when the engine reports a hit where a sample collides, no time after
     the first colliding sample, and (collisionkit, stated tolerance) no time earlier than
     the sample before it by more than 1e-3. Explained differences, each checked here with
-    the independent brute-force oracles (tests/brute.py, tests/distance_oracle.py):
+    the independent brute-force oracles (tests/brute.py, benchmarks/referee.brute_distance):
 
     * collisionkit, a hit where no sample collides: a near miss within its tolerance
       (brute distance at its t <= tolerance);
@@ -349,7 +349,8 @@ def _toi_verdict(name, t, dense, hit_dense, grid, a, b, starts, ends, tol_abs, s
       than the referee's: a contact between the referee's samples (brute says its pose collides).
     """
     from tests.brute import brute_colliding
-    from tests.distance_oracle import brute_distance
+
+    from .referee import brute_distance
 
     eye = np.eye(4)
     step = float(grid[1] - grid[0])
