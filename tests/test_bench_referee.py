@@ -151,3 +151,23 @@ def test_figure_blocks_match_their_results_files():
     assert names <= set(G.BLOCKS)
     changed, _stale = G.rewrite(list(texts), check=True)
     assert changed == [], f"rerun `python -m benchmarks.regenerate --docs-only`: {changed}"
+
+
+def test_regenerate_rewrites_blocks_and_marks_stale_ones(tmp_path, monkeypatch):
+    from benchmarks import regenerate as G
+
+    doc = tmp_path / "doc.md"
+    doc.write_text("intro\n<!-- bench:x -->\nold figures\n<!-- /bench:x -->\nend\n", encoding="utf-8")
+    monkeypatch.setattr(G, "ROOT", tmp_path)
+    now = G.current_hash()
+    monkeypatch.setitem(G.BLOCKS, "x", lambda: f"fresh, kernel-source hash `{now}`")
+    changed, stale = G.rewrite([doc], check=True)
+    assert changed == ["doc.md:x"] and stale == [] and "old figures" in doc.read_text()  # --check writes nothing
+    G.rewrite([doc])
+    assert doc.read_text() == f"intro\n<!-- bench:x -->\nfresh, kernel-source hash `{now}`\n<!-- /bench:x -->\nend\n"
+    assert G.rewrite([doc], check=True) == ([], [])
+    monkeypatch.setitem(G.BLOCKS, "x", lambda: "measured at kernel-source hash `0123456789abcdef`")
+    changed, stale = G.rewrite([doc])
+    assert (
+        stale == ["doc.md:x (0123456789abcdef)"] and "**STALE: measured at kernels 0123456789abcdef" in doc.read_text()
+    )
