@@ -235,12 +235,15 @@ def block_broadphase() -> str:
     start = md.index("| scene |")
     table = md[start : md.index("\n## ", start)].strip()
     provs = sorted(
-        {(s.get("commit", "?")[:12], s.get("kernel_source_hash", "?"), s.get("date", "?")) for s in report["scenes"]}
+        {
+            (sc.get("commit", "?")[:12], sc.get("kernel_source_hash", "?"), sc.get("date", "?"), sc.get("command", "?"))
+            for sc in report["scenes"]
+        }
     )
-    where = "; ".join(f"commit {c}, kernel-source hash `{h}`, {d}" for c, h, d in provs)
+    where = "; ".join(f"commit {c}, kernel-source hash `{h}`, {d}, `{cmd.strip()}`" for c, h, d, cmd in provs)
     return (
-        f"Figures from [benchmarks/results/broadphase.md](../benchmarks/results/broadphase.md) ({where}; "
-        "`python -m benchmarks.broadphase`; medians over frames on a shared 2-core VM):\n\n" + table
+        f"Figures from [benchmarks/results/broadphase.md](../benchmarks/results/broadphase.md) ({where}; each "
+        "scene's provenance is in the file; medians over frames on a shared 2-core VM):\n\n" + table
     )
 
 
