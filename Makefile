@@ -8,7 +8,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 # collisionkit._numba.cache_dir() ($COLLISIONKIT_CACHE_DIR, else ~/.cache/collisionkit/numba,
 # then /<hash of the kernel sources and numba version>). `make demo` prints it.
 
-.PHONY: demo warmup test test-slow bench lint clean
+.PHONY: demo warmup test test-slow bench bench-docs lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ test-slow: $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.pairs
+
+# every benchmark, then the figure blocks of README.md and docs/ (about 2 hours on 2 cores)
+bench-docs: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks.regenerate
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -188,7 +188,17 @@ def box_scene(kind: str, n: int):
 
 
 # --- ours ---------------------------------------------------------------------------
-def run_ours(scene: Scene, broadphase: str, frames: int, hashes: dict, budget_s: float) -> dict:
+#: frames whose colliding pairs every step engine hands to the referee (frame 0 included:
+#: the peers' step loops time their first frames)
+REFEREE_FRAMES = (0, 1)
+
+
+def _pair_set(pairs) -> set[tuple[int, int]]:
+    """(i, j) object-index pairs of a World ``Pairs`` record (read in one place)."""
+    return {(int(i), int(j)) for i, j in np.asarray(pairs.index).tolist()}
+
+
+def run_ours(scene: Scene, broadphase: str, frames: int, hashes: dict, budget_s: float, answers: dict | None = None) -> dict:
     import collisionkit as ck
 
     w = ck.World(broadphase)
@@ -216,6 +226,8 @@ def run_ours(scene: Scene, broadphase: str, frames: int, hashes: dict, budget_s:
             t2 = time.perf_counter()
             step.append(t2 - t0)
             coll.append(len(k))
+            if answers is not None and f in REFEREE_FRAMES:
+                answers[f] = _pair_set(k)
         cand.append(len(c))
         spent += time.perf_counter() - t0
         st = w.broadphase_stats()
@@ -311,20 +323,22 @@ def run_coal(scene: Scene, manager: str, frames: int, budget_s: float, cell: flo
     }
 
 
-def run_fcl(scene: Scene, frames: int, budget_s: float) -> dict:
+def run_fcl(scene: Scene, frames: int, budget_s: float, answers: dict | None = None) -> dict:
+    """python-fcl's DynamicAABBTree; its step answers what ours does (the set of colliding
+    object pairs, a boolean ``fcl.collide`` per candidate pair) on the same triangle surfaces
+    (box scenes too: a BVH of the box mesh, not ``fcl.Box``, whose solid would make a box
+    inside another collide). ``answers``: frame -> set of (i, j), collected in an untimed
+    pass of the refereed frames (python-fcl's callback gets new wrapper objects, so the
+    pass maps them back by their translation)."""
     import fcl
 
     geoms = []
-    for k in range(len(scene.meshes)):
-        if scene.half is not None:
-            geoms.append(fcl.Box(*(2 * scene.half[k])))
-        else:
-            m = scene.meshes[k]
-            g = fcl.BVHModel()
-            g.beginModel(m.n_vertices, m.n_faces)
-            g.addSubModel(np.asarray(m.vertices), np.asarray(m.faces))
-            g.endModel()
-            geoms.append(g)
+    for m in scene.meshes:
+        g = fcl.BVHModel()
+        g.beginModel(m.n_vertices, m.n_faces)
+        g.addSubModel(np.asarray(m.vertices), np.asarray(m.faces))
+        g.endModel()
+        geoms.append(g)
     first = next(iter(scene.frames(1))).copy()
     objs = [fcl.CollisionObject(geoms[scene.kinds[i]], fcl.Transform(first[i, :3, :3], first[i, :3, 3])) for i in range(scene.n)]
     mgr = fcl.DynamicAABBTreeCollisionManager()
@@ -365,6 +379,8 @@ def run_fcl(scene: Scene, frames: int, budget_s: float) -> dict:
             mgr.collide(None, narrow_cb)
             step_t.append(time.perf_counter() - t3)
             coll.append(hits[0])
+            if answers is not None and len(pose_t) - 1 in REFEREE_FRAMES:
+                answers[len(pose_t) - 1] = _fcl_pairs(mgr, T, req)
         spent += time.perf_counter() - t0
         if spent > budget_s and len(pose_t) >= 3:
             break
@@ -378,6 +394,67 @@ def run_fcl(scene: Scene, frames: int, budget_s: float) -> dict:
         "step_note": "fcl.collide per pair (Python callback)",
         "pairs": int(statistics.median(pairs[sl])), "colliding": int(statistics.median(coll)), "work": None,
     }
+
+
+def _fcl_pairs(mgr, T, req) -> set[tuple[int, int]]:
+    """Untimed: python-fcl's colliding object pairs of the current frame as index pairs."""
+    import fcl
+
+    where = {T[i, :3, 3].tobytes(): i for i in range(T.shape[0])}
+    out = set()
+
+    def cb(o1, o2, data):
+        if fcl.collide(o1, o2, req, fcl.CollisionResult()):
+            i, j = where[np.asarray(o1.getTranslation()).tobytes()], where[np.asarray(o2.getTranslation()).tobytes()]
+            out.add((min(i, j), max(i, j)))
+        return False
+
+    mgr.collide(None, cb)
+    return out
+
+
+def referee_step(scene: Scene, frames_T: dict, answers: dict[str, dict], sample: int = 20) -> dict[str, dict]:
+    """Referee each engine's colliding object pairs on the refereed frames (issue #20).
+
+    Every pair the engines disagree on, and a seeded sample of agreed pairs, is decided by
+    tests/brute.py (every triangle pair, its own mapping, certified float filter + exact
+    rationals: independent of collisionkit's kernels). A reported pair the brute force finds
+    disjoint is explained only by rounding (brute distance <= 1e-12 x scale). Returns
+    engine -> verdict (``benchmarks.referee`` form)."""
+    import random
+
+    from tests.brute import brute_colliding
+    from tests.distance_oracle import brute_distance
+
+    out = {e: {"wrong": 0, "explained": {}, "unexplained": [], "frames": []} for e in answers}
+    rng = random.Random(0)
+    for f, T in frames_T.items():
+        sets = {e: a[f] for e, a in answers.items() if f in a}
+        if len(sets) < 2:
+            continue
+        union = set().union(*sets.values())
+        agreed = sorted(set.intersection(*sets.values()))
+        todo = sorted(union - set(agreed)) + rng.sample(agreed, min(sample, len(agreed)))
+        for i, j in todo:
+            mi, mj = scene.meshes[scene.kinds[i]], scene.meshes[scene.kinds[j]]
+            truth = bool(brute_colliding(mi, mj, T[i], T[j])[0])
+            for e, got in sets.items():
+                reported = (i, j) in got
+                if reported == truth:
+                    continue
+                out[e]["wrong"] += 1
+                d = brute_distance(mi, mj, T[i], T[j])[0] if reported else np.inf
+                scale = 1.0 + float(np.abs(T[[i, j], :3, 3]).max())
+                if d <= 1e-12 * scale:
+                    out[e]["explained"]["rounding"] = out[e]["explained"].get("rounding", 0) + 1
+                else:
+                    out[e]["unexplained"].append({"frame": f, "pair": [i, j], "reported": reported})
+        for e in sets:
+            out[e]["frames"].append(f)
+    for v in out.values():
+        v["status"] = "FAIL" if v["unexplained"] else ("explained" if v["wrong"] else "exact")
+        v["unexplained"] = v["unexplained"][:5]
+    return out
 
 
 def run_pybullet(scene: Scene, frames: int, budget_s: float) -> dict | None:
@@ -478,12 +555,13 @@ def main(argv: list[str] | None = None) -> int:
     for name in scene_list([s for s in args.scenes.split(",") if s], args.quick):
         t = time.perf_counter()
         scene = make_scene(name)
-        rows, hashes = [], {}
+        rows, hashes, answers = [], {}, {}
         for bp in OURS:
             if bp == "brute" and scene.n > 10000:
                 continue
             f = frames if not (bp == "brute" and scene.n >= 10000) else min(frames, 10)
-            rows.append(run_ours(scene, bp, f, hashes, our_budget))
+            answers[f"collisionkit {bp}"] = {}
+            rows.append(run_ours(scene, bp, f, hashes, our_budget, answers[f"collisionkit {bp}"]))
             print(f"  {name:14s} {rows[-1]['engine']:28s} broad {rows[-1]['broad_ms']:9.3f} ms  step {rows[-1]['step_ms']:9.3f} ms  pairs {rows[-1]['pairs']}", flush=True)
         ref = hashes.get("tree")
         agree = all(h[: len(ref)] == ref[: len(h)] for h in hashes.values())
@@ -505,15 +583,20 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append({"engine": f"coal {mgr}", "kind": "peer", "error": repr(exc)})
                 r = rows[-1]
                 print(f"  {name:14s} {r['engine']:28s} " + (f"frame {r['frame_ms']:9.3f} ms (C++ {r['broad_ms']:8.3f})  pairs {r['pairs']}" if "error" not in r else r["error"]), flush=True)
-            rows.append(run_fcl(scene, frames, budget))
+            answers["python-fcl DynamicAABBTree"] = {}
+            rows.append(run_fcl(scene, frames, budget, answers["python-fcl DynamicAABBTree"]))
             r = rows[-1]
             print(f"  {name:14s} {r['engine']:28s} frame {r['frame_ms']:9.3f} ms  pairs {r['pairs']}", flush=True)
             pb = run_pybullet(scene, frames, budget)
             if pb is not None:
                 rows.append(pb)
                 print(f"  {name:14s} {pb['engine']:28s} step {pb['step_ms']:9.3f} ms", flush=True)
+        frames_T = {f: T.copy() for f, T in enumerate(scene.frames(max(REFEREE_FRAMES) + 1))}
+        referee = referee_step(scene, frames_T, answers)
+        for e, v in referee.items():
+            print(f"  {name:14s} {e:28s} referee: {v['status']} {v['explained'] or ''} {v['unexplained'] or ''}", flush=True)
         report["scenes"].append({
-            "scene": name, "objects": scene.n, "triangles": scene.triangles, "agree": agree,
+            "scene": name, "objects": scene.n, "triangles": scene.triangles, "agree": agree, "referee": referee,
             "seconds": time.perf_counter() - t, "rows": rows,
             # issue #20: each scene keeps its own provenance, so a merged rerun of one scene
             # does not restamp the others with today's date
@@ -574,6 +657,19 @@ def summary(scene: dict) -> dict:
     peers = [r for r in scene["rows"] if r.get("kind") == "peer" and "error" not in r]
     best = min(ours, key=lambda r: r["frame_ms"])
     out = {"best_ours": best["engine"], "best_ours_ms": best["frame_ms"]}
+    # the full step against the one peer whose step gives the same answer (python-fcl: the set
+    # of colliding object pairs), only when the referee passed both engines' answers
+    ref = scene.get("referee", {})
+    ok = {e for e, v in ref.items() if v["status"] != "FAIL"}
+    fcl_row = next((r for r in peers if r["engine"] == "python-fcl DynamicAABBTree"), None)
+    ours_ok = [r for r in ours if r["engine"] in ok]
+    if fcl_row is not None and ours_ok and fcl_row["engine"] in ok:
+        bs = min(ours_ok, key=lambda r: r["step_ms"])
+        out.update({"best_step": bs["engine"], "best_step_ms": bs["step_ms"], "fcl_step_ms": fcl_row["step_ms"],
+                    "step_ratio": fcl_row["step_ms"] / bs["step_ms"]})  # fmt: skip
+    out["step_referee"] = (
+        "unrefereed" if not ref else "; ".join(f"{e.replace('collisionkit ', 'ck ')}: {v['status']}" for e, v in ref.items())
+    )
     if peers:
         bp = min(peers, key=lambda r: r["frame_ms"])
         # C++ alone: Coal's update + collide with its C++ collecting callback
@@ -609,6 +705,26 @@ def markdown(report: dict) -> str:
         lines.append(
             f"| {sc['scene']} | {s['best_ours']} | {_fmt(s['best_ours_ms'])} | {s.get('best_peer', '-')} | {_fmt(s.get('best_peer_ms'))} | "
             f"{_fmt(s.get('ratio'), 1)}x | {s.get('best_peer_cpp', '-')} | {_fmt(s.get('best_peer_cpp_ms'))} | {_fmt(s.get('ratio_cpp'), 1)}x | {sc['agree']} |"
+        )
+    lines += [
+        "",
+        "Full step (poses + broad phase + exact narrow phase: the set of colliding object pairs) against "
+        "python-fcl, the one peer whose Python step gives that answer (`fcl.collide` per candidate pair, on BVHs "
+        "of the same triangles). Coal's Python bindings cannot: `CollisionCallBackCollect.getCollisionPairs` has "
+        "no Python converter (coal 3.0.3), `CollisionCallBackBase` cannot be subclassed from Python, and "
+        "`CollisionCallBackDefault` computes every contact into one result without object ids; Coal's step "
+        "column below (all contacts) is therefore not compared. Ratios only where the referee passed both "
+        f"engines (frames {', '.join(map(str, REFEREE_FRAMES))}: every disputed pair and 20 agreed pairs a frame "
+        "decided by tests/brute.py).",
+        "",
+        "| scene | best step of ours | ms/step | python-fcl ms/step | ratio | referee |",
+        "|---|---|---|---|---|---|",
+    ]
+    for sc in report["scenes"]:
+        s = summary(sc)
+        lines.append(
+            f"| {sc['scene']} | {s.get('best_step', '-')} | {_fmt(s.get('best_step_ms'))} | {_fmt(s.get('fcl_step_ms'))} | "
+            f"{_fmt(s.get('step_ratio'), 1)}{'x' if s.get('step_ratio') else ''} | {s['step_referee']} |"
         )
     for sc in report["scenes"]:
         when = (

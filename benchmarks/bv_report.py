@@ -32,6 +32,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -183,8 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (2 if args.quick else 5)
     out = args.out if args.out is not None else (None if args.quick else RESULTS)
     default_poses = {"bunny": 200, "kuka-shelf": 100, "monastery-kuka": 50}
+    from .pairs import provenance, provenance_line
+
+    pv = provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.bv_report")
     summary = [
         "# Bounding volumes x split rules on real scenes, and the fastest against Coal",
+        "",
+        provenance_line(pv),
         "",
         f"Machine: shared {os.cpu_count()}-core VM ({platform.machine()}), date {_dt.date.today().isoformat()}; "
         f"single-threaded timings, best of {repeats}. Command: `python -m benchmarks.bv_report"
@@ -221,8 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         rep["seconds"] = time.perf_counter() - t0
         report_all[name] = rep
         md = R.to_markdown(rep)
+        rep["provenance"] = pv
         lines = [
             f"## {name}",
+            "",
+            provenance_line(pv),
             "",
             md,
             "",

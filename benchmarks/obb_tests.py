@@ -27,6 +27,7 @@ import argparse
 import datetime as _dt
 import json
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -131,7 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     rep["quick"] = args.quick
     rep["machine"] = f"{platform.machine()} VM, {__import__('os').cpu_count()} cores ({platform.processor() or 'cpu'})"
     rep["date"] = _dt.date.today().isoformat()
-    md = to_markdown(rep)
+    from .pairs import provenance, stamp
+
+    rep["provenance"] = provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.obb_tests")
+    md = stamp(to_markdown(rep), rep["provenance"])
     print(md)
     out = args.out if args.out is not None else (None if args.quick else HERE / "results")
     if out is not None:

@@ -150,6 +150,24 @@ def provenance(argv: list[str], prog: str = "benchmarks.pairs") -> dict[str, Any
     }
 
 
+def provenance_line(pv: dict[str, Any] | None) -> str:
+    """The results files' provenance line (tests/test_bench_provenance.py and
+    ``benchmarks.regenerate`` read it)."""
+    if not pv:
+        return "Provenance: not recorded (a run before issue #20)."
+    return (
+        f"Provenance: commit {pv.get('commit', '?')}{' (with uncommitted changes)' if pv.get('dirty') else ''}, "
+        f"kernel-source hash {pv.get('kernel_source_hash', '?')}, date {pv.get('date', '?')}, "
+        f"command `{pv.get('command', '?')}`."
+    )
+
+
+def stamp(md: str, pv: dict[str, Any]) -> str:
+    """``md`` with the provenance line after its first line (the title)."""
+    title, _, rest = md.partition("\n")
+    return f"{title}\n\n{provenance_line(pv)}\n{rest}"
+
+
 def versions() -> dict[str, str]:
     import numba
 

@@ -243,6 +243,126 @@ def verdict_text(v: dict[str, Any] | None) -> str:
         return "unrefereed"
     if v["status"] == "exact":
         return "exact"
+    if v["status"] == "agrees":
+        return "agrees (" + v.get("rule", f"<= {VALUE_RTOL:g} x scale") + ")"
     if v["status"] == "explained":
         return "ok: " + ", ".join(f"{k} x{n}" for k, n in v["explained"].items())
     return f"FAIL ({len(v['unexplained'])}+ unexplained)"
+
+
+# --- distance, penetration and time-of-impact references (benchmarks.queries) ------------
+
+#: Distances and depths agree with the reference when |value - reference| <= the engine's
+#: documented tolerance + VALUE_RTOL x scale (scale: the largest coordinate magnitude of the
+#: pose, a's frame). Every engine here computes float64 triangle distances (or supports), so
+#: their rounding is ~1e-15 x scale; 1e-9 leaves room for the reference's own closed forms.
+VALUE_RTOL = 1e-9
+#: Coal's GJK/EPA tolerance (``DistanceRequest``, default 1e-6, absolute): convex penetration.
+DEPTH_TOLERANCE = {"coal": 1e-6}
+DISTANCE_METHOD = (
+    "exhaustive over all triangle pairs in a's frame (tests.brute's own mapping): 0 exactly when "
+    "tests.brute.brute_colliding (certified float filter + exact rationals) finds a meeting pair, else the "
+    "min of tests.distance_oracle's closed-form triangle distances, every pair evaluated or proved farther "
+    "by its bounding-box gap"
+)
+DEPTH_METHOD = (
+    "convex penetration depth by brute force over the separating-axis candidates (both hulls' face "
+    "normals and every edge-edge cross product, both signs), float64, world frame"
+)
+
+
+def brute_distance(mesh_a, mesh_b, Ta, Tb) -> tuple[float, float]:
+    """(reference distance, scale) of ONE pose pair: the minimum over ALL triangle pairs.
+
+    Exhaustive by proof: the gap between two triangles' bounding boxes is a lower bound of
+    their distance; the 2,048 pairs with the smallest gaps give an upper bound, then every
+    pair whose gap is not above it is evaluated; every other pair is farther.
+    """
+    from tests.brute import brute_colliding, mapped_triangles
+    from tests.distance_oracle import tri_pair_distance2
+
+    A = np.asarray(mesh_a.vertices)[np.asarray(mesh_a.faces)]
+    B = mapped_triangles(mesh_b, Ta, Tb)
+    scale = max(float(np.abs(A).max()), float(np.abs(B).max()))
+    if brute_colliding(mesh_a, mesh_b, Ta, Tb)[0]:
+        return 0.0, scale
+    lo_a, hi_a, lo_b, hi_b = A.min(1), A.max(1), B.min(1), B.max(1)
+    gap = np.maximum(0.0, np.maximum(lo_b[None] - hi_a[:, None], lo_a[:, None] - hi_b[None]))
+    lb = np.sqrt(np.einsum("ijk,ijk->ij", gap, gap)).ravel()
+    fb = B.shape[0]
+
+    def closest(idx) -> float:
+        best = math.inf
+        for s in range(0, idx.size, 8192):
+            i = idx[s : s + 8192]
+            best = min(best, float(np.sqrt(tri_pair_distance2(A[i // fb], B[i % fb]).min())))
+        return best
+
+    k = min(2048, lb.size)
+    best = closest(np.argpartition(lb, k - 1)[:k])  # an upper bound from the nearest boxes
+    # every pair whose box gap is not above that bound (a bound's own rounding: 1e-12
+    # relative is far above it); every other pair is farther than the best
+    return min(best, closest(np.flatnonzero(lb * (1.0 - 1e-12) <= best))), scale
+
+
+def _axes_and_points(mesh, T):
+    v = np.asarray(mesh.vertices) @ np.asarray(T)[:3, :3].T + np.asarray(T)[:3, 3]
+    f = np.asarray(mesh.faces)
+    n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    e = np.concatenate([v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 1]], v[f[:, 0]] - v[f[:, 2]]])
+    return v, n, e
+
+
+def convex_depth(mesh_a, mesh_b, Ta, Tb) -> tuple[float, float]:
+    """(reference penetration depth, scale) of two CONVEX closed meshes at their world poses.
+
+    The translational penetration depth of convex polytopes is the smallest overlap
+    ``max(A.n) - min(B.n)`` over unit directions n, attained at a facet normal of the
+    Minkowski difference: a face normal of A or of B, or the cross product of an edge of
+    each. Every candidate (both signs) is evaluated; any direction's overlap bounds the depth
+    from above, so extra candidates cannot lower the minimum below the truth. 0 when some
+    candidate separates (the polytopes are disjoint or touch).
+    """
+    va, na, ea = _axes_and_points(mesh_a, Ta)
+    vb, nb, eb = _axes_and_points(mesh_b, Tb)
+    scale = max(float(np.abs(va).max()), float(np.abs(vb).max()))
+    best = math.inf
+
+    def consider(axes):
+        nonlocal best
+        norm = np.linalg.norm(axes, axis=1)
+        axes = axes[norm > 1e-12 * max(1.0, float(norm.max(initial=0.0)))]
+        axes = axes / np.linalg.norm(axes, axis=1)[:, None]
+        for s in range(0, axes.shape[0], 20_000):
+            u = np.concatenate([axes[s : s + 20_000], -axes[s : s + 20_000]])
+            ov = (u @ va.T).max(1) - (u @ vb.T).min(1)
+            best = min(best, float(ov.min()))
+
+    consider(np.concatenate([na, nb]))
+    for i in range(0, ea.shape[0], 64):
+        consider(np.cross(ea[i : i + 64, None, :], eb[None, :, :]).reshape(-1, 3))
+    return max(0.0, best), scale
+
+
+def referee_values(got: np.ndarray, ref: np.ndarray, scale: np.ndarray, tolerance: float = 0.0) -> dict[str, Any]:
+    """Verdict on one engine's per-pose values (distances or depths) against the reference.
+
+    Exact zeros: where the reference is 0 (the meshes meet, decided exactly) the engine must
+    report <= its tolerance; elsewhere |got - ref| <= tolerance + VALUE_RTOL x scale.
+    ``explained``: differences beyond VALUE_RTOL x scale covered by the documented tolerance.
+    """
+    got, ref, scale = (np.asarray(x, dtype=np.float64) for x in (got, ref, scale))
+    slack = VALUE_RTOL * scale
+    err = np.abs(got - ref)
+    bad = ~(err <= tolerance + slack)  # NaN counts as bad
+    tol_used = (err > slack) & ~bad
+    v: dict[str, Any] = {"wrong": int(bad.sum() + tol_used.sum()), "explained": {}, "unexplained": []}
+    if tol_used.any():
+        v["explained"][f"tolerance {tolerance:g}"] = int(tol_used.sum())
+    for p in np.flatnonzero(bad)[:5]:
+        v["unexplained"].append({"pose": int(p), "got": float(got[p]), "reference": float(ref[p])})
+    v["max_abs_err"] = float(err.max()) if err.size else 0.0
+    v["status"] = "FAIL" if bad.any() else ("explained" if tol_used.any() else "agrees")
+    if bad.any():
+        v["unexplained_count"] = int(bad.sum())
+    return v

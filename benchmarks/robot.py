@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -105,6 +106,43 @@ def run_coal(robot, q, obs) -> tuple[float, np.ndarray]:
     return time.perf_counter() - t, hit
 
 
+def referee(robot, q, obs, ours: np.ndarray, theirs: np.ndarray, tolerance: float, sample: int = 20) -> dict:
+    """Referee a peer's per-configuration answers against ours (issue #20).
+
+    Every configuration where they differ, and a seeded sample where they agree, is decided
+    by tests/brute.py over every (link, obstacle) pair (all triangle pairs, its own mapping,
+    exact: independent of collisionkit's kernels). A wrong answer is explained only when it
+    is a reported hit whose brute-force distance is within the engine's documented tolerance.
+    Returns {"ours": verdict, "peer": verdict} (``benchmarks.referee`` form).
+    """
+    from tests.brute import brute_colliding
+
+    from .referee import brute_distance
+
+    rng = np.random.default_rng(0)
+    differ = np.flatnonzero(ours != theirs)
+    agree = np.flatnonzero(ours == theirs)
+    todo = np.concatenate([differ, rng.choice(agree, size=min(sample, agree.size), replace=False)])
+    poses = robot.link_poses(q[todo])
+    links = [(i, robot.link_meshes[n]) for i, n in enumerate(robot.links) if robot.link_meshes[n] is not None]
+    out = {e: {"wrong": 0, "explained": {}, "unexplained": []} for e in ("ours", "peer")}
+    for k, c in enumerate(todo.tolist()):
+        truth = any(bool(brute_colliding(m, om, poses[k, i], oT)[0]) for i, m in links for _, om, oT in obs)
+        for e, got, tol in (("ours", ours, 0.0), ("peer", theirs, tolerance)):
+            if bool(got[c]) == truth:
+                continue
+            out[e]["wrong"] += 1
+            if got[c] and min(brute_distance(m, om, poses[k, i], oT)[0] for i, m in links for _, om, oT in obs) <= tol:
+                out[e]["explained"][f"tolerance {tol:g}"] = out[e]["explained"].get(f"tolerance {tol:g}", 0) + 1
+            else:
+                out[e]["unexplained"].append({"configuration": c, "reported": bool(got[c])})
+    for v in out.values():
+        v["status"] = "FAIL" if v["unexplained"] else ("explained" if v["wrong"] else "exact")
+        v["refereed"] = int(todo.size)
+        v["unexplained"] = v["unexplained"][:5]
+    return out
+
+
 def run_pybullet(urdf, robot, q, obs) -> tuple[float, np.ndarray]:
     import pybullet as p
 
@@ -145,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     n, peer_n = (10_000, 500) if args.quick else (args.n, args.peer_n)
     obs = obstacles()
     rows = []
+    failed = False
     for rname, urdf in robots():
         robot = ck.Robot.load(urdf)
         world = ck.World()
@@ -164,12 +203,22 @@ def main(argv: list[str] | None = None) -> int:
                 row[f"{peer}_error"] = f"{type(exc).__name__}: {exc}"
                 continue
             row[f"{peer}_us"] = t_peer / peer_n * 1e6
-            row[f"{peer}_ratio"] = row[f"{peer}_us"] / row["ours_us"]
             row[f"{peer}_disagree"] = int((hit_peer != hit[:peer_n]).sum())
+            if peer == "coal":  # issue #20: the ratio only when the referee passes both answers
+                v = referee(robot, q[:peer_n], obs, hit[:peer_n], hit_peer, tolerance=1e-6)
+                row["referee"] = v
+                if v["ours"]["status"] != "FAIL" and v["peer"]["status"] != "FAIL":
+                    row["coal_ratio"] = row["coal_us"] / row["ours_us"]
+                else:
+                    failed = True
+            # pybullet: convex hulls of the links and a 0.002 margin, a different answer: no ratio
         rows.append(row)
         print(json.dumps(row))
     RESULTS.mkdir(exist_ok=True)
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores", "threads": ck.threading_layer()}
+    from .pairs import provenance, stamp
+
+    meta["provenance"] = provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.robot")
     (RESULTS / "robot.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     lines = [
         f"# Robot batch check ({meta['date']}, {meta['machine']})",
@@ -177,18 +226,28 @@ def main(argv: list[str] | None = None) -> int:
         f"`python -m benchmarks.robot{' --quick' if args.quick else ''}`: links vs obstacles (table, posts, shelf), no self-collision; "
         "peers loop in Python over a subset; x = peer time / ours per configuration.",
         "",
-        "| robot | configurations | colliding | collisionkit us/config | Coal us/config (x) | pybullet us/config (x) | disagreements Coal / pybullet |",
-        "|---|---|---|---|---|---|---|",
+        "| robot | configurations | colliding | collisionkit us/config | Coal us/config (x) | pybullet us/config | disagreements Coal / pybullet | referee (Coal's disagreements + 20 agreed, tests/brute.py) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     def cell(r, p):
-        return f"{r[p + '_us']:.1f} ({r[p + '_ratio']:.1f}x)" if p + "_us" in r else r.get(p + "_error", "-")
+        if p + "_us" not in r:
+            return r.get(p + "_error", "-")
+        x = f"{r[p + '_ratio']:.1f}x" if p + "_ratio" in r else "no ratio"
+        return f"{r[p + '_us']:.1f} ({x})"
+
+    def verdict(r):
+        from .referee import verdict_text
+
+        v = r.get("referee")
+        return f"ours {verdict_text(v['ours'])}; Coal {verdict_text(v['peer'])}" if v else "unrefereed"
 
     for r in rows:
         lines.append(f"| {r['robot']} | {r['configurations']} | {r['colliding']:.1%} | {r['ours_us']:.2f} | {cell(r, 'coal')} | {cell(r, 'pybullet')} | "
-                     f"{r.get('coal_disagree', '-')} / {r.get('pybullet_disagree', '-')} of {peer_n} |")  # fmt: skip
-    (RESULTS / "robot.md").write_text("\n".join(lines) + "\n")
+                     f"{r.get('coal_disagree', '-')} / {r.get('pybullet_disagree', '-')} of {peer_n} | {verdict(r)} |")  # fmt: skip
+    lines += ["", "pybullet uses convex hulls of the links and a 0.002 margin (a different answer): its time is shown, no ratio."]
+    (RESULTS / "robot.md").write_text(stamp("\n".join(lines) + "\n", meta["provenance"]))
     print("\n".join(lines))
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

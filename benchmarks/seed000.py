@@ -495,7 +495,10 @@ def main(argv: list[str] | None = None) -> int:
         args.png = os.path.join(HERE, "..", "docs", "img", "seed-000-cell.png")
     report = run(args)
     report["argv"] = " ".join(argv if argv is not None else sys.argv[1:])
-    text = render(report)
+    from .pairs import provenance, stamp
+
+    report["provenance"] = provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.seed000")
+    text = stamp(render(report), report["provenance"])
     print(text)
     if write:
         os.makedirs(out_dir, exist_ok=True)

@@ -397,9 +397,18 @@ def main(argv: list[str] | None = None) -> dict:
         "build_s": t_build, "times": times, "speedup_t": speed, "all_pairs": allp, "counters": counters,
         "bcda_sample": len(sample), "peers": peers, "quick": bool(args.quick),
         "load_average": os.getloadavg(),
+        "provenance": _provenance(argv),
     }
     write(result)
     return result
+
+
+def _provenance(argv) -> dict:
+    import sys
+
+    from .pairs import provenance
+
+    return provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.seed002")
 
 
 def _scale(t: float, steps: int) -> float:
@@ -484,8 +493,11 @@ def write(r: dict) -> None:
     for k, c in r["counters"].items():
         lines.append(f"| {k} | {c['bv_tests']:,} | {c['node_pairs']:,} | {c['tri_tests']:,} |")
     lines.append("")
+    from .pairs import stamp
+
+    text = stamp("\n".join(lines), r["provenance"])
     with open(os.path.join(RESULTS, "seed002.md"), "w") as f:
-        f.write("\n".join(lines))
+        f.write(text)
     with open(os.path.join(RESULTS, "seed002.json"), "w") as f:
         json.dump(r, f, indent=1, default=str)
     _plots(r)

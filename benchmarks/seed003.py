@@ -34,6 +34,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -468,7 +469,9 @@ def write(res: dict, quick: bool) -> None:
             sc = SEED_TABLE3[key]["25%" if row["target"] == 0.25 else "75%"]
             L.append(f"| seed's proposed detector (2008 Xeon) | {sc[0]} / {sc[1]} | | | | |")
         L.append("")
-    (RESULTS / "seed003.md").write_text("\n".join(L) + "\n")
+    from .pairs import stamp
+
+    (RESULTS / "seed003.md").write_text(stamp("\n".join(L) + "\n", res["provenance"]))
 
 
 def main(argv=None) -> None:
@@ -490,6 +493,9 @@ def main(argv=None) -> None:
     res["command"] = (
         "python -m benchmarks.seed003" + (" --quick" if args.quick else "") + (f" --n {args.n}" if args.n else "")
     )
+    from .pairs import provenance
+
+    res["provenance"] = provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.seed003")
     res["wall_s"] = time.perf_counter() - t0
     if not args.no_write:
         write(res, args.quick)

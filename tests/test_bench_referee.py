@@ -95,3 +95,79 @@ def test_peers_ids_only_equal_ids_with_contact_geometry():
             assert e.pairs_from_raw(ids) == full
             assert full == ours  # generic poses: no near-touching pairs here
     assert 0 < hits < len(poses)
+
+
+# --- the queries benchmark's references (distance, convex depth, values) --------------------
+
+
+def test_brute_distance_is_exhaustive_and_exact_at_contact():
+    """The pruned brute force equals the unpruned one (tests/distance_oracle.py) and the
+    closed forms; 0 exactly when the meshes meet."""
+    from tests.distance_oracle import brute_distance as unpruned
+
+    box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+    d, scale = R.brute_distance(box, box, np.eye(4), ck.translation([1.25, 0.0, 0.0]))
+    assert d == pytest.approx(0.25, abs=1e-12) and scale == pytest.approx(1.75)
+    assert R.brute_distance(box, box, np.eye(4), ck.translation([1.0, 0.3, 0.0]))[0] == 0.0  # touching
+    a = ck.primitives.uv_sphere_mesh(0.5, 8, 12)
+    b = ck.primitives.torus_mesh(0.6, 0.15, 16, 8)
+    for T in ck.random_poses(6, radius=1.2, seed=3):
+        want = unpruned(a, b, np.eye(4), T)[0]
+        assert R.brute_distance(a, b, np.eye(4), T)[0] == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_convex_depth_by_separating_axes():
+    box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+    d, _ = R.convex_depth(box, box, np.eye(4), ck.translation([0.8, 0.1, 0.05]))
+    assert d == pytest.approx(0.2, abs=1e-12)
+    assert R.convex_depth(box, box, np.eye(4), ck.translation([1.5, 0.0, 0.0]))[0] == 0.0
+    # rotated 45 degrees about z, centred 1.2 away: the corner sinks 0.5 + sqrt(0.5) - 1.2
+    T = ck.translation([1.2, 0.0, 0.0]) @ ck.rotation([0, 0, 1], np.pi / 4)
+    assert R.convex_depth(box, box, np.eye(4), T)[0] == pytest.approx(0.5 + np.sqrt(0.5) - 1.2, abs=1e-12)
+
+
+def test_referee_values_fails_a_wrong_zero_and_explains_a_tolerance():
+    ref, scale = np.array([0.0, 0.5, 1e-3]), np.full(3, 2.0)
+    assert R.referee_values(ref + [0, 1e-12, 0], ref, scale)["status"] == "agrees"
+    wrong = R.referee_values(np.array([0.0, 0.0, 1e-3]), ref, scale)  # a wrong 0
+    assert wrong["status"] == "FAIL" and wrong["unexplained"][0]["pose"] == 1
+    assert R.referee_values(np.array([0.0, 0.5, 1e-3]), ref, scale)["status"] == "agrees"
+    near = R.referee_values(ref + [5e-7, 0, 0], ref, scale, tolerance=1e-6)
+    assert near["status"] == "explained" and near["explained"] == {"tolerance 1e-06": 1}
+    assert R.referee_values(ref + [5e-7, 0, 0], ref, scale)["status"] == "FAIL"
+    assert R.referee_values(np.array([np.nan, 0.5, 1e-3]), ref, scale)["status"] == "FAIL"
+    assert R.verdict_text(near).startswith("ok: tolerance")
+
+
+def test_figure_blocks_match_their_results_files():
+    """README.md and docs/ quote benchmark figures only inside generated blocks, and each
+    block is what ``python -m benchmarks.regenerate --docs-only`` writes from the results
+    files now (a hand edit, or results rerun without rewriting the docs, fails here)."""
+    from benchmarks import regenerate as G
+
+    texts = {p: p.read_text(encoding="utf-8") for p in G.doc_paths()}
+    names = {m.group(2) for t in texts.values() for m in G.BLOCK.finditer(t)}
+    assert {"pairs", "queries", "broadphase", "obb_tests", "seed000-table1"} <= names
+    assert names <= set(G.BLOCKS)
+    changed, _stale = G.rewrite(list(texts), check=True)
+    assert changed == [], f"rerun `python -m benchmarks.regenerate --docs-only`: {changed}"
+
+
+def test_regenerate_rewrites_blocks_and_marks_stale_ones(tmp_path, monkeypatch):
+    from benchmarks import regenerate as G
+
+    doc = tmp_path / "doc.md"
+    doc.write_text("intro\n<!-- bench:x -->\nold figures\n<!-- /bench:x -->\nend\n", encoding="utf-8")
+    monkeypatch.setattr(G, "ROOT", tmp_path)
+    now = G.current_hash()
+    monkeypatch.setitem(G.BLOCKS, "x", lambda: f"fresh, kernel-source hash `{now}`")
+    changed, stale = G.rewrite([doc], check=True)
+    assert changed == ["doc.md:x"] and stale == [] and "old figures" in doc.read_text()  # --check writes nothing
+    G.rewrite([doc])
+    assert doc.read_text() == f"intro\n<!-- bench:x -->\nfresh, kernel-source hash `{now}`\n<!-- /bench:x -->\nend\n"
+    assert G.rewrite([doc], check=True) == ([], [])
+    monkeypatch.setitem(G.BLOCKS, "x", lambda: "measured at kernel-source hash `0123456789abcdef`")
+    changed, stale = G.rewrite([doc])
+    assert (
+        stale == ["doc.md:x (0123456789abcdef)"] and "**STALE: measured at kernels 0123456789abcdef" in doc.read_text()
+    )

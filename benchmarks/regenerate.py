@@ -1,0 +1,353 @@
+"""Rerun every benchmark and rewrite the figures that README.md and docs/ quote, in one command.
+
+Usage (from the repository root, the bench extra installed)::
+
+    python -m benchmarks.regenerate                 # every benchmark, then every figure block
+    python -m benchmarks.regenerate --only pairs,queries
+    python -m benchmarks.regenerate --docs-only     # rewrite the blocks from the results files, run nothing
+    python -m benchmarks.regenerate --check         # exit 1 when a block differs from its results file
+    python -m benchmarks.regenerate --list          # the benchmarks, their commands and rough run times
+
+Figures in README.md and docs/*.md live between markers::
+
+    <!-- bench:NAME -->
+    ...generated from benchmarks/results/..., with its provenance...
+    <!-- /bench:NAME -->
+
+and are written only by this module (:data:`BLOCKS`: NAME -> renderer over the results
+files), so a figure is never hand-copied. Each block states the results file it comes from,
+its commit, kernel-source hash, date and command (the file's provenance line). After a merge
+that changes the kernels (a new kernel-source hash), rerun this and commit the results and
+the docs together; ``tests/test_bench_provenance.py`` fails until then for the figures the
+README quotes, and checks that every block matches its results file.
+
+Exit status: 0 when every benchmark run exited 0 (every referee passed) and every block
+was written from results at the current kernel-source hash; 1 otherwise (the failing runs
+and the stale blocks are named; a stale block is still written, marked STALE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+
+#: name -> (command arguments after ``python -m``, rough minutes on the 2-core VM, results files)
+JOBS: dict[str, tuple[list[str], int, list[str]]] = {
+    "pairs": (["benchmarks.pairs"], 4, ["pairs.md", "pairs.json"]),
+    "queries": (["benchmarks.queries"], 8, ["queries.md", "queries.json"]),
+    "obb_tests": (["benchmarks.obb_tests"], 2, ["obb_tests.md", "obb_tests.json"]),
+    "robot": (["benchmarks.robot"], 5, ["robot.md", "robot.json"]),
+    "seed000": (["benchmarks.seed000", "--sweep-m"], 8, ["seed000.md", "seed000.json"]),
+    "seed002": (["benchmarks.seed002"], 6, ["seed002.md", "seed002.json"]),
+    "seed003": (["benchmarks.seed003"], 15, ["seed003.md", "seed003.json"]),
+    "bv_report": (["benchmarks.bv_report"], 15, ["bv_report.md"]),
+    "broadphase": (["benchmarks.broadphase"], 60, ["broadphase.md", "broadphase.json"]),
+}
+
+PROV = re.compile(r"^Provenance: .*$", re.M)
+HASH = re.compile(r"kernel-source hash `?([0-9a-f]{16})`?")
+BLOCK = re.compile(r"(<!-- bench:([\w.-]+) -->\n)(.*?)(<!-- /bench:\2 -->)", re.S)
+
+
+def current_hash() -> str:
+    from collisionkit._numba import kernel_source_hash
+
+    return kernel_source_hash()
+
+
+# --- renderers: results files -> markdown ---------------------------------------------------
+
+
+def _read(name: str) -> str:
+    return (RESULTS / name).read_text(encoding="utf-8")
+
+
+def _provenance(md_name: str) -> str:
+    m = PROV.search(_read(md_name))
+    return m.group(0) if m else "Provenance: not recorded."
+
+
+def _source(md_name: str, prefix: str = "../") -> str:
+    """'Figures from [results/X.md](...): <provenance sentence>.'"""
+    pv = _provenance(md_name).removeprefix("Provenance: ").rstrip(".")
+    pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    return (
+        f"Figures from [benchmarks/results/{md_name}]({prefix}benchmarks/results/{md_name}) ({pv}); "
+        "medians on a shared 2-core VM unless the file says otherwise."
+    )
+
+
+def section_tables(md_name: str, heading: str, count: int = 1) -> str:
+    """The first ``count`` markdown tables under the heading that starts with ``heading``."""
+    text = _read(md_name)
+    i = text.index(heading)
+    lines = text[i:].splitlines()[1:]
+    out, tables, inside = [], 0, False
+    for line in lines:
+        if line.startswith("#") and not inside and tables:
+            break
+        if line.startswith("|"):
+            out.append(line)
+            inside = True
+        elif inside:
+            tables += 1
+            inside = False
+            if tables == count:
+                break
+            out.append("")
+    return "\n".join(out).strip()
+
+
+def block_pairs() -> str:
+    from .readme_table import table
+
+    return table(json.loads(_read("pairs.json")))
+
+
+def block_pairs_overhead() -> str:
+    """The miss-overhead, build and referee sentences under the pairs table."""
+    r = json.loads(_read("pairs.json"))
+    miss = next(sc for sc in r["scenes"] if sc["name"] == "miss-overhead")["medians_s"]["overhead"]
+    us = {k: v * 1e6 for k, v in miss.items()}
+    fastest = min((k for k in us if not k.startswith("collisionkit")), key=us.get)
+    ms = r["build"]["ms"]
+    coal_extra = [
+        v["explained"].get("tolerance 1e-06", 0)
+        for sc in r["scenes"]
+        for k, v in sc["verify"].get("verdicts", {}).items()
+        if k.startswith("coal")
+    ]
+    coal_extra = [n for n in coal_extra if n]
+    exact = sorted(
+        {
+            k.split(" ")[0].removesuffix("-t1")
+            for sc in r["scenes"]
+            for k, v in sc["verify"].get("verdicts", {}).items()
+            if not k.startswith("coal")
+        }
+        - {
+            k.split(" ")[0].removesuffix("-t1")
+            for sc in r["scenes"]
+            for k, v in sc["verify"].get("verdicts", {}).items()
+            if v["status"] != "exact"
+        }
+    )
+    x = us["collisionkit"] / us[fastest]
+    cmp = f"{fastest} is {x:.1f}x faster here" if x > 1 else f"collisionkit is {1 / x:.1f}x faster than {fastest}"
+    text = (
+        f"Per-call overhead when the root volumes miss (miss-overhead scene, medians): collisionkit "
+        f"{us['collisionkit']:.2g} us, Coal OBBRSS {us['coal-obbrss']:.2g} us, python-fcl {us['fcl']:.2g} us"
+        + (f", trueform {us['trueform']:.2g} us" if "trueform" in us else "")
+        + f" ({cmp}). BVH build of the {r['build']['tris']:,}-triangle {r['build']['mesh']} (medians): "
+        f"{ms['collisionkit-aabb']:.0f} ms (AABB) and {ms['collisionkit-obb']:.0f} ms (OBB) against Coal's "
+        f"{ms['coal-obbrss']:.0f} ms (OBBRSS) and {ms['coal-obb']:.0f} ms (OBB), python-fcl's {ms['fcl']:.0f} ms"
+        + (f"; trueform builds its tree in {ms['trueform']:.0f} ms" if "trueform" in ms else "")
+        + f". The referee found every answer of {', '.join(exact)} exact on the pairs and booleans it checked"
+        + (
+            f"; Coal adds pairs that are disjoint but within its documented 1e-6 GJK tolerance "
+            f"({min(coal_extra):,} to {max(coal_extra):,} per scene where it does, each refereed)."
+            if coal_extra
+            else "."
+        )
+    )
+    pv = r["provenance"]
+    text += f" (Same run as the table: commit {pv['commit'][:12]}, kernel-source hash `{pv['kernel_source_hash']}`.)"
+    return _wrap(text)
+
+
+def _wrap(text: str, width: int = 92) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False))
+
+
+def block_queries() -> str:
+    rows = json.loads(_read("queries.json"))["rows"]
+    pv = json.loads(_read("queries.json")).get("provenance") or {}
+    head = (
+        f"Against the fastest of Coal and python-fcl whose answers passed the referee "
+        f"([results](benchmarks/results/queries.md): commit {pv.get('commit', '?')[:12]}, kernel-source hash "
+        f"`{pv.get('kernel_source_hash', '?')}`, {pv.get('date', '?')[:10]}, `python -m benchmarks.queries`; "
+        "medians of interleaved rounds on a shared 2-core VM; x = fastest peer's time / ours):"
+    )
+
+    def x(cat: str, scene: str) -> str:
+        for r in rows:
+            if r["category"] == cat and r["scene"] == scene:
+                v = r["speedup_vs_fastest_peer"]
+                return "no ratio" if v is None else f"{v:.2f}x"
+        return "-"
+
+    d = [r["scene"] for r in rows if r["category"] == "distance_call"]
+    p = [r["scene"] for r in rows if r["category"] == "penetration_call"]
+    t = [r["scene"] for r in rows if r["category"] == "toi_call"]
+    lines = [
+        head,
+        "",
+        "| query | scenes | per call | batched (per pose) | answers |",
+        "|---|---|---|---|---|",
+        f"| mesh distance | {' / '.join(d)} | {' / '.join(x('distance_call', s) for s in d)} | "
+        f"{' / '.join(x('distance_batch', s) for s in d)} | {_verdicts(rows, 'distance_call')} |",
+        f"| convex penetration | {' / '.join(p)} | {' / '.join(x('penetration_call', s) for s in p)} | "
+        f"{' / '.join(x('penetration_batch', s) for s in p)} | {_verdicts(rows, 'penetration_call')} |",
+        f"| time of impact vs python-fcl's 100 samples | {' / '.join(t)} | {' / '.join(x('toi_call', s) for s in t)} "
+        f"| - | {_verdicts(rows, 'toi_call')} |",
+        f"| time of impact at tolerance 1e-2 vs fcl's 100 samples | {' / '.join(t)} | "
+        f"{' / '.join(x('toi_call_loose', s) for s in t)} | - | {_verdicts(rows, 'toi_call_loose')} |",
+    ]
+    return "\n".join(lines)
+
+
+def _verdicts(rows: list[dict], cat: str) -> str:
+    if any("verdicts" not in r for r in rows if r["category"] == cat):
+        return "unrefereed (a run before the queries referee)"
+    failed = sorted({k for r in rows if r["category"] == cat for k in r.get("failed", [])})
+    if failed:
+        return "FAIL: " + ", ".join(failed)
+    explained = sorted(
+        {
+            f"{k}: {v}"
+            for r in rows
+            if r["category"] == cat
+            for k, v in r.get("verdicts", {}).items()
+            if v.startswith("ok")
+        }
+    )
+    return "all refereed" + ("; " + "; ".join(explained) if explained else "")
+
+
+def block_broadphase() -> str:
+    from .broadphase import markdown
+
+    report = json.loads(_read("broadphase.json"))
+    md = markdown(report)
+    start = md.index("| scene |")
+    table = md[start : md.index("\n## ", start)].strip()
+    provs = sorted(
+        {
+            (sc.get("commit", "?")[:12], sc.get("kernel_source_hash", "?"), sc.get("date", "?"), sc.get("command", "?"))
+            for sc in report["scenes"]
+        }
+    )
+    where = "; ".join(f"commit {c}, kernel-source hash `{h}`, {d}, `{cmd.strip()}`" for c, h, d, cmd in provs)
+    return (
+        f"Figures from [benchmarks/results/broadphase.md](../benchmarks/results/broadphase.md) ({where}; each "
+        "scene's provenance is in the file; medians over frames on a shared 2-core VM):\n\n" + table
+    )
+
+
+def _doc_block(md_name: str, heading: str, count: int = 1) -> Callable[[], str]:
+    return lambda: _source(md_name) + "\n\n" + section_tables(md_name, heading, count)
+
+
+#: block name -> renderer. A block is written wherever its markers appear.
+BLOCKS: dict[str, Callable[[], str]] = {
+    "pairs": block_pairs,
+    "pairs-overhead": block_pairs_overhead,
+    "queries": block_queries,
+    "broadphase": block_broadphase,
+    "seed000-table1": _doc_block("seed000.md", "## Table 1"),
+    "seed000-table3": _doc_block("seed000.md", "## Table 3"),
+    "seed002-table1": _doc_block("seed002.md", "## Table 1"),
+    "seed003-table2": _doc_block("seed003.md", "## Table 2"),
+    "obb_tests": lambda: _source("obb_tests.md") + "\n\n" + _all_tables("obb_tests.md"),
+    "robot": _doc_block("robot.md", "# Robot"),
+}
+
+
+def _all_tables(md_name: str) -> str:
+    text = _read(md_name)
+    out = []
+    for m in re.finditer(r"^## (.*)\n\n((?:\|.*\n)+)", text, re.M):
+        out += [f"**{m.group(1)}**", "", m.group(2).rstrip(), ""]
+    return "\n".join(out).strip()
+
+
+def block_hashes(text: str) -> set[str]:
+    return set(HASH.findall(text))
+
+
+def rewrite(paths: list[Path], check: bool = False) -> tuple[list[str], list[str]]:
+    """Rewrite every block in ``paths``; returns (changed or differing blocks, stale blocks)."""
+    now = current_hash()
+    changed, stale = [], []
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+
+        def sub(m: re.Match, path: Path = path) -> str:
+            name = m.group(2)
+            try:
+                body = BLOCKS[name]().rstrip() + "\n"
+            except (FileNotFoundError, KeyError, ValueError) as exc:
+                raise SystemExit(f"{path.name}: block {name}: {type(exc).__name__}: {exc}") from exc
+            hashes = block_hashes(body)
+            if hashes != {now}:
+                stale.append(f"{path.relative_to(ROOT)}:{name} ({', '.join(sorted(hashes)) or 'no hash'})")
+                body = (
+                    f"**STALE: measured at kernels {', '.join(sorted(hashes))}, the kernels are now {now}.**\n\n" + body
+                )
+            if body != m.group(3):
+                changed.append(f"{path.relative_to(ROOT)}:{name}")
+            return m.group(1) + body + m.group(4)
+
+        new = BLOCK.sub(sub, text)
+        if new != text and not check:
+            path.write_text(new, encoding="utf-8")
+    return changed, stale
+
+
+def doc_paths() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), HERE / "README.md"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.regenerate", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="", help=f"comma-separated, from {','.join(JOBS)}")
+    ap.add_argument("--skip", default="", help="comma-separated benchmarks not to run")
+    ap.add_argument("--docs-only", action="store_true", help="run nothing; rewrite the blocks from the results")
+    ap.add_argument("--check", action="store_true", help="run nothing; exit 1 when a block differs from its results")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, (cmd, minutes, files) in JOBS.items():
+            print(f"{name:11s} python -m {' '.join(cmd):40s} ~{minutes} min  -> {', '.join(files)}")
+        return 0
+    failed: list[str] = []
+    if not (args.docs_only or args.check):
+        only = [s for s in args.only.split(",") if s] or list(JOBS)
+        skip = {s for s in args.skip.split(",") if s}
+        unknown = sorted(set(only) - set(JOBS))
+        if unknown:
+            ap.error(f"unknown benchmarks: {unknown}")
+        for name in only:
+            if name in skip:
+                continue
+            cmd = [sys.executable, "-m", *JOBS[name][0]]
+            print(f"== {name}: {' '.join(cmd[1:])} (about {JOBS[name][1]} min on 2 cores)", flush=True)
+            t0 = time.perf_counter()
+            rc = subprocess.run(cmd, cwd=ROOT, env=os.environ.copy()).returncode
+            print(f"== {name}: exit {rc} after {time.perf_counter() - t0:.0f} s", flush=True)
+            if rc != 0:
+                failed.append(f"{name} (exit {rc})")
+    changed, stale = rewrite(doc_paths(), check=args.check)
+    print(("differ: " if args.check else "rewritten: ") + (", ".join(changed) or "none"))
+    for s in stale:
+        print(f"STALE block: {s}", file=sys.stderr)
+    for f in failed:
+        print(f"FAILED run: {f}", file=sys.stderr)
+    return 1 if failed or stale or (args.check and changed) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
