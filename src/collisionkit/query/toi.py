@@ -23,6 +23,7 @@ import numpy as np
 from ..bvh import tree_for
 from ..geometry.pose import as_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
+from . import scaling
 from .engine import pose_error
 from .results import TimeOfImpact
 from .shapes import as_meshes
@@ -58,8 +59,19 @@ def motion_parameters(T0: np.ndarray, T1: np.ndarray, motion: int) -> tuple[np.n
 
 
 def mesh_radius(mesh) -> float:
-    """Largest distance of a vertex from the mesh's origin (cached)."""
-    return mesh.cached(("origin-radius",), lambda: float(np.sqrt((mesh.triangles.reshape(-1, 3) ** 2).sum(1)).max()))
+    """Largest distance of a vertex from the mesh's origin (cached).
+
+    Computed on coordinates scaled by a power of two (exact) so that the
+    squares neither overflow nor underflow at any scale.
+    """
+
+    def build() -> float:
+        v = np.asarray(mesh.triangles).reshape(-1, 3)
+        big = float(np.abs(v).max()) if v.size else 0.0
+        e = math.frexp(big)[1] if big > 0.0 else 0
+        return math.ldexp(float(np.sqrt((np.ldexp(v, -e) ** 2).sum(1)).max()), e)
+
+    return mesh.cached(("origin-radius",), build)
 
 
 def time_of_impact(
@@ -133,20 +145,31 @@ def time_of_impact(
     bv = a.options.bv
     ta = a._trees.get(bv) or tree_for(a, bv)
     tb = b._trees.get(bv) or tree_for(b, bv)
-    x, y = ta.arrays, tb.arrays
+    if not np.isfinite(P).all():  # before prescaling: the kernel names the bad pose
+        m, x, y = 0, ta.arrays, tb.arrays
+    else:  # lengths times 2**-m so that every scale runs in the kernel's band (query/scaling.py)
+        m, x, y, (P,) = scaling.prescale_pair("time_of_impact", a, ta, b, tb, P)
     out = np.empty((1, 12))
     stats = np.zeros((1, 2), np.int64)
     res = np.empty(34)
-    res[:5] = (tol, TOI_SHRINK, min(int(max_iterations), 1 << 60), x.scale[0] + y.scale[0], ta.options.bv_code)
+    res[:5] = (
+        math.ldexp(tol, -m),
+        TOI_SHRINK,
+        min(int(max_iterations), 1 << 60),
+        x.scale[0] + y.scale[0],
+        ta.options.bv_code,
+    )
     status = toi_solve(x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, P, np.int64(code), out, stats, res)
     if status < 0:
         i, e = divmod(-status - 1, 16)
         raise pose_error(("start_a", "end_a", "start_b", "end_b")[i], 0, e, False)
+    if m:
+        res[2:34] = scaling.scaled_poses(res[2:34].reshape(2, 4, 4), -m).ravel()
     hit = status in (TOI_HIT, TOI_CAP)
     ja, jb = int(out[0, 7]), int(out[0, 8])
     fa = int(x.face_ids[ja]) if hit and ja >= 0 else -1
     fb = int(y.face_ids[jb]) if hit and jb >= 0 else -1
-    d = math.sqrt(out[0, 0]) if math.isfinite(out[0, 0]) else math.inf
+    d = math.ldexp(math.sqrt(out[0, 0]), m) if math.isfinite(out[0, 0]) else math.inf  # out: squared, prescaled
     Ta, Tb = res[2:18].reshape(4, 4).copy(), res[18:34].reshape(4, 4).copy()
     return TimeOfImpact(bool(hit), float(res[0]), Ta, Tb, fa, fb, d, int(res[1]), status != TOI_CAP)
 
