@@ -90,8 +90,8 @@ def test_mesh_distance_batch_scales_bitwise_and_matches_single_calls():
 
 
 def test_distance_batch_with_poses_at_many_scales_prescales_each_pose():
-    """One batch mixing translations from 1 to 1e300 (per-pose exponents)."""
-    shifts = np.array([1.5, 1e30, 1e150, 1e200, 1e300])
+    """One batch mixing translations from 1 to 1e280 (per-pose exponents)."""
+    shifts = np.array([1.5, 1e30, 1e150, 1e200, 1e280])
     Pb = np.stack([pose(0.0, [0, 0, 1], [s, 0.0, 0.0]) for s in shifts])
     d = ck.distance(BOX, BOX, None, Pb)
     assert np.all(np.isfinite(d.distance))
@@ -117,9 +117,13 @@ def test_distance_upper_bound_is_prescaled_with_the_pair():
 
 
 def test_distance_refuses_a_dynamic_range_it_cannot_prescale():
-    tiny = scaled(BOX, -1000)
+    """A unit box 1e300 away (2**997 times its size) would be flushed to subnormals."""
     with pytest.raises(ValueError, match="2\\*\\*969"):
-        ck.distance(tiny, BOX, None, ck.translation([1e300, 0.0, 0.0]))
+        ck.distance(BOX, BOX, None, ck.translation([1e300, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="2\\*\\*969"):
+        ck.distance(BOX, BOX, None, np.stack([np.eye(4), ck.translation([1e300, 0.0, 0.0])]))
+    with pytest.raises(ValueError, match="2\\*\\*969"):
+        ck.time_of_impact(BOX, BOX, None, None, None, ck.translation([1e300, 0.0, 0.0]))
 
 
 # --- convex shapes (GJK) -----------------------------------------------------------------

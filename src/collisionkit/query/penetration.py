@@ -102,8 +102,8 @@ def hull(mesh: Mesh) -> _Hull:
 
         # NOTE: the hull of the points scaled by a power of two (exact) so that their
         # largest lies in [0.5, 1): qhull squares coordinates; lengths are scaled back below.
-        e = scaling.exponent_of(scaling.mesh_scale(mesh))
-        pts = np.unique(np.ldexp(np.asarray(mesh.triangles).reshape(-1, 3), -e), axis=0)
+        ex = scaling.exponent_of(scaling.mesh_scale(mesh))
+        pts = np.unique(np.ldexp(np.asarray(mesh.triangles).reshape(-1, 3), -ex), axis=0)
         h = ConvexHull(pts)
         normals = np.ascontiguousarray(h.equations[:, :3])
         normals = np.unique(np.round(normals, 12), axis=0)
@@ -124,9 +124,9 @@ def hull(mesh: Mesh) -> _Hull:
             rows.append([d / np.linalg.norm(d), n1, n2])
             points.append(h.points[i])
         edges_arr = np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, 3, 3))
-        points_arr = np.ascontiguousarray(np.ldexp(np.array(points, dtype=np.float64).reshape(-1, 3), e))
-        verts = np.ascontiguousarray(np.ldexp(h.points[h.vertices], e))
-        return _Hull(verts, normals, edges_arr, points_arr, float(h.volume), e)
+        points_arr = np.ascontiguousarray(np.ldexp(np.array(points, dtype=np.float64).reshape(-1, 3), ex))
+        verts = np.ascontiguousarray(np.ldexp(h.points[h.vertices], ex))
+        return _Hull(verts, normals, edges_arr, points_arr, float(h.volume), ex)
 
     return mesh.cached(("convex-hull",), build)
 
@@ -250,20 +250,29 @@ def _convex_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray) -> tuple[float
     return float(out[0]), Ta[:3, :3] @ out[1:4], int(out[4])
 
 
+def _face_normals(mesh: Mesh, faces: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """(K, 3) world unit normals (right-hand rule) of the distinct ``faces``, zero-area ones left out.
+
+    The triangles are scaled by a power of two first (exact), so that the cross
+    products neither overflow nor underflow at any scale.
+    """
+    t = np.ldexp(np.asarray(mesh.triangles[np.unique(faces)]), -scaling.exponent_of(scaling.mesh_scale(mesh)))
+    t = t @ T[:3, :3].T
+    n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+    n = n[np.linalg.norm(n, axis=1) > 0]
+    return n / np.linalg.norm(n, axis=1, keepdims=True)
+
+
 def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.ndarray]:
     from .pair import contacts
     from .toi import mesh_radius, time_of_impact
 
     U = [_fibonacci(directions)]
-    c = contacts(a, b, Ta, Tb, geometry=True, max_pairs=4096)
+    c = contacts(a, b, Ta, Tb, max_pairs=4096)
     if len(c):
-        na = c.normals[np.unique(c.normals.round(9), axis=0, return_index=True)[1]]
-        # directions only: b's triangles scaled by a power of two so the cross products stay finite
-        tb = np.ldexp(np.asarray(b.triangles[np.unique(c.face_b)]), -scaling.exponent_of(scaling.mesh_scale(b)))
-        tb = tb @ Tb[:3, :3].T
-        nb = -np.cross(tb[:, 1] - tb[:, 0], tb[:, 2] - tb[:, 0])
-        nb = nb[np.linalg.norm(nb, axis=1) > 0]
-        nb /= np.linalg.norm(nb, axis=1, keepdims=True)
+        na = _face_normals(a, c.face_a, Ta)
+        na = na[np.unique(na.round(9), axis=0, return_index=True)[1]]
+        nb = -_face_normals(b, c.face_b, Tb)
         rng = np.random.default_rng(0)
         for extra in (na, nb):
             if len(extra) > directions:
