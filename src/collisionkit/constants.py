@@ -64,6 +64,15 @@ POSE_RIGIDITY_TOL = 1e-6
 #: separating-axis sums are below 32 units of roundoff of the scene's magnitude.
 BV_SLACK_ULPS = 64.0
 
+#: Power-of-two prescaling of the proximity queries (distance, penetration, classify,
+#: time of impact; ``query/scaling.py``): a pair whose extent (largest mesh
+#: coordinate or pose translation) lies in [2**-SCALE_BAND_EXP, 2**SCALE_BAND_EXP]
+#: runs as given; any other is first multiplied by an exact power of two that brings
+#: its extent into [0.5, 1). The kernels raise lengths to at most the sixth power
+#: (``kernels/proximity/distance.plane_gap2``: squared cross products times squared
+#: dots), and 6 * 64 = 384 keeps such products normal, with 600 binary orders to
+#: spare for the pair's own small features, between 2**-1022 and 2**1023.
+SCALE_BAND_EXP = 64
 #: Poses below which a batch runs on the serial entry. A parallel launch costs
 #: about 5 us; measured on env/rob (about 0.8 us a pose): serial 37 us vs parallel
 #: 41 us at 32 poses, equal at 64; costlier poses break even sooner.

@@ -47,8 +47,14 @@ def _hull(points: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.
     """(hull vertices, outward triangles into them, facet equations) by qhull."""
     from scipy.spatial import ConvexHull, QhullError
 
+    # NOTE: qhull runs on the points scaled by a power of two (exact) so that the largest
+    # lies in [0.5, 1): its squares and cross products would overflow or underflow at
+    # extreme scales (issue 18); the facet offsets are scaled back below.
+    big = float(np.abs(points).max()) if points.size else 0.0
+    ex = int(np.frexp(big)[1]) if 0.0 < big < np.inf else 0
+    unit = np.ldexp(points, -ex)
     try:
-        hull = ConvexHull(points)
+        hull = ConvexHull(unit)
     except QhullError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "qhull failed"
         raise InvalidMeshError(
@@ -61,11 +67,13 @@ def _hull(points: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.
     verts = points[used]
     # qhull's triangles are not consistently oriented: make each normal agree
     # with its facet's outward equation.
-    tri = verts[faces]
+    tri = unit[used][faces]
     nrm = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     flip = np.einsum("ij,ij->i", nrm, hull.equations[:, :3]) < 0
     faces[flip] = faces[flip][:, ::-1]
-    return verts, faces, hull.equations
+    eq = np.array(hull.equations, copy=True)
+    eq[:, 3] = np.ldexp(eq[:, 3], ex)
+    return verts, faces, eq
 
 
 def _merge_planes(eq: NDArray[np.float64], scale: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -335,8 +343,9 @@ class Sphere(ConvexShape):
         self._kind = SUPPORT_VERTICES
         self._core = np.zeros((1, 3))
         self._params = np.array([r, 0.0, 0.0, 0.0])
-        ico = trimesh.creation.icosphere(subdivisions=int(subdivisions), radius=r)
-        self._mesh = _tessellation(np.asarray(ico.vertices, dtype=np.float64), name)
+        # the unit icosphere times r: trimesh normalises at the given radius (NaN near 1e-300)
+        ico = trimesh.creation.icosphere(subdivisions=int(subdivisions), radius=1.0)
+        self._mesh = _tessellation(np.asarray(ico.vertices, dtype=np.float64) * r, name)
         self._bounds = np.array([[-r, -r, -r], [r, r, r]])
         self._finish()
 

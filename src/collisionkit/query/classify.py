@@ -49,7 +49,7 @@ from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
 from ..kernels.triangle.point_in_mesh import winding_numbers_posed
 from ..kernels.triangle.tri_segment import strict_piercings
-from . import registry
+from . import registry, scaling
 from .contact_geometry import writable_triangles
 from .distance import mesh_distance_rows
 from .engine import prepare
@@ -93,20 +93,47 @@ WITNESS_PUSH = 1e-6
 
 
 def _pushed_centroids(mesh: Mesh, faces: np.ndarray) -> np.ndarray:
-    """Centroids of ``faces`` moved slightly inside their own (outward-oriented) mesh."""
-    t = np.asarray(mesh.triangles[faces])
+    """Centroids of ``faces`` moved slightly inside their own (outward-oriented) mesh.
+
+    Computed on the triangles scaled by a power of two (exact, undone at the
+    end): the cross products and norms would overflow or underflow otherwise.
+    """
+    e = scaling.exponent_of(scaling.mesh_scale(mesh))
+    t = np.ldexp(np.asarray(mesh.triangles[faces]), -e)
     n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
     norm = np.linalg.norm(n, axis=1, keepdims=True)
     edge = np.max(np.linalg.norm(t - np.roll(t, 1, axis=1), axis=2), axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         step = np.where(norm > 0, WITNESS_PUSH * edge * n / norm, 0.0)
-    return np.ascontiguousarray(t.mean(axis=1) - step)
+    return np.ascontiguousarray(np.ldexp(t.mean(axis=1) - step, e))
 
 
 def _winding(mesh: Mesh, pose_mesh, pose_pts, pts, im, ip) -> np.ndarray:
+    """Winding numbers of ``mesh`` around ``pts`` per query (``winding_numbers_posed``).
+
+    Its solid angles multiply three lengths: queries outside the band of
+    scales are run with every length prescaled by a power of two (exact; the
+    winding number is scale-free).
+    """
     out = np.empty((im.shape[0], pts.shape[0]))
-    if out.size:
-        winding_numbers_posed(writable_triangles(mesh), pose_mesh, pose_pts, pts, im, ip, out)
+    if not out.size:
+        return out
+    size = scaling.mesh_scale(mesh) + (float(np.abs(pts).max()) if pts.size else 0.0)
+    extent = np.maximum(scaling.translation_extent(pose_mesh)[im], scaling.translation_extent(pose_pts)[ip])
+    shifts = scaling.extent_shifts(np.maximum(extent, size))
+    tris = writable_triangles(mesh)
+    for m, q in scaling.groups(shifts, out.shape[0]):
+        if m == 0 and q is None:
+            winding_numbers_posed(tris, pose_mesh, pose_pts, pts, im, ip, out)
+            continue
+        scaling.check_range("classify", (scaling.mesh_scale(mesh),), m)
+        k = np.arange(q.shape[0], dtype=np.int64)
+        sub = np.empty((q.shape[0], pts.shape[0]))
+        winding_numbers_posed(
+            np.ldexp(tris, -m), scaling.scaled_poses(pose_mesh[im[q]], m),
+            scaling.scaled_poses(pose_pts[ip[q]], m), np.ldexp(pts, -m), k, k.copy(), sub,
+        )  # fmt: skip
+        out[q] = sub
     return out
 
 

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from ..kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..kernels.proximity import gjk as kg
 from ..runtime import using_threads
 from ..strategies import BVH
-from . import engine, registry
+from . import engine, registry, scaling
 from .registry import Request
 
 
@@ -49,27 +50,43 @@ def gjk_batch(a: ConvexShape, b: ConvexShape, req: Request, distance: bool = Fal
     stats = np.zeros((n, 4), np.int64)
     if n == 0:
         return hit, dist, points, stats
-    args = (
-        *a.kernel_args()[:4],
-        a.scale,
-        req.pa,
-        *b.kernel_args()[:4],
-        b.scale,
-        req.pb,
-        req.ia,
-        req.ib,
-        bool(distance),
-        hit,
-        dist,
-        points,
-        stats,
-    )
+    # tasks outside the band of scales the kernel takes as given: prescaled (query/scaling.py)
+    for m, tasks in scaling.groups(scaling.task_shifts(req, a.scale, b.scale), n):
+        if tasks is None:
+            _gjk_rows(_scaled_core(a, 0), _scaled_core(b, 0), req, distance, hit, dist, points, stats)
+            continue
+        scaling.check_range("distance", (a.scale, b.scale), m)
+        k = tasks.shape[0]
+        rows = (np.zeros(k, np.bool_), np.zeros(k), np.zeros((k, 6)), np.zeros((k, 4), np.int64))
+        _gjk_rows(_scaled_core(a, m), _scaled_core(b, m), scaling.sub_request(req, tasks, m), distance, *rows)
+        hit[tasks], dist[tasks], points[tasks], stats[tasks] = (
+            rows[0],
+            np.ldexp(rows[1], m),
+            np.ldexp(rows[2], m),
+            rows[3],
+        )
+    return hit, dist, points, stats
+
+
+def _scaled_core(s: ConvexShape, m: int) -> tuple:
+    """``(kind, core, params, triangles, scale)`` of the shape with every length times 2**-m."""
+    kind, core, params, tris, scale = s.kernel_args()
+    if m == 0:
+        return kind, core, params, tris, scale
+    params = params.copy()
+    params[:3] = np.ldexp(params[:3], -m)  # inflation radius, cylinder radius, half height
+    return kind, np.ldexp(core, -m), params, np.ldexp(tris, -m), math.ldexp(scale, -m)
+
+
+def _gjk_rows(ka: tuple, kb: tuple, req: Request, distance: bool, hit, dist, points, stats) -> None:
+    """One GJK kernel launch over the request's tasks (rows written in place)."""
+    n = req.n
+    args = (*ka, req.pa, *kb, req.pb, req.ia, req.ib, bool(distance), hit, dist, points, stats)
     if req.threads > 1 and n >= PARALLEL_MIN_POSES:
         with using_threads(req.threads):
             kg.gjk_batch_parallel(*args, np.int64(min(n, 4 * req.threads)))
     else:
         kg.gjk_batch_serial(*args)
-    return hit, dist, points, stats
 
 
 def _bool_result(req: Request, hit, stats=None) -> engine.BatchResult:

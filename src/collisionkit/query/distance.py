@@ -18,9 +18,10 @@ import numpy as np
 from ..bvh import tree_for
 from ..constants import MODE_ANY, PARALLEL_MIN_POSES
 from ..geometry.mesh import Mesh
+from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import distance as kd
 from ..runtime import using_threads
-from . import registry
+from . import registry, scaling
 from .engine import pose_error, prepare, thread_count, trees
 from .pair import _single_pose
 from .registry import Request
@@ -104,11 +105,19 @@ def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float
     x, y = ta.arrays, tb.arrays
     out = np.empty((1, 12))
     stats = np.zeros((1, kd.N_DSTATS), np.int64)
-    r = kd.distance_one(
-        x.topo, x.bv, x.tris, x.face_ids, x.meta, Ta,
-        y.topo, y.bv, y.tris, y.face_ids, y.meta, Tb,
-        float(x.scale[0] + y.scale[0]), ta.options.bv_code, upper * upper, out, stats,
-    )  # fmt: skip
+    m = 0
+    for _ in range(2):
+        r = kd.distance_one(
+            x.topo, x.bv, x.tris, x.face_ids, x.meta, Ta,
+            y.topo, y.bv, y.tris, y.face_ids, y.meta, Tb,
+            float(x.scale[0] + y.scale[0]), ta.options.bv_code, scaling.squared(upper), out, stats,
+        )  # fmt: skip
+        if r != OUT_OF_BAND:
+            break
+        # outside the scales the kernel takes as given: again, prescaled (query/scaling.py)
+        m, x, y, (Ta, Tb) = scaling.prescale_pair("distance", a, ta, b, tb, Ta, Tb)
+        upper = math.ldexp(upper, -m)
+    scaling.unscale_distance_rows(out, m)
     if r < 0:
         side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
         raise pose_error(side, 0, code, False)
@@ -132,22 +141,40 @@ def mesh_distance_rows(req: Request, upper: float, seeds: np.ndarray | None = No
         return out, stats
     if seeds is None:
         seeds = np.full((n, 2), -1, np.int64)
-    x, y = ta.arrays, tb.arrays
+    shifts = scaling.task_shifts(req, float(ta.arrays.scale[0]), float(tb.arrays.scale[0]))
+    if shifts is None:
+        _run_rows(req, ta.arrays, tb.arrays, ta.options.bv_code, upper, seeds, out, stats)
+        return out, stats
+    # tasks outside the band of scales the kernel takes as given: prescaled per exponent
+    for m, tasks in scaling.groups(shifts, n):
+        scaling.check_range("distance", (float(ta.arrays.scale[0]), float(tb.arrays.scale[0])), m)
+        sub = scaling.sub_request(req, tasks, m)
+        x, y = scaling.scaled_tree(a, ta, m), scaling.scaled_tree(b, tb, m)
+        o = np.empty((sub.n, 12))
+        st = np.zeros((sub.n, kd.N_DSTATS), np.int64)
+        _run_rows(sub, x, y, ta.options.bv_code, math.ldexp(upper, -m), np.ascontiguousarray(seeds[tasks]), o, st)
+        scaling.unscale_distance_rows(o, m)
+        out[tasks], stats[tasks] = o, st
+    return out, stats
+
+
+def _run_rows(req, x, y, bv_code, upper, seeds, out, stats) -> None:
+    """One kernel launch over the request's tasks (arrays as the kernels take them)."""
+    n = req.n
     scale = float(x.scale[0] + y.scale[0])
-    upper2 = upper * upper
+    upper2 = scaling.squared(upper)
     parallel = req.threads > 1 and n >= PARALLEL_MIN_POSES
     nchunks = min(n, 4 * req.threads) if parallel else 1
     args = (
         x.topo, x.bv, x.tris, x.face_ids, x.meta, req.pa,
         y.topo, y.bv, y.tris, y.face_ids, y.meta, req.pb,
-        req.ia, req.ib, scale, ta.options.bv_code, upper2, seeds, out, stats, nchunks,
+        req.ia, req.ib, scale, bv_code, upper2, seeds, out, stats, nchunks,
     )  # fmt: skip
     if parallel:
         with using_threads(req.threads):
             kd.distance_parallel(*args)
     else:
         kd.distance_serial(*args)
-    return out, stats
 
 
 def _record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distance:

@@ -66,10 +66,11 @@ import numpy as np
 from ..constants import PARALLEL_MIN_POSES
 from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
+from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import penetration as kp
 from ..kernels.proximity.penetration import convex_depth
 from ..runtime import using_threads
-from . import registry
+from . import registry, scaling
 from .classify import CONTAINED, PENETRATING, classify
 from .engine import pose_error, prepare
 from .pair import _single_pose
@@ -85,11 +86,12 @@ SAMPLED_REL_TOLERANCE = 1e-7
 
 
 class _Hull:
-    __slots__ = ("vertices", "normals", "edges", "edge_points", "volume")
+    # volume: of the hull scaled by 2**-exponent (the mesh's, ``scaling.exponent_of``)
+    __slots__ = ("vertices", "normals", "edges", "edge_points", "volume", "exponent")
 
-    def __init__(self, vertices, normals, edges, edge_points, volume):
+    def __init__(self, vertices, normals, edges, edge_points, volume, exponent):
         self.vertices, self.normals, self.edges, self.volume = vertices, normals, edges, volume
-        self.edge_points = edge_points
+        self.edge_points, self.exponent = edge_points, exponent
 
 
 def hull(mesh: Mesh) -> _Hull:
@@ -99,7 +101,10 @@ def hull(mesh: Mesh) -> _Hull:
     def build() -> _Hull:
         from scipy.spatial import ConvexHull
 
-        pts = np.unique(np.asarray(mesh.triangles).reshape(-1, 3), axis=0)
+        # NOTE: the hull of the points scaled by a power of two (exact) so that their
+        # largest lies in [0.5, 1): qhull squares coordinates; lengths are scaled back below.
+        ex = scaling.exponent_of(scaling.mesh_scale(mesh))
+        pts = np.unique(np.ldexp(np.asarray(mesh.triangles).reshape(-1, 3), -ex), axis=0)
         h = ConvexHull(pts)
         normals = np.ascontiguousarray(h.equations[:, :3])
         normals = np.unique(np.round(normals, 12), axis=0)
@@ -120,9 +125,9 @@ def hull(mesh: Mesh) -> _Hull:
             rows.append([d / np.linalg.norm(d), n1, n2])
             points.append(h.points[i])
         edges_arr = np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(-1, 3, 3))
-        points_arr = np.ascontiguousarray(np.array(points, dtype=np.float64).reshape(-1, 3))
-        verts = np.ascontiguousarray(h.points[h.vertices])
-        return _Hull(verts, normals, edges_arr, points_arr, float(h.volume))
+        points_arr = np.ascontiguousarray(np.ldexp(np.array(points, dtype=np.float64).reshape(-1, 3), ex))
+        verts = np.ascontiguousarray(np.ldexp(h.points[h.vertices], ex))
+        return _Hull(verts, normals, edges_arr, points_arr, float(h.volume), ex)
 
     return mesh.cached(("convex-hull",), build)
 
@@ -189,11 +194,12 @@ def is_convex(mesh: Mesh) -> bool:
         _, counts = np.unique(e, axis=0, return_counts=True)
         if not np.all(counts == 2):
             return False
-        vol = float(np.einsum("ij,ij->i", tris[:, 0], np.cross(tris[:, 1], tris[:, 2])).sum() / 6.0)
         try:
-            hv = hull(mesh).volume
+            h = hull(mesh)
         except Exception:  # noqa: BLE001 - qhull refuses flat input: not a convex solid
             return False
+        hv, tris = h.volume, np.ldexp(tris, -h.exponent)  # both at the hull's scale (no overflow)
+        vol = float(np.einsum("ij,ij->i", tris[:, 0], np.cross(tris[:, 1], tris[:, 2])).sum() / 6.0)
         return hv > 0 and abs(vol - hv) <= CONVEX_VOLUME_RTOL * hv
 
     return mesh.cached(("is-convex",), build)
@@ -245,18 +251,29 @@ def _convex_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray) -> tuple[float
     return float(out[0]), Ta[:3, :3] @ out[1:4], int(out[4])
 
 
+def _face_normals(mesh: Mesh, faces: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """(K, 3) world unit normals (right-hand rule) of the distinct ``faces``, zero-area ones left out.
+
+    The triangles are scaled by a power of two first (exact), so that the cross
+    products neither overflow nor underflow at any scale.
+    """
+    t = np.ldexp(np.asarray(mesh.triangles[np.unique(faces)]), -scaling.exponent_of(scaling.mesh_scale(mesh)))
+    t = t @ T[:3, :3].T
+    n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+    n = n[np.linalg.norm(n, axis=1) > 0]
+    return n / np.linalg.norm(n, axis=1, keepdims=True)
+
+
 def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.ndarray]:
-    from .contact_geometry import contact_geometry
+    from .pair import contacts
     from .toi import mesh_radius, time_of_impact
 
     U = [_fibonacci(directions)]
-    c = contact_geometry(a, b, Ta, Tb, max_pairs=4096)
+    c = contacts(a, b, Ta, Tb, max_pairs=4096)
     if len(c):
-        na = c.normals[np.unique(c.normals.round(9), axis=0, return_index=True)[1]]
-        tb = np.asarray(b.triangles[np.unique(c.face_b)]) @ Tb[:3, :3].T
-        nb = -np.cross(tb[:, 1] - tb[:, 0], tb[:, 2] - tb[:, 0])
-        nb = nb[np.linalg.norm(nb, axis=1) > 0]
-        nb /= np.linalg.norm(nb, axis=1, keepdims=True)
+        na = _face_normals(a, c.face_a, Ta)
+        na = na[np.unique(na.round(9), axis=0, return_index=True)[1]]
+        nb = -_face_normals(b, c.face_b, Tb)
         rng = np.random.default_rng(0)
         for extra in (na, nb):
             if len(extra) > directions:
@@ -284,6 +301,55 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.n
         if s < best:
             best, best_u = s, u
     return best, best_u
+
+
+def _convex_rows(HA: np.ndarray, HB: np.ndarray, req: Any, out: np.ndarray) -> None:
+    """Rows (depth, direction (3), axes evaluated) of the convex method over the request's tasks."""
+    n = req.n
+    if n:
+        parallel = req.threads > 1 and n >= PARALLEL_MIN_POSES
+        nchunks = min(n, 4 * req.threads) if parallel else 1
+        if parallel:
+            with using_threads(req.threads):  # wave one never set the count: threads= was ignored
+                kp.penetration_parallel(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
+        else:
+            kp.penetration_serial(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
+
+
+def _scaled_packed(H: np.ndarray, m: int) -> np.ndarray:
+    """A packed hull (``pack_hull``) with every length times 2**-m (exact); H itself for m = 0.
+
+    Lengths: the inner point, inner radius and size (header 4-8), the vertices,
+    the face offsets D, the edge points (edge row columns 9-11) and each bucket's g
+    (column 5); normals, edge directions, cosines and counts are scale-free.
+    """
+    if m == 0:
+        return H
+    nv, nf, ne, nk = (int(H[i]) for i in range(4))
+    on = kp.HULL_HEADER + 3 * nv
+    od = on + 3 * nf
+    oe = od + nf
+    ok = oe + kp.EDGE_ROW * ne
+    mask = np.zeros(H.shape[0], bool)
+    mask[4:9] = True
+    mask[kp.HULL_HEADER : on] = True
+    mask[od:oe] = True
+    mask[oe:ok].reshape(ne, kp.EDGE_ROW)[:, 9:12] = True
+    mask[ok : ok + kp.BUCKET_ROW * nk].reshape(nk, kp.BUCKET_ROW)[:, 5] = True
+    out = H.copy()
+    out[mask] = np.ldexp(H[mask], -m)
+    return out
+
+
+def _one_prescaled(HA: np.ndarray, HB: np.ndarray, Ta: np.ndarray, Tb: np.ndarray, u: np.ndarray):
+    """``kp.penetration_one`` on a pair outside the band: lengths times 2**-m, then back."""
+    m = scaling.shift_for(
+        max(HA[8] + HB[8], float(scaling.translation_extent(Ta)), float(scaling.translation_extent(Tb)))
+    )
+    scaling.check_range("penetration", (HA[8], HB[8]), m)
+    Ta2, Tb2 = scaling.scaled_poses(Ta, m), scaling.scaled_poses(Tb, m)
+    code, d, e = kp.penetration_one(_scaled_packed(HA, m), _scaled_packed(HB, m), Ta2, Tb2, u, ERROR_RTOL)
+    return code, math.ldexp(d, m), math.ldexp(e, m)
 
 
 def penetration(
@@ -342,6 +408,8 @@ def penetration(
                 if HA is not None and HB is not None and (method == "convex" or (ca and cb)):
                     u = _empty(3)
                     code, d, e = kp.penetration_one(HA, HB, Ta, Tb, u, ERROR_RTOL)
+                    if code == OUT_OF_BAND:
+                        code, d, e = _one_prescaled(HA, HB, Ta, Tb, u)
                     if code < 0:
                         side, code = ("pose_a", -code - 1) if code > -11 else ("pose_b", -code - 11)
                         raise pose_error(side, 0, code, False)
@@ -373,14 +441,16 @@ def _penetration_meshes(req: Request) -> Penetration:
         _checked_hull(b, "b")
         HA, HB = _packed(a)[1], _packed(b)[1]
         out = np.empty((n, 5))
-        if n:
-            parallel = req.threads > 1 and n >= PARALLEL_MIN_POSES
-            nchunks = min(n, 4 * req.threads) if parallel else 1
-            if parallel:
-                with using_threads(req.threads):  # wave one never set the count: threads= was ignored
-                    kp.penetration_parallel(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
-            else:
-                kp.penetration_serial(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
+        # tasks outside the band of scales the kernel takes as given: prescaled (query/scaling.py)
+        for m, tasks in scaling.groups(scaling.task_shifts(req, HA[8], HB[8]), n):
+            if tasks is None:
+                _convex_rows(HA, HB, req, out)
+                continue
+            scaling.check_range("penetration", (HA[8], HB[8]), m)
+            sub = np.empty((tasks.shape[0], 5))
+            _convex_rows(_scaled_packed(HA, m), _scaled_packed(HB, m), scaling.sub_request(req, tasks, m), sub)
+            sub[:, 0] = np.ldexp(sub[:, 0], m)
+            out[tasks] = sub
         hit = out[:, 0] > 0
         depth = np.where(hit, out[:, 0], 0.0)
         direction = np.where(hit[:, None], out[:, 1:4], np.nan)

@@ -24,7 +24,7 @@ from ..bvh import tree_for
 from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
 from ..kernels.traverse.descent import validate_poses
-from . import registry
+from . import registry, scaling
 from .engine import pose_error, run_chunks, thread_count
 from .registry import TOI_MAX_ITERATIONS, Request
 from .results import TimeOfImpact
@@ -50,8 +50,19 @@ def motion_parameters(T0: np.ndarray, T1: np.ndarray, motion: int) -> tuple[np.n
 
 
 def mesh_radius(mesh) -> float:
-    """Largest distance of a vertex from the mesh's origin (cached)."""
-    return mesh.cached(("origin-radius",), lambda: float(np.sqrt((mesh.triangles.reshape(-1, 3) ** 2).sum(1)).max()))
+    """Largest distance of a vertex from the mesh's origin (cached).
+
+    Computed on coordinates scaled by a power of two (exact) so that the
+    squares neither overflow nor underflow at any scale.
+    """
+
+    def build() -> float:
+        v = np.asarray(mesh.triangles).reshape(-1, 3)
+        big = float(np.abs(v).max()) if v.size else 0.0
+        e = math.frexp(big)[1] if big > 0.0 else 0
+        return math.ldexp(float(np.sqrt((np.ldexp(v, -e) ** 2).sum(1)).max()), e)
+
+    return mesh.cached(("origin-radius",), build)
 
 
 def time_of_impact(
@@ -177,49 +188,61 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     bv = a.options.bv
     ta = a._trees.get(bv) or tree_for(a, bv)
     tb = b._trees.get(bv) or tree_for(b, bv)
-    x, y = ta.arrays, tb.arrays
     out = np.empty((n, 12))
     stats = np.zeros((n, 2), np.int64)
     res = np.empty((n, 34))
-    res[:, :5] = (tol, TOI_SHRINK, min(int(max_iterations), 1 << 60), x.scale[0] + y.scale[0], ta.options.bv_code)
+    res[:, :5] = (tol, TOI_SHRINK, min(int(max_iterations), 1 << 60), 0.0, ta.options.bv_code)
     status = np.empty(n, np.int64)
     sa, ea, sb, eb, ia, ib = req.pa, req.pa_end, req.pb, req.pb_end, req.ia, req.ib
+    # lengths times 2**-m so that every scale runs in the kernel's band (query/scaling.py);
+    # the poses were validated (finite) in _request
+    size = float(ta.arrays.scale[0] + tb.arrays.scale[0])
+    reach = np.maximum.reduce([scaling.translation_extent(p)[i] for p, i in ((sa, ia), (ea, ia), (sb, ib), (eb, ib))])
+    shifts = scaling.extent_shifts(np.maximum(reach, size))
+    task_m = np.zeros(n, np.int64)
+    for m, tasks in scaling.groups(shifts, n):
+        if m:
+            scaling.check_range("time_of_impact", (float(ta.arrays.scale[0]), float(tb.arrays.scale[0])), m)
+            x, y = scaling.scaled_tree(a, ta, m), scaling.scaled_tree(b, tb, m)
+        else:
+            x, y = ta.arrays, tb.arrays
+        todo = np.arange(n) if tasks is None else tasks
+        task_m[todo] = m
+        res[todo, 0] = np.ldexp(tol, -m)
+        res[todo, 3] = x.scale[0] + y.scale[0]
 
-    def solve(lo: int, hi: int) -> None:
-        P = np.empty((4, 4, 4))
-        for k in range(lo, hi):
-            P[0], P[1], P[2], P[3] = sa[ia[k]], ea[ia[k]], sb[ib[k]], eb[ib[k]]
-            status[k] = toi_solve(
-                x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, P, code,
-                out[k : k + 1], stats[k : k + 1], res[k],
-            )  # fmt: skip
+        def solve(lo: int, hi: int, x=x, y=y, m=m, todo=todo) -> None:
+            P = np.empty((4, 4, 4))
+            for k in todo[lo:hi]:
+                P[0], P[1], P[2], P[3] = sa[ia[k]], ea[ia[k]], sb[ib[k]], eb[ib[k]]
+                Pm = scaling.scaled_poses(P, m) if m else P
+                status[k] = toi_solve(
+                    x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, Pm, code,
+                    out[k : k + 1], stats[k : k + 1], res[k],
+                )  # fmt: skip
+                if m:
+                    res[k, 2:34] = scaling.scaled_poses(res[k, 2:34].reshape(2, 4, 4), -m).ravel()
 
-    run_chunks(n, req.threads, solve)
+        run_chunks(todo.shape[0], req.threads, solve)
     bad = np.flatnonzero(status < 0)
     if bad.size:  # poses were validated up front; kept as the kernel's own guard
         i, e = divmod(int(-status[bad[0]] - 1), 16)
         raise pose_error(_POSE_NAMES[i], int(bad[0]), e, req.batched)
+    face_a, face_b = ta.arrays.face_ids, tb.arrays.face_ids
     hit = (status == TOI_HIT) | (status == TOI_CAP)
     ja, jb = out[:, 7].astype(np.int64), out[:, 8].astype(np.int64)
-    fa = np.where(hit & (ja >= 0), x.face_ids[np.maximum(ja, 0)], -1).astype(np.int64)
-    fb = np.where(hit & (jb >= 0), y.face_ids[np.maximum(jb, 0)], -1).astype(np.int64)
-    with np.errstate(invalid="ignore"):
-        d = np.where(np.isfinite(out[:, 0]), np.sqrt(out[:, 0]), math.inf)
+    fa = np.where(hit & (ja >= 0), face_a[np.maximum(ja, 0)], -1).astype(np.int64)
+    fb = np.where(hit & (jb >= 0), face_b[np.maximum(jb, 0)], -1).astype(np.int64)
+    with np.errstate(invalid="ignore"):  # out[:, 0]: the squared distance, prescaled
+        d = np.where(np.isfinite(out[:, 0]), np.ldexp(np.sqrt(out[:, 0]), task_m), math.inf)
     Ta, Tb = res[:, 2:18].reshape(n, 4, 4).copy(), res[:, 18:34].reshape(n, 4, 4).copy()
     iters, converged = res[:, 1].astype(np.int64), status != TOI_CAP
     if req.batched:
         return TimeOfImpact(hit, res[:, 0].copy(), Ta, Tb, fa, fb, d, iters, converged)
     return TimeOfImpact(
-        bool(hit[0]),
-        float(res[0, 0]),
-        Ta[0],
-        Tb[0],
-        int(fa[0]),
-        int(fb[0]),
-        float(d[0]),
-        int(iters[0]),
+        bool(hit[0]), float(res[0, 0]), Ta[0], Tb[0], int(fa[0]), int(fb[0]), float(d[0]), int(iters[0]),
         bool(converged[0]),
-    )
+    )  # fmt: skip
 
 
 register_mesh_query("time_of_impact", _toi_meshes)

@@ -38,6 +38,7 @@ from numba import njit, prange
 from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
 from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
+from ..core.scaling import OUT_OF_BAND, in_band
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_segment import tri_tri_segment
 from ..triangle.tri_tri import tri_tri_intersect_tuples
@@ -812,13 +813,16 @@ def distance_one(
     stats,
 ):
     """One pose pair: out[0] as _distance_chunk writes it. Returns 0, or a negative
-    pose error: -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error)."""
+    pose error: -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error),
+    or ``scaling.OUT_OF_BAND`` (nothing computed) when the pair must be prescaled."""
     ea = pose_error(Ta)
     if ea != 0:
         return -(1 + ea)
     eb = pose_error(Tb)
     if eb != 0:
         return -(11 + eb)
+    if not in_band(scale, Ta, Tb):
+        return OUT_OF_BAND
     n = _stack_rows(meta_a, meta_b)
     stack = np.empty((n, 2), np.int64)
     lbs = np.empty(n)

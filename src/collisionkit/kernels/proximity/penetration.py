@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..core.linalg import pose_error, relative_pose
+from ..core.scaling import OUT_OF_BAND, in_band
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -400,8 +401,9 @@ def depth_pruned(HA, HB, R, t, scratch):
 def penetration_one(HA, HB, Ta, Tb, u, error_rtol):
     """The per-call entry: (code, depth, error bound); the direction (world frame) into u (3,).
 
-    code 0, or a pose error: -(1 + code) for Ta, -(11 + code) for Tb
-    (linalg.pose_error). No overlap: depth 0 and a NaN direction. The error bound
+    code 0, a pose error: -(1 + code) for Ta, -(11 + code) for Tb
+    (linalg.pose_error), or ``scaling.OUT_OF_BAND`` (nothing computed) when the
+    pair must be prescaled (``query/scaling.py``). No overlap: depth 0 and a NaN direction. The error bound
     is ``error_rtol`` times the hulls' sizes plus each pose's largest translation.
     (PERF: returning a new array from a kernel costs ~0.9 us; the caller's costs 0.15.)
     """
@@ -411,6 +413,8 @@ def penetration_one(HA, HB, Ta, Tb, u, error_rtol):
     eb = pose_error(Tb)
     if eb != 0:
         return -(11 + eb), 0.0, 0.0
+    if not in_band(HA[8] + HB[8], Ta, Tb):
+        return OUT_OF_BAND, 0.0, 0.0
     R, t = relative_pose(Ta, Tb)
     scratch = np.empty(np.int64(HA[3] + HB[3] + EDGE_ROW * HB[2]))
     d, nx, ny, nz, _ = depth_pruned(HA, HB, R, t, scratch)
