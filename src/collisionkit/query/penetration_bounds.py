@@ -60,6 +60,7 @@ from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
 from ..kernels.proximity import penetration_bounds as kb
 from ..runtime import using_threads
+from .penetration import _fibonacci  # the same sphere directions as the sampled method
 from .results import Penetration
 
 #: Relative width to which each direction's separating length is bisected.
@@ -263,14 +264,6 @@ def _search(a, b, Ta, Tb, U, lower, rtol, best, threads):
 _CUBE = np.array(
     [(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)], float
 )
-
-
-def _fibonacci(n: int) -> np.ndarray:
-    i = np.arange(n) + 0.5
-    z = 1 - 2 * i / n
-    r = np.sqrt(1 - z * z)
-    phi = math.pi * (1 + 5**0.5) * i
-    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
 
 
 def _cone(u: np.ndarray, angle: float, n: int, rng: np.random.Generator) -> np.ndarray:
