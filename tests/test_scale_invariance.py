@@ -221,6 +221,25 @@ def test_time_of_impact_t_is_scale_free():
         assert np.array_equal(r.pose_b, sp(ref.pose_b, k))
 
 
+def test_batched_time_of_impact_prescales_each_motion_for_itself():
+    """A batch mixing scales (issue 14 step 5 x issue 18 item 4): motions at 2**k apart are
+    grouped by prescaling exponent and answer exactly as one call each."""
+    starts = (pose(0.0, [0, 0, 1], [4.0, 0.5, 0.0]), pose(0.0, [0, 0, 1], [-4.0, 0.25, 0.0]))
+    ks = (0, 70, -80, 300, 0)
+    a, b = scaled(BALL, 5), scaled(TORUS, 5)
+    sa = np.stack([sp(PA, k) for k in ks])
+    sb, eb = np.stack([sp(starts[0], k) for k in ks]), np.stack([sp(starts[1], k) for k in ks])
+    batch = ck.time_of_impact(a, b, sa, sa, sb, eb, motion="screw")
+    assert batch.t.shape == (len(ks),)
+    for i in range(len(ks)):
+        one = ck.time_of_impact(a, b, sa[i], sa[i], sb[i], eb[i], motion="screw")
+        assert (one.hit, one.t, one.iterations, one.face_a, one.face_b) == (
+            bool(batch.hit[i]), float(batch.t[i]), int(batch.iterations[i]), int(batch.face_a[i]), int(batch.face_b[i]),
+        )  # fmt: skip
+        assert one.distance == batch.distance[i] and np.array_equal(one.pose_b, batch.pose_b[i])
+    assert batch.hit[0] and batch.t[0] == batch.t[4]
+
+
 def test_missed_time_of_impact_at_1e_200_does_not_raise():
     """Regression (issue 18): ZeroDivisionError (squared distances underflowed to 0)."""
     box = ck.primitives.box_mesh([1e-200, 1e-200, 1e-200])
