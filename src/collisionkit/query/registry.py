@@ -88,10 +88,6 @@ class Request(NamedTuple):
     pa_end: NDArray[np.float64] | None = None
     pb_end: NDArray[np.float64] | None = None
 
-    def set_options(self) -> list[str]:
-        """The options of this request whose value is not the query's default."""
-        return set_options(self.query, self.options)
-
 
 def _is_default(value: Any, default: Any) -> bool:
     if value is default:

@@ -142,24 +142,17 @@ def check_configurations(
     A configuration stops costing work once one pair is found in it;
     ``check_detail`` tests every pair in every configuration instead.
     """
-    single, res = _run_checks(robot, q, world, base, self_collision, allowed, ignore, threads, detail=False)
+    single, res = _run_checks(
+        robot, q, world, base=base, self_collision=self_collision, allowed=allowed, ignore=ignore,
+        threads=threads, detail=False,
+    )  # fmt: skip
     return bool(res.colliding[0]) if single else res.colliding
 
 
-def check_detail(
-    robot: Any,
-    q: ArrayLike,
-    world: Any = None,
-    *,
-    base: ArrayLike | None = None,
-    self_collision: bool = True,
-    allowed: Iterable[tuple[str, str]] = (),
-    ignore: tuple[str, ...] | list[str] = (),
-    threads: int | None = None,
-) -> RobotCheck:
+def check_detail(robot: Any, q: ArrayLike, world: Any = None, **options: Any) -> RobotCheck:
     """Per-link, per-object and per-link-pair results of ``check_configurations``
-    (same parameters; every pair is tested in every configuration: slower)."""
-    single, res = _run_checks(robot, q, world, base, self_collision, allowed, ignore, threads, detail=True)
+    (same keyword options; every pair is tested in every configuration: slower)."""
+    single, res = _run_checks(robot, q, world, detail=True, **options)
     if not single:
         return res
     return RobotCheck(
@@ -168,7 +161,11 @@ def check_detail(
     )  # fmt: skip
 
 
-def _run_checks(robot, q, world, base, self_collision, allowed, ignore, threads, detail: bool) -> tuple[bool, RobotCheck]:
+def _run_checks(
+    robot: Any, q: ArrayLike, world: Any, *, base: ArrayLike | None = None, self_collision: bool = True,
+    allowed: Iterable[tuple[str, str]] = (), ignore: tuple[str, ...] | list[str] = (), threads: int | None = None,
+    detail: bool,
+) -> tuple[bool, RobotCheck]:
     """(whether q was one configuration, the (N,)-shaped RobotCheck)."""
     allowed = robot.link_pairs(allowed, "allowed")  # validated first, even without self-collision
     pairs = self_collision_pairs(robot, allowed=allowed) if self_collision else []
