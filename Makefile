@@ -8,17 +8,17 @@ BENCH_STAMP := $(VENV)/.installed-bench
 # collisionkit._numba.cache_dir() ($COLLISIONKIT_CACHE_DIR, else ~/.cache/collisionkit/numba,
 # then /<hash of the kernel sources and numba version>). `make demo` prints it.
 
-.PHONY: demo warmup test test-slow bench bench-docs lint clean
+.PHONY: demo warmup wheel test test-slow bench bench-docs lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test,dev]"
 	touch $@
 
-$(BENCH_STAMP): pyproject.toml | $(STAMP)
+$(BENCH_STAMP): pyproject.toml setup.py | $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	touch $@
 
@@ -27,6 +27,12 @@ demo: $(STAMP)
 
 warmup: $(STAMP)
 	$(BIN)/python -m collisionkit warmup
+
+# A platform wheel with every kernel precompiled for this platform's baseline CPU, in
+# dist/ (about 10 minutes on 2 cores; collisionkit/_shipped.py says how it is found).
+wheel: $(STAMP)
+	$(BIN)/python -m collisionkit warmup --ship build/compiled --ship-cache build/ship-cache
+	COLLISIONKIT_SHIP_DIR=$(CURDIR)/build/compiled $(BIN)/python -m pip wheel --quiet --no-deps -w dist .
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -9,7 +9,10 @@ Two things must happen before the first ``@njit`` decorator runs:
   an activated venv and the CLI: ``$COLLISIONKIT_CACHE_DIR`` if set, else
   ``$NUMBA_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME`` (``~/.cache``)
   ``/collisionkit/numba``, always followed by ``/<hash>``, a hash of every file
-  of ``collisionkit/kernels``, ``constants.py`` and the numba version. When
+  of ``collisionkit/kernels``, ``constants.py`` and the numba version (inside
+  it, each kernel folder at ``kernels/<group>``, not keyed by the install path,
+  so two venvs share it; a platform wheel's precompiled kernels are read first:
+  ``_shipped``). When
   that folder is not writable, a temporary folder is used with a one-line
   warning (numba would otherwise fall back to ``__pycache__`` inside
   site-packages). numba writes every cache file through a temporary file and
@@ -131,12 +134,15 @@ def announce_compile(what: str, seconds_estimate: float) -> None:
     if what in _announced:
         return
     _announced.add(what)
+    from ._shipped import status
+
     log.info(
         "collisionkit: compiling %s kernels (first use with this cache; about %d s on 2 cores; "
-        "cached in %s; `collisionkit warmup` compiles everything up front)",
+        "cached in %s; `collisionkit warmup` compiles everything up front; %s)",
         what,
         seconds_estimate,
         cache_dir(),
+        status(),
     )
 
 
@@ -231,7 +237,10 @@ def configure() -> None:
     """
     import numba
 
+    from . import _shipped
+
     numba.config.CACHE_DIR = str(cache_dir())
+    _shipped.install()  # our kernels: install-path-free cache folders, shipped code first
     _lock_cache_writes()
     _install_compile_listener()
     if _preload_tbb():

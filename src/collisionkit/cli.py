@@ -195,6 +195,16 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     unknown = sorted(set(groups or ()) - set(GROUPS))
     if unknown:
         raise CliError(f"--group: unknown group {unknown[0]!r}; choose from {', '.join(GROUPS)}")
+    if getattr(args, "ship", None):
+        from ._shipped import build
+
+        cache = Path(args.ship_cache) if args.ship_cache else None
+        m = build(Path(args.ship), jobs=args.jobs, groups=groups, cache=cache)
+        print(
+            f"wrote {args.ship}: {m['files']} files, {m['bytes'] / 1e6:.1f} MB; kernels {m['kernel_hash']}, "
+            f"numba {m['numba']}, {m['magic_tuple'][0]}, cpu {m['magic_tuple'][1]}; {m['build_seconds']} s"
+        )
+        return EXIT_CLEAR
     records = run(groups, jobs=args.jobs)
     if getattr(args, "json", False):
         print(json.dumps(records, indent=2))
@@ -623,6 +633,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=positive_int, default=2, help="processes at once (default 2)")
     p.add_argument("--group", action="append", metavar="NAME", help="only this query group (repeatable)")
     p.add_argument("--json", action="store_true", help="also print the records as JSON")
+    p.add_argument("--ship", metavar="DIR", default=None,
+                   help="instead compile for this platform's baseline CPU into DIR, with a manifest: "
+                   "the precompiled kernels a platform wheel ships (make wheel)")  # fmt: skip
+    p.add_argument("--ship-cache", metavar="DIR", default=None,
+                   help="with --ship: a compile cache kept between builds (default a new temporary one)")  # fmt: skip
     p.set_defaults(func=cmd_warmup)
 
     pose_help = (

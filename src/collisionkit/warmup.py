@@ -55,21 +55,46 @@ def _distance() -> None:
 
     a, b, T, poses = _meshes()
     distance(a, b, None, T)
-    distance(a, b, None, poses[:8], threads=1)
+    for threads in (1, None):
+        distance(a, b, None, poses, threads=threads)
 
 
 def _penetration() -> None:
+    from .geometry.primitives import torus_mesh
     from .query.penetration import penetration
 
-    a, b, T, _ = _meshes()
-    penetration(a, b, None, T)
+    a, b, T, poses = _meshes()
+    ring = torus_mesh(1.0, 0.3)  # closed and not convex: the "bounds" method
+    for x, y in ((a, b), (ring, ring)):
+        penetration(x, y, None, T)
+        for threads in (1, None):
+            penetration(x, y, None, poses[:8], threads=threads)
+    penetration(ring, ring, None, T, refine=True)
+    penetration(ring, ring, None, T, method="sampled")
 
 
 def _classify() -> None:
     from .query.classify import classify
 
-    a, b, T, _ = _meshes()
+    a, b, T, poses = _meshes()
     classify(a, b, None, T)
+    for threads in (1, None):
+        classify(a, b, None, poses, threads=threads)
+
+
+def _strategies() -> None:
+    from .convex import Box
+    from .query.bfs import BFS
+    from .query.pair import contacts, intersects
+
+    a, b, T, poses = _meshes()
+    for strategy in ("oaabb", "bfs", BFS(parallel=True)):
+        for p in (T, poses):
+            intersects(a, b, None, p, strategy=strategy)
+            contacts(a, b, None, p, strategy=strategy)
+    box = Box([1.0, 1.0, 1.0])
+    for p in (T, poses):
+        intersects(box, box, None, p, strategy="double-box")
 
 
 def _time_of_impact() -> None:
@@ -94,6 +119,33 @@ def _world() -> None:
     w.colliding_pairs()
 
 
+_ARM_URDF = """<robot name="warmup"><link name="base"><collision><geometry><box size="0.2 0.2 0.1"/></geometry>
+</collision></link><link name="arm"><collision><origin xyz="0 0 0.3"/><geometry><cylinder radius="0.05" length="0.5"/>
+</geometry></collision></link><joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+<axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>"""
+
+
+def _robot() -> None:
+    import tempfile
+    from pathlib import Path
+
+    from .convex import Box
+    from .geometry.transforms import translation
+    from .robot import Robot
+    from .world import World
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "warmup.urdf"
+        path.write_text(_ARM_URDF)
+        robot = Robot.load(path)
+    w = World()
+    w.add("wall", Box([0.1, 1.0, 1.0]), translation([0.3, 0.0, 0.3]))
+    q = np.linspace(-1.5, 1.5, 4 * PARALLEL_MIN_POSES)[:, None]
+    robot.check(q[0], w)
+    for threads in (1, None):
+        robot.check(q, w, self_collision=True, threads=threads)
+
+
 #: Query groups, in the order they are started: the longest (distance) beside the
 #: collision kernels first; time of impact, which calls the distance kernels, late, so
 #: it mostly loads what distance compiled rather than compiling it a second time.
@@ -105,6 +157,8 @@ GROUPS: dict[str, Callable[[], None]] = {
     "world": _world,
     "penetration": _penetration,
     "time_of_impact": _time_of_impact,
+    "robot": _robot,
+    "strategies": _strategies,
 }
 
 
