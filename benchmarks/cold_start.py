@@ -194,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--wheel", type=Path, default=None, help="a built platform wheel (default: dist/ or make wheel)")
     p.add_argument("--jit", action="store_true", help="also time the rows with the shipped code turned off (slow)")
     p.add_argument("--only", default=None, help="comma-separated rows (default all)")
+    p.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/cold_start.md")
     args = p.parse_args(argv)
     if args.wheel:
         os.environ["COLLISIONKIT_WHEEL"] = str(args.wheel)
@@ -207,16 +208,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.jit:
             sets.append(("JIT", first_calls(python, Path(tmp) / "work-jit", jit=True, rows=rows)))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    print(f"\ncommit {commit.strip()}, kernels {_wheel_hash(wheel)}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    provenance = (
+        f"Provenance: commit {commit.strip()}, kernel-source hash `{_wheel_hash(wheel)}`, date "
+        f"{time.strftime('%Y-%m-%d')}, command `python -m benchmarks.cold_start`, {os.cpu_count()} cores, "
+        f"Python {sys.version.split()[0]}, wheel {wheel.name} ({wheel.stat().st_size / 1e6:.1f} MB)."
+    )
+    print("\n" + provenance)
     failed = False
+    report = ["# Cold start: first answers from a fresh install", "", provenance, ""]
     for label, results in sets:
         print("\n".join(["", *_table(results, label)]))
+        report += [*_table(results, label), ""]
         for row, r in results.items():
             if not r["ok"]:
                 failed = True
                 print(f"{row}: failed: {r.get('error', '')}")
             elif label == "shipped" and r["cache_misses"]:
                 print(f"{row}: compiled {r['cache_misses']}")
+    if not args.no_write and not failed:
+        (ROOT / "benchmarks" / "results" / "cold_start.md").write_text("\n".join(report), encoding="utf-8")
     return 1 if failed else 0
 
 
