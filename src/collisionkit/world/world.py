@@ -645,7 +645,7 @@ class World:
                     si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
                     c = pair_contacts(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj], max_pairs=max_pairs)
                     counts[r] = len(c)
-                    truncated[r] = bool(c.truncated[0]) if c.n_poses else False
+                    truncated[r] = c.truncated  # one pose pair: a bool
                     fa_parts[r] = np.asarray(c.face_a, _I64)
                     fb_parts[r] = np.asarray(c.face_b, _I64)
         keep = counts > 0
