@@ -58,7 +58,8 @@ class World:
         Threads for the narrow phase of many pairs (default: all cores).
     **options
         Broad-phase options: ``cell_size`` and ``max_per_object`` (grid,
-        hash), ``margin`` (tree: fat boxes grown by margin x extent).
+        hash; a length), ``rel_margin`` (tree: fat boxes grown by rel_margin x
+        the object's extent; a fraction, not a length).
 
     Objects are kept in insertion order: index ``i`` of every array argument
     and result is the i-th live object (``names[i]``); removing an object
