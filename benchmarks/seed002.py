@@ -346,9 +346,9 @@ def main(argv: list[str] | None = None) -> dict:
             a = objs[i].hybrid if hyb else objs[i].mesh
             b = objs[j].hybrid if hyb else objs[j].mesh
             st = ck.query_stats(a, b, poses[s, i], poses[s, j], strategy=strat, threads=1)
-            bv += int(st.bv_tests[0])
-            tri += int(st.tri_tests[0])
-            pairs += int(st.node_pairs[0])
+            bv += st.bv_tests
+            tri += st.tri_tests
+            pairs += st.node_pairs
         counters[name] = {"bv_tests": bv, "tri_tests": tri, "node_pairs": pairs, "queries": len(sub)}
 
     # BCDA on a uniform sample of the queries

@@ -238,5 +238,7 @@ def test_unknown_broadphase_and_options():
         ck.World("sap", cell_size=1.0)
     with pytest.raises(ValueError, match="cell_size"):
         ck.World("grid", cell_size=-1.0)
-    with pytest.raises(ValueError, match="margin"):
-        ck.World("tree", margin=float("nan"))
+    with pytest.raises(ValueError, match="rel_margin"):
+        ck.World("tree", rel_margin=float("nan"))
+    with pytest.raises(ValueError, match="does not take"):  # renamed: a fraction, not a length
+        ck.World("tree", margin=0.2)

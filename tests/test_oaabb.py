@@ -251,4 +251,4 @@ def test_node_visits_not_double_counted_by_overflow_reruns():
     nv = ck.node_visits(a, a, None, T, mode="all")
     assert nv.visits_b.max() == 1  # b's trees are walked once per pose
     s = ck.query_stats(a, a, None, T, mode="all", strategy="oaabb")
-    assert nv.visits_a.sum() + nv.visits_b.sum() == s.node_pairs.sum()
+    assert nv.visits_a.sum() + nv.visits_b.sum() == s.node_pairs  # one pose: an int

@@ -115,7 +115,7 @@ def test_against_coal_epa(pair):
 def _separates(a, b, Ta, Tb, p, extra=1e-6):
     T = Tb.copy()
     T[:3, 3] += (p.depth * (1 + extra) + 1e-9) * p.direction
-    return not ck.intersects(a, b, Ta, T) and ck.classify(a, b, Ta, T).labels[0] in ("disjoint", "touching")
+    return not ck.intersects(a, b, Ta, T) and ck.classify(a, b, Ta, T).labels in ("disjoint", "touching")
 
 
 def test_sampled_on_non_convex_separates():

@@ -32,7 +32,7 @@ def _moved(Tb, p, scale=1.0):
 
 def _apart(a, b, Ta, Tb):
     """Closed solids disjoint: surfaces apart and neither inside the other."""
-    return not ck.intersects(a, b, Ta, Tb) and ck.classify(a, b, Ta, Tb).labels[0] == "disjoint"
+    return not ck.intersects(a, b, Ta, Tb) and ck.classify(a, b, Ta, Tb).labels == "disjoint"
 
 
 def _check(a, b, Ta, Tb, want=None, tight=False, **kw):
@@ -87,7 +87,7 @@ def test_box_inside_box():
     vertex (0.1, 0.1, 0.1) is 0.9 below the big box's faces."""
     big = ck.primitives.box_mesh([2.0, 2.0, 2.0])
     small = ck.primitives.box_mesh([0.2, 0.2, 0.2])
-    assert ck.classify(big, small).labels[0] == "contained"
+    assert ck.classify(big, small).labels == "contained"
     p = _check(big, small, None, np.eye(4), want=1.1, tight=True)
     assert p.depth_lower == pytest.approx(0.9, abs=1e-9)
     assert p.depth_upper <= 1.1 * (1 + 2 * RTOL)
@@ -195,7 +195,7 @@ def test_gears_bracket_and_brute_lower(shift):
     bound equals the brute-force deepest vertex, and the upper bound separates."""
     Ta = ck.rotation([0, 0, 1], 0.1)
     Tb = ck.translation(shift) @ ck.rotation([0, 0, 1], 0.05)
-    assert ck.classify(GEAR_A, GEAR_B, Ta, Tb).labels[0] == "penetrating"
+    assert ck.classify(GEAR_A, GEAR_B, Ta, Tb).labels == "penetrating"
     p = _check(GEAR_A, GEAR_B, Ta, Tb)
     assert p.depth_lower > 0
     assert p.depth_lower == pytest.approx(_brute_lower(GEAR_A, GEAR_B, Ta, Tb), abs=1e-9)

@@ -261,13 +261,13 @@ def cmd_contacts(args: argparse.Namespace) -> int:
     c = contacts(a, b, pa, pb, max_pairs=args.max_pairs)
     rows = np.stack([c.pose_index, c.face_a, c.face_b], axis=1)
     data = {
-        "a": args.a, "b": args.b, "counts": c.counts, "truncated": c.truncated,
+        "a": args.a, "b": args.b, "counts": np.atleast_1d(c.counts), "truncated": np.atleast_1d(c.truncated),
         "pairs": [{"pose": int(p), "face_a": int(fa), "face_b": int(fb)} for p, fa, fb in rows],
     }  # fmt: skip
 
     def text() -> str:
         head = f"{args.a} vs {args.b}: {len(c)} intersecting triangle pairs"
-        if c.truncated.any():
+        if np.any(c.truncated):
             head += f" (capped at {args.max_pairs} per pose)"
         shown = rows[: args.show]
         body = table([list(r) for r in shown], ["pose", "face_a", "face_b"]) if len(shown) else ""
@@ -316,10 +316,11 @@ def penetration_rows(p: Any, hit: np.ndarray) -> list[dict[str, Any]]:
 
 def classify_rows(c: Any) -> list[dict[str, Any]]:
     """Per-pose records of a ``ck.classify`` result."""
-    labels, dist = np.asarray(c.labels), np.asarray(c.distance, dtype=np.float64)
+    labels, dist = np.atleast_1d(c.labels), np.atleast_1d(np.asarray(c.distance, dtype=np.float64))
+    a_in_b, b_in_a = np.atleast_1d(c.a_inside_b), np.atleast_1d(c.b_inside_a)
     return [
-        {"pose": k, "label": str(labels[k]), "distance": float(dist[k]), "a_inside_b": bool(c.a_inside_b[k]),
-         "b_inside_a": bool(c.b_inside_a[k])}
+        {"pose": k, "label": str(labels[k]), "distance": float(dist[k]), "a_inside_b": bool(a_in_b[k]),
+         "b_inside_a": bool(b_in_a[k])}
         for k in range(labels.size)
     ]  # fmt: skip
 

@@ -54,6 +54,7 @@ from .contact_geometry import writable_triangles
 from .distance import mesh_distance_rows
 from .engine import prepare
 from .pair import contacts
+from .pose_form import record
 from .registry import Request
 from .results import Classification
 from .shapes import register_mesh_query
@@ -156,21 +157,30 @@ def classify(
         against another convex shape raises ``UnsupportedQueryError``).
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
     tolerance : float
-        Surfaces closer than this (and not overlapping) are "touching"; >= 0.
+        Contact distance, an absolute length in the shapes' own units (the
+        one meaning of ``tolerance`` in collisionkit, README "Tolerance"):
+        surfaces at most this far apart, and not overlapping, are "touching";
+        >= 0, default 0 (touching = sharing points). It does not scale with
+        the shapes and does not forgive penetration.
+    threads : int, optional
+        Threads for a batch (default: all cores).
 
     Returns
     -------
     Classification
-        ``codes`` (N,) int8 into ``names``, ``labels`` (N,) str, the
-        ``distance`` of each pose pair, and which mesh is inside the other
-        (``a_inside_b``, ``b_inside_a``; only when the surfaces are apart).
+        ``codes`` into ``names``, ``labels``, the ``distance`` of each pose
+        pair, and which mesh is inside the other (``a_inside_b``,
+        ``b_inside_a``; only when the surfaces are apart): an int, a str, a
+        float and bools for two (4, 4) poses, (N,) arrays for a batch.
 
     Examples
     --------
     >>> import collisionkit as ck
     >>> big, small = ck.primitives.box_mesh([4, 4, 4]), ck.primitives.box_mesh([1, 1, 1])
-    >>> ck.classify(big, small).labels.tolist()
-    ['contained']
+    >>> ck.classify(big, small).labels
+    'contained'
+    >>> ck.classify(small, small, None, ck.translation([1.25, 0, 0]), tolerance=0.5).labels
+    'touching'
     """
     try:
         tol = float(tolerance)
@@ -229,7 +239,7 @@ def _classify_meshes(req: Request) -> Classification:
             wb = _winding(a, sub_a[k : k + 1].copy(), sub_b[k : k + 1].copy(), pts_b, one, one)
             if (wa > WITNESS_INSIDE).any() or (wb > WITNESS_INSIDE).any():
                 codes[met[k]] = PENETRATING
-    return Classification(codes, dist, a_in_b, b_in_a)
+    return record(Classification, req.batched, codes=codes, distance=dist, a_inside_b=a_in_b, b_inside_a=b_in_a)
 
 
 register_mesh_query("classify", _classify_meshes)

@@ -53,8 +53,9 @@ def contact_geometry(
     Returns
     -------
     ContactGeometry
-        The ``Contacts`` rows plus ``segments`` (M, 2, 3), ``points`` (M, 3),
-        ``normals`` (M, 3) and ``kinds`` (M,); always a record.
+        The ``Contacts`` record (per-pose ``counts`` and ``truncated`` in the
+        caller's form) plus the per-row ``segments`` (M, 2, 3), ``points``
+        (M, 3), ``normals`` (M, 3) and ``kinds`` (M,).
 
     Examples
     --------
@@ -94,14 +95,7 @@ def add_geometry(a: Any, b: Any, pose_a: Any, pose_b: Any, c: Contacts) -> Conta
             np.ascontiguousarray(c.face_a), np.ascontiguousarray(c.face_b), seg, normal, kinds,
         )  # fmt: skip
     points = 0.5 * (seg[:, 0] + seg[:, 1])
+    # the rows and per-pose fields of c, already in the caller's form (frozen: shared)
     return ContactGeometry(
-        c.pose_index.copy(),
-        c.face_a.copy(),
-        c.face_b.copy(),
-        c.counts.copy(),
-        c.truncated.copy(),
-        seg,
-        points,
-        normal,
-        kinds.astype(np.int8),
+        c.pose_index, c.face_a, c.face_b, c.counts, c.truncated, seg, points, normal, kinds.astype(np.int8)
     )

@@ -32,6 +32,7 @@ from ..kernels.proximity import gjk as kg
 from ..runtime import using_threads
 from ..strategies import BVH
 from . import engine, registry, scaling
+from .pose_form import in_form, per_pose, record
 from .registry import Request
 
 
@@ -128,9 +129,19 @@ class GJK:
 
 
 def _convex_convex(req: Request) -> engine.BatchResult:
+    """Two convex shapes: GJK for "bvh" (the default) and for "gjk", the double hierarchy for
+    "double-box"; the mesh strategies ("bfs", "oaabb") are refused by name."""
+    from .double_box import DoubleBox  # NOTE: double_box imports this module's helpers at call time
+
     strat = req.strategy
     if isinstance(strat, BVH):
         strat = _GJK
+    if not isinstance(strat, (GJK, DoubleBox)):
+        raise UnsupportedOptionError(
+            f"{req.query} on {type(req.a).__name__} and {type(req.b).__name__}: option "
+            f"strategy={req.options.get('strategy')!r} walks triangle meshes and is not supported here "
+            "(convex pairs take 'gjk', the default, 'double-box' or a BVH record)"
+        )
     return strat.run(req)
 
 
@@ -197,9 +208,7 @@ def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
     Ta = req.pa[req.ia]
     pa = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 0:3]) + Ta[:, :3, 3]
     pb = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 3:6]) + Ta[:, :3, 3]
-    if not req.batched:
-        return float(dist[0]), pa[0], pb[0]
-    return dist, pa, pb
+    return per_pose(dist, req.batched), per_pose(pa, req.batched), per_pose(pb, req.batched)
 
 
 # -- distance and penetration for convex shapes (registered with the issue-7 queries) ------
@@ -222,11 +231,10 @@ def _distance_convex_convex(req: Request):
     pa[far] = np.nan
     pb[far] = np.nan
     faces = np.full(req.n, -1, np.int64)
-    work = np.ascontiguousarray(stats[:, 0])
-    zero = np.zeros(req.n, np.int64)
-    if req.batched:
-        return Distance(dist, pa, pb, faces, faces.copy(), work, zero)
-    return Distance(float(dist[0]), pa[0], pb[0], -1, -1, work, zero)
+    return record(
+        Distance, req.batched, distance=dist, point_a=pa, point_b=pb, face_a=faces, face_b=faces.copy(),
+        node_pairs=np.ascontiguousarray(stats[:, 0]), tri_pairs=np.zeros(req.n, np.int64),
+    )  # fmt: skip
 
 
 def _distance_with_mesh(req: Request):
@@ -246,12 +254,7 @@ def _distance_with_mesh(req: Request):
     if inside.any():
         dist = np.where(inside, 0.0, d.distance)
         d = replace(d, distance=dist)
-    if req.batched:
-        return d
-    return replace(
-        d, distance=float(d.distance[0]), point_a=d.point_a[0], point_b=d.point_b[0],
-        face_a=int(d.face_a[0]), face_b=int(d.face_b[0]),
-    )  # fmt: skip
+    return in_form(d, req.batched)
 
 
 def _penetration_convex(req: Request):
@@ -265,18 +268,10 @@ def _penetration_convex(req: Request):
     a, b = req.a, req.b
     ma = a.mesh if isinstance(a, ConvexShape) else a
     mb = b.mesh if isinstance(b, ConvexShape) else b
-    p = penetration(ma, mb, req.pa[req.ia], req.pb[req.ib], **req.options)
-    if not req.batched:
-        p = replace(
-            p, depth=float(p.depth[0]), direction=p.direction[0], exact=bool(p.exact[0]),
-            error_bound=float(p.error_bound[0]), method=str(p.method[0]),
-            depth_lower=float(p.depth_lower[0]), depth_upper=float(p.depth_upper[0]),
-        )  # fmt: skip
-    smooth = any(isinstance(s, (Sphere, Capsule, Cylinder)) for s in (a, b))
-    if smooth:
-        exact = np.zeros_like(np.asarray(p.exact)) if np.ndim(p.exact) else False
-        p = replace(p, exact=exact)
-    return p
+    p = penetration(ma, mb, req.pa[req.ia], req.pb[req.ib], **req.options)  # batch form
+    if any(isinstance(s, (Sphere, Capsule, Cylinder)) for s in (a, b)):
+        p = replace(p, exact=np.zeros_like(p.exact))
+    return in_form(p, req.batched)
 
 
 _DISTANCE = registry.QUERY_OPTIONS["distance"]

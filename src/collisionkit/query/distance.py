@@ -24,6 +24,7 @@ from ..runtime import using_threads
 from . import registry, scaling
 from .engine import pose_error, prepare, thread_count, trees
 from .pair import _single_pose
+from .pose_form import record
 from .registry import Request
 from .results import Distance
 
@@ -65,8 +66,8 @@ def distance(
     Returns
     -------
     Distance
-        Scalars for two (4, 4) poses, arrays over the batch otherwise.
-        ``distance`` is 0.0 exactly when the meshes intersect (same exact
+        Per pose: Python scalars and (3,) points for two (4, 4) poses, (N,)
+        and (N, 3) arrays for a batch. ``distance`` is 0.0 exactly when the meshes intersect (same exact
         test as ``intersects``), else the float64 distance between the
         reported closest points ``point_a``, ``point_b`` (world frame) of
         faces ``face_a``, ``face_b``.
@@ -121,8 +122,7 @@ def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float
     if r < 0:
         side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
         raise pose_error(side, 0, code, False)
-    row = out[0]
-    return Distance(float(row[0]), row[1:4], row[4:7], int(row[7]), int(row[8]), stats[:, 0], stats[:, 1])
+    return _record(out, stats, False)
 
 
 def mesh_distance_rows(req: Request, upper: float, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -178,16 +178,19 @@ def _run_rows(req, x, y, bv_code, upper, seeds, out, stats) -> None:
 
 
 def _record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distance:
-    d = np.ascontiguousarray(out[:, 0])
-    pa = np.ascontiguousarray(out[:, 1:4])
-    pb = np.ascontiguousarray(out[:, 4:7])
-    fa = out[:, 7].astype(np.int64)
-    fb = out[:, 8].astype(np.int64)
-    npairs = np.ascontiguousarray(stats[:, 0])
-    ntri = np.ascontiguousarray(stats[:, 1])
-    if batched:
-        return Distance(d, pa, pb, fa, fb, npairs, ntri)
-    return Distance(float(d[0]), pa[0], pb[0], int(fa[0]), int(fb[0]), npairs, ntri)
+    """The Distance record of kernel rows ``out`` (N, 12) and ``stats`` (N, 2), in the caller's form."""
+    col = np.ascontiguousarray if batched else np.asarray  # PERF: one pose: views, row 0 is taken
+    faces = out[:, 7:9].astype(np.int64).T
+    return record(
+        Distance, batched,
+        distance=col(out[:, 0]),
+        point_a=col(out[:, 1:4]),
+        point_b=col(out[:, 4:7]),
+        face_a=col(faces[0]),
+        face_b=col(faces[1]),
+        node_pairs=col(stats[:, 0]),
+        tri_pairs=col(stats[:, 1]),
+    )  # fmt: skip
 
 
 registry.register("distance", Mesh, Mesh, _distance_meshes, honours=registry.QUERY_OPTIONS["distance"])

@@ -19,7 +19,7 @@ triangle of b): the seed's table 2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,6 +34,7 @@ from ..constants import (
     PARALLEL_MIN_POSES,
     TRI_TEST_GUIGUE,
 )
+from ..errors import UnsupportedOptionError
 from ..geometry.mesh import Mesh
 from ..kernels.build.rtree import RT_FACES, RT_SURFACES
 from ..kernels.core.layout import N_STATS
@@ -41,8 +42,11 @@ from ..kernels.traverse import oaabb as ko
 from ..runtime import using_threads
 from ..strategies import Strategy, register, resolve
 from . import registry
+from .convex import GJK
+from .double_box import DoubleBox
 from .engine import BatchResult, check_mesh, prepare
 from .pair import contacts
+from .pose_form import in_form, record
 from .registry import Request
 from .results import Contacts, _freeze
 from .shapes import register_mesh_query
@@ -190,17 +194,20 @@ class SurfaceContacts:
     pose_index, surface_a, surface_b : (M,) int64
         One row per intersecting surface pair, surface labels as in
         ``mesh.surfaces``, sorted by (pose_index, surface_a, surface_b), each once.
-    counts : (N,) int64
-        Surface pairs per pose (at most 1 with ``mode="first"``).
+    counts : int or (N,) int64
+        Surface pairs per pose (at most 1 with ``mode="first"``): an int for
+        two (4, 4) poses, an (N,) array for a batch.
     triangles : Contacts or None
         With ``triangles=True``: the triangle pairs behind them (all of them for
-        ``mode="all"``, the one found for ``mode="first"``).
+        ``mode="all"``, the one found for ``mode="first"``), in the same form.
     """
+
+    PER_POSE: ClassVar[tuple[str, ...]] = ("counts",)
 
     pose_index: NDArray[np.int64]
     surface_a: NDArray[np.int64]
     surface_b: NDArray[np.int64]
-    counts: NDArray[np.int64]
+    counts: int | NDArray[np.int64]
     triangles: Contacts | None = None
 
     def __post_init__(self) -> None:
@@ -211,18 +218,21 @@ class SurfaceContacts:
 
     @property
     def n_poses(self) -> int:
-        return int(self.counts.shape[0])
+        """N (1 for a single pose)."""
+        return int(np.size(self.counts))
 
     @property
-    def colliding(self) -> NDArray[np.bool_]:
+    def colliding(self) -> bool | NDArray[np.bool_]:
+        """bool or (N,) bool: the poses with at least one surface pair."""
         return self.counts > 0
 
     def pairs(self, pose: int = 0) -> NDArray[np.int64]:
         """(k, 2) int64 (surface_a, surface_b) rows of one pose."""
         if not 0 <= pose < self.n_poses:
             raise IndexError(f"pose {pose} out of range for {self.n_poses} poses")
-        start = int(self.counts[:pose].sum())
-        stop = start + int(self.counts[pose])
+        counts = np.atleast_1d(self.counts)
+        start = int(counts[:pose].sum())
+        stop = start + int(counts[pose])
         return np.stack([self.surface_a[start:stop], self.surface_b[start:stop]], axis=1)
 
     def __repr__(self) -> str:
@@ -272,12 +282,17 @@ def surface_contacts(
     triangles : bool
         Also return the triangle pairs (``SurfaceContacts.triangles``).
     strategy : str or strategy record
-        Default "oaabb" (the seed's method); "bvh" or any registered strategy.
+        Default "oaabb" (the seed's method); "bvh", "bfs" or their records:
+        every shape is walked as its triangle surface (a convex shape's
+        ``.mesh``), so the convex strategies "gjk" and "double-box" raise
+        ``UnsupportedOptionError``.
     threads : int, optional
 
     Returns
     -------
-    SurfaceContacts (always a record, also for one pose).
+    SurfaceContacts
+        Rows (M,) with ``pose_index`` in both forms; ``counts`` an int for two
+        (4, 4) poses, an (N,) array for a batch.
 
     Examples
     --------
@@ -290,6 +305,11 @@ def surface_contacts(
     if mode not in ("all", "first"):
         raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
     strat = resolve(strategy)
+    if isinstance(strat, (GJK, DoubleBox)):
+        raise UnsupportedOptionError(
+            f"surface_contacts walks the shapes' triangle surfaces: option strategy={strategy!r} answers "
+            "convex solids and is not supported here (take 'oaabb', the default, 'bvh', 'bfs' or their records)"
+        )
     options = {"mode": mode, "triangles": triangles, "strategy": strategy, "threads": threads}
     handler = registry.checked("surface_contacts", a, b, options)  # convex shapes: their surface (query/shapes.py)
     return handler(prepare(a, b, pose_a, pose_b, MODE_SURFACE_PAIRS, -1, strat, threads, "surface_contacts", options))
@@ -302,10 +322,12 @@ def _surface_contacts_meshes(req: Request) -> SurfaceContacts:
         res = _execute(strat, req, MODE_SURFACE_PAIRS, None)
         ra, rb = strat.trees(a), strat.trees(b)
         pose, ca, cb, counts = _gather_keys(res)
-        return SurfaceContacts(pose, ra.labels[ca].astype(np.int64), rb.labels[cb].astype(np.int64), counts, None)
-    c = contacts(a, b, req.pa[req.ia], req.pb[req.ib], mode=mode, strategy=strat, threads=req.threads)
+        sa, sb = ra.labels[ca].astype(np.int64), rb.labels[cb].astype(np.int64)
+        return record(SurfaceContacts, req.batched, pose_index=pose, surface_a=sa, surface_b=sb, counts=counts)
+    c = contacts(a, b, req.pa[req.ia], req.pb[req.ib], mode=mode, strategy=strat, threads=req.threads)  # batch form
     pose, sa, sb, counts = _surface_rows(a, b, c, c.n_poses)
-    return SurfaceContacts(pose, sa, sb, counts, c if triangles else None)
+    tri = in_form(c, req.batched) if triangles else None
+    return record(SurfaceContacts, req.batched, pose_index=pose, surface_a=sa, surface_b=sb, counts=counts, triangles=tri)
 
 
 def _gather_keys(res: BatchResult) -> tuple[NDArray, NDArray, NDArray, NDArray]:
@@ -378,7 +400,10 @@ def node_visits(
     """
     strat = resolve(strategy)
     if not isinstance(strat, OAABB):
-        raise ValueError("node_visits counts the R-tree walks of an OAABB strategy")
+        raise UnsupportedOptionError(
+            f"node_visits counts the R-tree walks of an OAABB strategy: option strategy={strategy!r} "
+            "is not supported (take 'oaabb' or an OAABB record)"
+        )
     codes = dict(MODES, surfaces=MODE_SURFACE_PAIRS)
     if mode not in codes:
         raise ValueError(f"mode must be one of {sorted(codes)}, got {mode!r}")

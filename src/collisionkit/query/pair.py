@@ -20,6 +20,7 @@ from ..kernels.traverse.descent import contacts_one, intersect_one
 from ..strategies import BVH, Strategy, resolve
 from . import engine, registry
 from .engine import BatchResult, gather, pose_error, thread_count
+from .pose_form import per_pose, record
 from .registry import SINGLE_BOOL
 from .results import Contacts, Stats
 
@@ -50,7 +51,12 @@ def intersects(
         World-from-object rigid transforms; None is the identity. A (4, 4) pose
         broadcasts against an (N, 4, 4) batch.
     strategy : str or strategy record
-        "bvh" (default) or ``collisionkit.strategies.BVH(tri_test=...)``.
+        How the shapes are walked; every strategy gives the same answer. Two
+        meshes: "bvh" (default), "bfs", "oaabb", or a record
+        (``strategies.BVH(tri_test=...)``, ``BFS(...)``, ``OAABB(...)``). Two
+        convex shapes: "gjk" (what "bvh" runs for them) or "double-box". A
+        mesh and a convex shape: BVH records only. Any other pairing raises
+        ``UnsupportedOptionError`` (or ``UnsupportedPairError``) naming it.
     threads : int, optional
         Threads for a batch (default: all cores); 1 runs the serial path.
 
@@ -109,9 +115,7 @@ def intersects(
                     raise pose_error(side, 0, code, False)
                 return r == 1
     res = _traverse("intersects", a, b, pose_a, pose_b, MODE_ANY, -1, {"strategy": strategy, "threads": threads})
-    if not res.batched:
-        return bool(res.counts[0])
-    return res.counts > 0
+    return per_pose(res.counts > 0, res.batched)
 
 
 def _traverse(
@@ -169,11 +173,20 @@ def contacts(
         Cap per pose: the first pairs found are kept (then sorted) and
         ``truncated`` is set for that pose. Never a silent cut.
 
+    strategy : str or strategy record
+        As for ``intersects``; every strategy gives the same rows. On two
+        convex shapes "gjk" and "double-box" answer only the boolean: their
+        rows come from the surfaces ``.mesh`` by the BVH engine.
+    threads : int, optional
+        Threads for a batch (default: all cores); 1 runs the serial path.
+
     Returns
     -------
     Contacts
-        Always a record, also for a single pose (N = 1). Without a cap, every
-        strategy, volume kind, split rule and thread count gives identical rows.
+        Rows (M,) ``pose_index``, ``face_a``, ``face_b`` in both forms;
+        ``counts`` and ``truncated`` per pose: an int and a bool for two
+        (4, 4) poses, (N,) arrays for a batch. Without a cap, every strategy,
+        volume kind, split rule and thread count gives identical rows.
         ``collisionkit.contact_geometry`` returns the same rows with their
         intersection segments, points and normals.
 
@@ -182,8 +195,8 @@ def contacts(
     >>> import collisionkit as ck
     >>> box = ck.primitives.box_mesh([1, 1, 1])
     >>> c = ck.contacts(box, box, None, ck.translation([0.5, 0.25, 0.125]))
-    >>> c.counts.shape, bool(c.counts[0] > 0)
-    ((1,), True)
+    >>> c.counts > 0, len(c) == c.counts, c.pose_index.shape == (c.counts,)
+    (True, True, True)
     """
     if mode not in ("all", "first"):
         raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
@@ -198,7 +211,10 @@ def contacts(
         options = {"mode": mode, "max_pairs": max_pairs, "strategy": strategy, "threads": threads}
         res = _traverse("contacts", a, b, pose_a, pose_b, code, cap, options)
         pose_index, face_a, face_b, counts, truncated = gather(res, cap)
-        found = Contacts(pose_index, face_a, face_b, counts, truncated)
+        found = record(
+            Contacts, res.batched, pose_index=pose_index, face_a=face_a, face_b=face_b, counts=counts,
+            truncated=truncated,
+        )  # fmt: skip
     return found
 
 
@@ -231,9 +247,9 @@ def _contacts_one(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: in
         return None
     faces_b = int(y.meta[0, META_FACES])
     k = keys[:kept]
-    return Contacts(
-        np.zeros(kept, np.int64), k // faces_b, k % faces_b,
-        np.array([kept], np.int64), np.array([cap >= 0 and r > cap]),
+    return record(
+        Contacts, False, pose_index=np.zeros(kept, np.int64), face_a=k // faces_b, face_b=k % faces_b,
+        counts=np.array([kept], np.int64), truncated=np.array([cap >= 0 and r > cap]),
     )  # fmt: skip
 
 
@@ -250,20 +266,27 @@ def query_stats(
     """Traversal counters of a query, per pose: n_v, n_p, n_u of the seeds' cost model.
 
     ``mode`` is the query whose work is counted: "any" (the boolean
-    ``intersects``), "first" or "all" (``contacts``). Always returns a record.
+    ``intersects``), "first" or "all" (``contacts``); ``strategy`` and
+    ``threads`` as for ``intersects`` (each strategy counts its own walk).
+
+    Returns
+    -------
+    Stats
+        Ints (and a bool ``colliding``) for two (4, 4) poses, (N,) arrays for a batch.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
     options = {"mode": mode, "strategy": strategy, "threads": threads}
     res = _traverse("query_stats", a, b, pose_a, pose_b, MODES[mode], -1, options)
     s = res.stats
-    return Stats(
-        np.ascontiguousarray(s[:, STAT_BV_TESTS]),
-        np.ascontiguousarray(s[:, STAT_TRI_TESTS]),
-        np.ascontiguousarray(s[:, STAT_NODE_PAIRS]),
-        np.ascontiguousarray(s[:, STAT_BV_UPDATES]),
-        res.counts > 0,
-    )
+    return record(
+        Stats, res.batched,
+        bv_tests=np.ascontiguousarray(s[:, STAT_BV_TESTS]),
+        tri_tests=np.ascontiguousarray(s[:, STAT_TRI_TESTS]),
+        node_pairs=np.ascontiguousarray(s[:, STAT_NODE_PAIRS]),
+        bv_updates=np.ascontiguousarray(s[:, STAT_BV_UPDATES]),
+        colliding=res.counts > 0,
+    )  # fmt: skip
 
 
 for _query in ("intersects", "contacts", "query_stats"):

@@ -74,6 +74,7 @@ from . import registry, scaling
 from .classify import CONTAINED, PENETRATING, classify
 from .engine import pose_error, prepare
 from .pair import _single_pose
+from .pose_form import record
 from .registry import Request
 from .results import Penetration
 
@@ -290,7 +291,7 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.n
         start = min(s0, best)
         T0 = Tb.copy()
         T0[:3, 3] += start * u
-        if start < s0 and classify(a, b, Ta, T0, threads=1).codes[0] in (PENETRATING, CONTAINED):
+        if start < s0 and classify(a, b, Ta, T0, threads=1).codes in (PENETRATING, CONTAINED):
             # moving back from `best` suffices to beat it, but only from a free start
             # (b may sit inside a there, e.g. in a tube): skip this direction
             continue
@@ -382,12 +383,14 @@ def penetration(
         best one and bisection to 2**-30 relative (slower, tighter upper
         bound; face centroids join the vertices for the lower bound).
     threads : int, optional
-        Threads for a batch of the convex method (default: all cores).
+        Threads for a batch of the convex method, and for the "bounds" method's
+        searches (default: all cores).
 
     Returns
     -------
     Penetration
-        Scalars for two (4, 4) poses, arrays over a batch otherwise.
+        Per pose: Python scalars (``method`` a str) and a (3,) ``direction``
+        for two (4, 4) poses, (N,) arrays and (N, 3) directions for a batch.
 
     Examples
     --------
@@ -413,7 +416,9 @@ def penetration(
                     if code < 0:
                         side, code = ("pose_a", -code - 1) if code > -11 else ("pose_b", -code - 11)
                         raise pose_error(side, 0, code, False)
-                    # the frozen dataclass's __init__ costs more than the kernel on small hulls
+                    # the frozen dataclass's __init__ costs more than the kernel on small hulls:
+                    # the single-pose form of pose_form.record, built by hand (tests/test_api_shapes.py)
+                    u.flags.writeable = False
                     p = _new(Penetration)
                     p.__dict__.update(
                         depth=d, direction=u, exact=True, error_bound=e, method=_METHOD[d > 0.0], depth_lower=d, depth_upper=d
@@ -458,9 +463,9 @@ def _penetration_meshes(req: Request) -> Penetration:
         shift = np.abs(req.pa[:, :3, 3]).max(axis=1)[req.ia] + np.abs(req.pb[:, :3, 3]).max(axis=1)[req.ib]
         err = ERROR_RTOL * (HA[8] + HB[8] + shift)
         methods = np.where(hit, "convex", "none")
-        if req.batched:
-            return Penetration(depth, direction, exact, err, methods)
-        return Penetration(float(depth[0]), direction[0], True, float(err[0]), str(methods[0]))
+        return record(
+            Penetration, req.batched, depth=depth, direction=direction, exact=exact, error_bound=err, method=methods
+        )
     if method in ("auto", "bounds"):
         from .penetration_bounds import penetration_bounds, usable
 
@@ -480,9 +485,10 @@ def _penetration_meshes(req: Request) -> Penetration:
         Ta, Tb = req.pa[req.ia[k]], req.pb[req.ib[k]]
         d, u = _sampled_one(a, b, Ta, Tb, int(directions))
         depth[k], direction[k], methods[k] = d, u, "sampled"
-    if req.batched:
-        return Penetration(depth, direction, exact, err, methods.astype(str))
-    return Penetration(float(depth[0]), direction[0], bool(exact[0]), float(err[0]), str(methods[0]))
+    return record(
+        Penetration, req.batched, depth=depth, direction=direction, exact=exact, error_bound=err,
+        method=methods.astype(str),
+    )  # fmt: skip
 
 
 registry.register("penetration", Mesh, Mesh, _penetration_meshes, honours=registry.QUERY_OPTIONS["penetration"])

@@ -61,6 +61,7 @@ from ..geometry.mesh import Mesh
 from ..kernels.proximity import penetration_bounds as kb
 from ..runtime import using_threads
 from .penetration import _fibonacci  # the same sphere directions as the sampled method
+from .pose_form import record
 from .results import Penetration
 
 #: Relative width to which each direction's separating length is bisected.
@@ -338,17 +339,16 @@ def penetration_bounds(a: Mesh, b: Mesh, req, directions: int, refine: bool) -> 
         Tb = np.ascontiguousarray(req.pb[req.ib[k]])
         lo, esc = lower_bound(a, b, Ta, Tb, refine=refine, threads=req.threads)
         # a vertex strictly inside proves overlap; otherwise the exact classification decides
-        if lo == 0.0 and classify(a, b, Ta, Tb, threads=req.threads).codes[0] not in (PENETRATING, CONTAINED):
+        if lo == 0.0 and classify(a, b, Ta, Tb, threads=req.threads).codes not in (PENETRATING, CONTAINED):
             continue
         up, u = upper_bound(a, b, Ta, Tb, lo, [esc], directions=directions, refine=refine, threads=req.threads)
         lower[k], upper[k], direction[k], methods[k] = lo, up, u, "bounds"
     exact = methods == "none"
     err = upper - lower
-    if req.batched:
-        return Penetration(upper, direction, exact, err, methods.astype(str), lower, upper)
-    return Penetration(
-        float(upper[0]), direction[0], bool(exact[0]), float(err[0]), str(methods[0]), float(lower[0]), float(upper[0])
-    )
+    return record(
+        Penetration, req.batched, depth=upper, direction=direction, exact=exact, error_bound=err,
+        method=methods.astype(str), depth_lower=lower, depth_upper=upper,
+    )  # fmt: skip
 
 
 __all__ = ["bounds", "lower_bound", "penetration_bounds", "separated", "solid", "upper_bound", "usable"]

@@ -1,38 +1,51 @@
-"""Frozen result records of the pair queries."""
+"""Frozen result records of the pair queries.
+
+One form for all of them (``query/pose_form.py``): the fields a record lists in
+``PER_POSE`` are Python scalars (or a (3,) / (4, 4) array) when the query was
+called with single (4, 4) poses, and arrays over the batch ((N,), (N, 3), ...)
+when a pose was an (N, 4, 4) batch, even N = 1. Per-row fields (triangle pairs,
+with ``pose_index``) are (M,) arrays in both forms.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 
-def _freeze(*arrays: np.ndarray) -> None:
-    for a in arrays:
-        a.flags.writeable = False
+def _freeze(*values: object) -> None:
+    """Make the arrays among ``values`` read-only (scalars of a single pose pass)."""
+    for a in values:
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False
 
 
 @dataclass(frozen=True, eq=False)
 class Contacts:
-    """Intersecting triangle pairs of a batch of N pose pairs.
+    """Intersecting triangle pairs of one pose pair or of a batch of N.
 
     Attributes
     ----------
     pose_index, face_a, face_b : (M,) int64
         One row per intersecting pair (face ids as given to the meshes),
-        sorted by (pose_index, face_a, face_b), each pair once.
-    counts : (N,) int64
+        sorted by (pose_index, face_a, face_b), each pair once; ``pose_index``
+        is 0 for a single pose.
+    counts : int or (N,) int64
         Rows per pose.
-    truncated : (N,) bool
+    truncated : bool or (N,) bool
         True where ``max_pairs`` cut the pose's pairs (more exist).
     """
+
+    PER_POSE: ClassVar[tuple[str, ...]] = ("counts", "truncated")
 
     pose_index: NDArray[np.int64]
     face_a: NDArray[np.int64]
     face_b: NDArray[np.int64]
-    counts: NDArray[np.int64]
-    truncated: NDArray[np.bool_]
+    counts: int | NDArray[np.int64]
+    truncated: bool | NDArray[np.bool_]
 
     def __post_init__(self) -> None:
         _freeze(self.pose_index, self.face_a, self.face_b, self.counts, self.truncated)
@@ -42,23 +55,25 @@ class Contacts:
 
     @property
     def n_poses(self) -> int:
-        return int(self.counts.shape[0])
+        """N (1 for a single pose)."""
+        return int(np.size(self.counts))
 
     @property
-    def colliding(self) -> NDArray[np.bool_]:
-        """(N,) bool: the poses with at least one pair."""
+    def colliding(self) -> bool | NDArray[np.bool_]:
+        """bool or (N,) bool: the poses with at least one pair."""
         return self.counts > 0
 
     def pairs(self, pose: int = 0) -> NDArray[np.int64]:
         """(k, 2) int64 (face_a, face_b) rows of one pose."""
         if not 0 <= pose < self.n_poses:
             raise IndexError(f"pose {pose} out of range for {self.n_poses} poses")
-        start = int(self.counts[:pose].sum())
-        stop = start + int(self.counts[pose])
+        counts = np.atleast_1d(self.counts)
+        start = int(counts[:pose].sum())
+        stop = start + int(counts[pose])
         return np.stack([self.face_a[start:stop], self.face_b[start:stop]], axis=1)
 
     def __repr__(self) -> str:
-        return f"Contacts(poses={self.n_poses}, pairs={len(self)}, truncated={int(self.truncated.sum())})"
+        return f"Contacts(poses={self.n_poses}, pairs={len(self)}, truncated={int(np.sum(self.truncated))})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,37 +81,40 @@ class Stats:
     """What the traversal did per pose: the seeds' cost model
     t = n_v c_v + n_p c_p + n_u c_u, counted by the kernel that answers queries.
 
-    Attributes (all (N,) int64)
-    ---------------------------
+    Attributes (int for a single pose, else (N,) int64)
+    ---------------------------------------------------
     bv_tests : bounding-volume overlap tests (n_v)
     tri_tests : exact triangle-triangle tests (n_p)
     node_pairs : node pairs taken from the stack
     bv_updates : volumes of b moved into a's frame (n_u; 0 for AABB trees)
-    colliding : (N,) bool, the query's answer for each pose
+    colliding : bool or (N,) bool, the query's answer for each pose
     """
 
-    bv_tests: NDArray[np.int64]
-    tri_tests: NDArray[np.int64]
-    node_pairs: NDArray[np.int64]
-    bv_updates: NDArray[np.int64]
-    colliding: NDArray[np.bool_]
+    PER_POSE: ClassVar[tuple[str, ...]] = ("bv_tests", "tri_tests", "node_pairs", "bv_updates", "colliding")
+
+    bv_tests: int | NDArray[np.int64]
+    tri_tests: int | NDArray[np.int64]
+    node_pairs: int | NDArray[np.int64]
+    bv_updates: int | NDArray[np.int64]
+    colliding: bool | NDArray[np.bool_]
 
     def __post_init__(self) -> None:
         _freeze(self.bv_tests, self.tri_tests, self.node_pairs, self.bv_updates, self.colliding)
 
     @property
     def n_poses(self) -> int:
-        return int(self.bv_tests.shape[0])
+        """N (1 for a single pose)."""
+        return int(np.size(self.bv_tests))
 
-    def cost(self, c_v: float, c_p: float, c_u: float = 0.0) -> NDArray[np.float64]:
+    def cost(self, c_v: float, c_p: float, c_u: float = 0.0) -> float | NDArray[np.float64]:
         """The cost model t = n_v c_v + n_p c_p + n_u c_u per pose, for unit costs given."""
         return self.bv_tests * c_v + self.tri_tests * c_p + self.bv_updates * c_u
 
     def __repr__(self) -> str:
         return (
-            f"Stats(poses={self.n_poses}, bv_tests={int(self.bv_tests.sum())}, "
-            f"tri_tests={int(self.tri_tests.sum())}, node_pairs={int(self.node_pairs.sum())}, "
-            f"bv_updates={int(self.bv_updates.sum())})"
+            f"Stats(poses={self.n_poses}, bv_tests={int(np.sum(self.bv_tests))}, "
+            f"tri_tests={int(np.sum(self.tri_tests))}, node_pairs={int(np.sum(self.node_pairs))}, "
+            f"bv_updates={int(np.sum(self.bv_updates))})"
         )
 
 
@@ -121,22 +139,25 @@ class Distance:
     face_a, face_b : int or (N,) int64
         Faces (as given to the meshes) holding the closest points; -1 when
         ``distance`` is inf.
-    node_pairs, tri_pairs : (N,) int64
-        Work done: node pairs visited, triangle pairs measured.
+    node_pairs, tri_pairs : int or (N,) int64
+        Work done: node pairs visited, triangle pairs measured (GJK on two
+        convex shapes: its iterations and 0).
     """
+
+    PER_POSE: ClassVar[tuple[str, ...]] = (
+        "distance", "point_a", "point_b", "face_a", "face_b", "node_pairs", "tri_pairs",
+    )  # fmt: skip
 
     distance: float | NDArray[np.float64]
     point_a: NDArray[np.float64]
     point_b: NDArray[np.float64]
     face_a: int | NDArray[np.int64]
     face_b: int | NDArray[np.int64]
-    node_pairs: NDArray[np.int64]
-    tri_pairs: NDArray[np.int64]
+    node_pairs: int | NDArray[np.int64]
+    tri_pairs: int | NDArray[np.int64]
 
     def __post_init__(self) -> None:
-        for x in (self.distance, self.point_a, self.point_b, self.face_a, self.face_b, self.node_pairs, self.tri_pairs):
-            if isinstance(x, np.ndarray):
-                x.flags.writeable = False
+        _freeze(self.distance, self.point_a, self.point_b, self.face_a, self.face_b, self.node_pairs, self.tri_pairs)
 
     @property
     def intersecting(self) -> bool | NDArray[np.bool_]:
@@ -147,6 +168,11 @@ class Distance:
         if d.ndim == 0:
             return f"Distance({float(d):.6g}, faces=({self.face_a}, {self.face_b}))"
         return f"Distance(poses={d.shape[0]}, min={float(d.min()) if d.size else float('nan'):.6g})"
+
+    @property
+    def n_poses(self) -> int:
+        """N (1 for a single pose)."""
+        return int(np.size(self.distance))
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,7 +230,7 @@ class Penetration:
         For exact results a bound on the float64 rounding; for the "bounds"
         method ``depth_upper - depth_lower``, a bound on the gap to the true
         depth; for the "sampled" method ``inf`` (no bound is known).
-    method : str
+    method : str or (N,) str
         "convex", "bounds", "sampled" or "none" (no overlap).
     depth_lower, depth_upper : float or (N,) float64
         A bracket of the true depth: ``depth_lower <= true depth <=
@@ -216,11 +242,15 @@ class Penetration:
         are filled in that way from ``depth`` and ``exact``.
     """
 
+    PER_POSE: ClassVar[tuple[str, ...]] = (
+        "depth", "direction", "exact", "error_bound", "method", "depth_lower", "depth_upper",
+    )  # fmt: skip
+
     depth: float | NDArray[np.float64]
     direction: NDArray[np.float64]
     exact: bool | NDArray[np.bool_]
     error_bound: float | NDArray[np.float64]
-    method: str
+    method: str | NDArray[np.str_]
     depth_lower: float | NDArray[np.float64] | None = None
     depth_upper: float | NDArray[np.float64] | None = None
 
@@ -233,12 +263,18 @@ class Penetration:
             else:
                 lower = np.where(self.exact, self.depth, 0.0)
             object.__setattr__(self, "depth_lower", lower)
+        _freeze(self.depth, self.direction, self.exact, self.error_bound, self.method, self.depth_lower, self.depth_upper)
 
     def __repr__(self) -> str:
         return (
             f"Penetration(depth={self.depth}, exact={self.exact}, method={self.method!r}, "
             f"depth_lower={self.depth_lower}, depth_upper={self.depth_upper})"
         )
+
+    @property
+    def n_poses(self) -> int:
+        """N (1 for a single pose)."""
+        return int(np.size(self.depth))
 
 
 #: classify() codes and names
@@ -247,28 +283,51 @@ CLASS_NAMES = ("disjoint", "touching", "penetrating", "contained")
 
 @dataclass(frozen=True, eq=False)
 class Classification:
-    """classify() for a batch: codes (N,) int8 into ``names``; ``labels`` (N,) str."""
+    """What ``classify`` found per pose pair.
 
-    codes: NDArray[np.int8]
-    distance: NDArray[np.float64]
-    a_inside_b: NDArray[np.bool_]
-    b_inside_a: NDArray[np.bool_]
+    Attributes
+    ----------
+    codes : int or (N,) int8
+        Index into ``names``: 0 disjoint, 1 touching, 2 penetrating, 3 contained.
+    distance : float or (N,) float64
+        Distance between the surfaces (0.0 where they meet).
+    a_inside_b, b_inside_a : bool or (N,) bool
+        Which solid lies inside the other (surfaces apart only).
+    names : tuple of str
+        The class names (``CLASS_NAMES``).
+
+    ``labels`` gives the codes as names: a str, or an (N,) str array.
+    """
+
+    PER_POSE: ClassVar[tuple[str, ...]] = ("codes", "distance", "a_inside_b", "b_inside_a")
+
+    codes: int | NDArray[np.int8]
+    distance: float | NDArray[np.float64]
+    a_inside_b: bool | NDArray[np.bool_]
+    b_inside_a: bool | NDArray[np.bool_]
     names: tuple[str, ...] = CLASS_NAMES
 
     def __post_init__(self) -> None:
         _freeze(self.codes, self.distance, self.a_inside_b, self.b_inside_a)
 
     @property
-    def labels(self) -> NDArray[np.str_]:
-        return np.asarray(self.names)[self.codes]
+    def labels(self) -> str | NDArray[np.str_]:
+        if isinstance(self.codes, np.ndarray):
+            return np.asarray(self.names)[self.codes]
+        return self.names[self.codes]
 
-    def __len__(self) -> int:
-        return int(self.codes.shape[0])
+    @property
+    def n_poses(self) -> int:
+        """N (1 for a single pose)."""
+        return int(np.size(self.codes))
 
 
 @dataclass(frozen=True, eq=False)
 class TimeOfImpact:
     """First contact of two moving shapes over t in [0, 1].
+
+    Every field is per motion: the types below for four single (4, 4) poses,
+    (N,) arrays (and (N, 4, 4) poses) for a batch of N motions.
 
     Attributes
     ----------
@@ -292,12 +351,27 @@ class TimeOfImpact:
         ``hit`` is True and ``t`` is still a safe lower bound of the contact time).
     """
 
-    hit: bool
-    t: float
+    PER_POSE: ClassVar[tuple[str, ...]] = (
+        "hit", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged",
+    )  # fmt: skip
+
+    hit: bool | NDArray[np.bool_]
+    t: float | NDArray[np.float64]
     pose_a: NDArray[np.float64]
     pose_b: NDArray[np.float64]
-    face_a: int
-    face_b: int
-    distance: float
-    iterations: int
-    converged: bool = True
+    face_a: int | NDArray[np.int64]
+    face_b: int | NDArray[np.int64]
+    distance: float | NDArray[np.float64]
+    iterations: int | NDArray[np.int64]
+    converged: bool | NDArray[np.bool_] = True
+
+    def __post_init__(self) -> None:
+        _freeze(
+            self.hit, self.t, self.pose_a, self.pose_b, self.face_a, self.face_b, self.distance, self.iterations,
+            self.converged,
+        )  # fmt: skip
+
+    @property
+    def n_poses(self) -> int:
+        """N (1 for four single poses)."""
+        return int(np.size(self.t))

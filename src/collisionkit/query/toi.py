@@ -26,6 +26,7 @@ from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_C
 from ..kernels.traverse.descent import validate_poses
 from . import registry, scaling
 from .engine import pose_error, run_chunks, thread_count
+from .pose_form import record
 from .registry import TOI_MAX_ITERATIONS, Request
 from .results import TimeOfImpact
 from .shapes import register_mesh_query
@@ -92,10 +93,13 @@ def time_of_impact(
     motion : {"linear", "screw"}
         How poses are interpolated (module notes).
     tolerance : float, optional
-        Contact distance: the advancement stops (a hit) when the meshes are
-        within it; no hit certifies they stay more than tolerance / 2 apart
-        over the whole motion. Default 1e-6 * (r_a + r_b), r = largest vertex
-        distance from the mesh's origin.
+        Contact distance, an absolute length in the shapes' own units (the one
+        meaning of ``tolerance`` in collisionkit, README "Tolerance"): the
+        advancement stops (a hit) when the meshes are within it; no hit
+        certifies they stay more than tolerance / 2 apart over the whole
+        motion. Default (None): 1e-6 * (r_a + r_b), r = largest vertex
+        distance from the mesh's origin, i.e. an absolute length chosen from
+        the meshes' size.
     max_iterations : int
         Cap on advancement steps (``converged`` is False when it stops them;
         ``t`` is then still before any contact and ``hit`` is True).
@@ -236,12 +240,9 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     with np.errstate(invalid="ignore"):  # out[:, 0]: the squared distance, prescaled
         d = np.where(np.isfinite(out[:, 0]), np.ldexp(np.sqrt(out[:, 0]), task_m), math.inf)
     Ta, Tb = res[:, 2:18].reshape(n, 4, 4).copy(), res[:, 18:34].reshape(n, 4, 4).copy()
-    iters, converged = res[:, 1].astype(np.int64), status != TOI_CAP
-    if req.batched:
-        return TimeOfImpact(hit, res[:, 0].copy(), Ta, Tb, fa, fb, d, iters, converged)
-    return TimeOfImpact(
-        bool(hit[0]), float(res[0, 0]), Ta[0], Tb[0], int(fa[0]), int(fb[0]), float(d[0]), int(iters[0]),
-        bool(converged[0]),
+    return record(
+        TimeOfImpact, req.batched, hit=hit, t=res[:, 0].copy(), pose_a=Ta, pose_b=Tb, face_a=fa, face_b=fb,
+        distance=d, iterations=res[:, 1].astype(np.int64), converged=status != TOI_CAP,
     )  # fmt: skip
 
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..query.pair import intersects
+from ..query.pose_form import in_form, per_pose
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,10 +45,17 @@ class RobotCheck:
         Per self-collision link pair, the configurations in which it touches.
     """
 
-    colliding: NDArray[np.bool_]
+    PER_POSE: ClassVar[tuple[str, ...]] = ("colliding", "link_hits", "object_hits", "self_hits")
+
+    colliding: bool | NDArray[np.bool_]
     link_hits: NDArray[np.bool_]
-    object_hits: dict[str, NDArray[np.bool_]]
-    self_hits: dict[tuple[str, str], NDArray[np.bool_]]
+    object_hits: dict[str, bool | NDArray[np.bool_]]
+    self_hits: dict[tuple[str, str], bool | NDArray[np.bool_]]
+
+    def __post_init__(self) -> None:
+        for a in (self.colliding, self.link_hits, *self.object_hits.values(), *self.self_hits.values()):
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
 
 
 def adjacent_links(robot: Any) -> set[tuple[int, int]]:
@@ -146,19 +154,14 @@ def check_configurations(
         robot, q, world, base=base, self_collision=self_collision, allowed=allowed, ignore=ignore,
         threads=threads, detail=False,
     )  # fmt: skip
-    return bool(res.colliding[0]) if single else res.colliding
+    return per_pose(res.colliding.copy(), not single)  # the caller's array (the record's is read-only)
 
 
 def check_detail(robot: Any, q: ArrayLike, world: Any = None, **options: Any) -> RobotCheck:
     """Per-link, per-object and per-link-pair results of ``check_configurations``
     (same keyword options; every pair is tested in every configuration: slower)."""
     single, res = _run_checks(robot, q, world, detail=True, **options)
-    if not single:
-        return res
-    return RobotCheck(
-        bool(res.colliding[0]), res.link_hits[0],
-        {k: bool(v[0]) for k, v in res.object_hits.items()}, {k: bool(v[0]) for k, v in res.self_hits.items()},
-    )  # fmt: skip
+    return in_form(res, not single)
 
 
 def _run_checks(

@@ -250,17 +250,22 @@ class LooseOctree(BroadPhase):
 
 
 class DynamicTree(BroadPhase):
-    """A dynamic AABB tree with fat leaves (grown by ``margin`` x the object's
-    largest extent, at least ``margin`` x the median extent), incremental
-    insert/remove/reinsert and rotations."""
+    """A dynamic AABB tree with fat leaves (grown by ``rel_margin`` x the object's
+    largest extent, at least ``rel_margin`` x the median extent), incremental
+    insert/remove/reinsert and rotations.
+
+    ``rel_margin`` is a fraction of the objects' size, not a length (hence the
+    ``rel_`` prefix: a ``tolerance`` is always an absolute length). It changes
+    how often leaves are reinserted, never which pairs are reported.
+    """
 
     name = "tree"
 
-    def __init__(self, margin: float = 0.2) -> None:
+    def __init__(self, rel_margin: float = 0.2) -> None:
         super().__init__()
-        if not (np.isfinite(margin) and margin >= 0):
-            raise ValueError(f"margin must be a finite float >= 0, got {margin!r}")
-        self.margin = float(margin)
+        if not (np.isfinite(rel_margin) and rel_margin >= 0):
+            raise ValueError(f"rel_margin must be a finite float >= 0, got {rel_margin!r}")
+        self.margin = float(rel_margin)
         self._floor = -1.0
         self.st = np.array([-1, 0], _I64)
         self._nodes(64)
@@ -296,7 +301,7 @@ class DynamicTree(BroadPhase):
         if self.nlo.shape[0] < need:
             self._nodes(max(need, 2 * self.nlo.shape[0]))
         if removed.shape[0] or added.shape[0] or self._floor < 0:
-            # fat margin: margin x the object's largest extent, at least margin x
+            # fat margin: rel_margin x the object's largest extent, at least rel_margin x
             # the median extent (small objects would otherwise be reinserted on
             # almost every move)
             self._floor = self.margin * 0.5 * default_cell(lo, hi, slots) if slots.shape[0] else 0.0
@@ -351,7 +356,7 @@ BROADPHASES = {
 
 def make(name: str, **options) -> BroadPhase:
     """A broad phase by name, with its options (``cell_size``/``max_per_object``
-    for grid and hash, ``margin`` for tree)."""
+    for grid and hash, ``rel_margin`` for tree)."""
     try:
         cls = BROADPHASES[name]
     except (KeyError, TypeError):

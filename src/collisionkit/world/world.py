@@ -58,7 +58,8 @@ class World:
         Threads for the narrow phase of many pairs (default: all cores).
     **options
         Broad-phase options: ``cell_size`` and ``max_per_object`` (grid,
-        hash), ``margin`` (tree: fat boxes grown by margin x extent).
+        hash; a length), ``rel_margin`` (tree: fat boxes grown by rel_margin x
+        the object's extent; a fraction, not a length).
 
     Objects are kept in insertion order: index ``i`` of every array argument
     and result is the i-th live object (``names[i]``); removing an object
@@ -645,7 +646,7 @@ class World:
                     si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
                     c = pair_contacts(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj], max_pairs=max_pairs)
                     counts[r] = len(c)
-                    truncated[r] = bool(c.truncated[0]) if c.n_poses else False
+                    truncated[r] = c.truncated  # one pose pair: a bool
                     fa_parts[r] = np.asarray(c.face_a, _I64)
                     fb_parts[r] = np.asarray(c.face_b, _I64)
         keep = counts > 0
