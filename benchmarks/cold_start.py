@@ -225,6 +225,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{row}: failed: {r.get('error', '')}")
             elif label == "shipped" and r["cache_misses"]:
                 print(f"{row}: compiled {r['cache_misses']}")
+    report += [
+        "Each row: a new process started outside the repository with an empty cache folder of its own,",
+        "timed from `python` starting (import included) to the answer of a single pose and a batch; the",
+        "warm call repeats the query in the same process; compiled kernels counts the numba dispatchers",
+        "with a cache miss (0: everything loaded from the wheel).",
+        "",
+    ]
     if not args.no_write and not failed:
         (ROOT / "benchmarks" / "results" / "cold_start.md").write_text("\n".join(report), encoding="utf-8")
     return 1 if failed else 0
