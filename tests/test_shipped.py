@@ -148,4 +148,6 @@ def test_wheel_in_a_fresh_venv_compiles_nothing(tmp_path):
     for name, result in cold_start.first_calls(venv, tmp_path / "work").items():
         assert result["ok"], (name, result)
         assert result["cache_misses"] == [], (name, result["cache_misses"])
+        if name.startswith("collisionkit check"):
+            continue  # a CLI process: checked by its stderr (no compile notice), no dispatcher count
         assert result["dispatchers"] > 0, name
