@@ -34,11 +34,12 @@ wheel: $(STAMP)
 	$(BIN)/python -m collisionkit warmup --ship build/compiled --ship-cache build/ship-cache
 	COLLISIONKIT_SHIP_DIR=$(CURDIR)/build/compiled $(BIN)/python -m pip wheel --quiet --no-deps -w dist .
 
+# two pytest workers: the compile on a fresh clone and the tests themselves share both cores
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow -n 2
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks.pairs
