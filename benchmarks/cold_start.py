@@ -126,12 +126,6 @@ def fresh_venv(path: Path, wheel: Path) -> Path:
     return python
 
 
-_URDF = """<robot name="cold"><link name="base"><collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision>
-</link><link name="arm"><collision><origin xyz="0 0 0.3"/><geometry><cylinder radius="0.05" length="0.5"/></geometry>
-</collision></link><joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
-<limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>"""
-
-
 def _clean_env(work: Path, row: str, jit: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "COLLISIONKIT_", "PYTHON"))}
     env["COLLISIONKIT_CACHE_DIR"] = str(work / "cache" / row.replace(" ", "_").replace(".", "_"))
@@ -145,7 +139,9 @@ def first_calls(python: Path, work: Path, jit: bool = False, rows: list[str] | N
     """Row -> {seconds, in_process, warm, dispatchers, cache_misses, peak_rss_mb, ok}: one fresh
     process per row, started in ``work`` (outside the repository) with an empty cache."""
     work.mkdir(parents=True, exist_ok=True)
-    (work / "arm.urdf").write_text(_URDF)
+    from collisionkit.warmup import ARM_URDF
+
+    (work / "arm.urdf").write_text(ARM_URDF)
     results = {}
     for row in rows or [*QUERIES, "collisionkit check a.stl b.stl"]:
         env = _clean_env(work, row, jit)

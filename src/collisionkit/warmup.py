@@ -119,7 +119,8 @@ def _world() -> None:
     w.colliding_pairs()
 
 
-_ARM_URDF = """<robot name="warmup"><link name="base"><collision><geometry><box size="0.2 0.2 0.1"/></geometry>
+#: A two-link arm of URDF primitives (the robot group; benchmarks.cold_start).
+ARM_URDF = """<robot name="warmup"><link name="base"><collision><geometry><box size="0.2 0.2 0.1"/></geometry>
 </collision></link><link name="arm"><collision><origin xyz="0 0 0.3"/><geometry><cylinder radius="0.05" length="0.5"/>
 </geometry></collision></link><joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
 <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>"""
@@ -136,7 +137,7 @@ def _robot() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "warmup.urdf"
-        path.write_text(_ARM_URDF)
+        path.write_text(ARM_URDF)
         robot = Robot.load(path)
     w = World()
     w.add("wall", Box([0.1, 1.0, 1.0]), translation([0.3, 0.0, 0.3]))
