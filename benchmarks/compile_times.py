@@ -50,9 +50,9 @@ def _child(group: str) -> dict[str, Any]:
     """Run one warmup group in this (fresh) process; return its compile record."""
     t_import = time.perf_counter()
     c_import = time.process_time()
-    import collisionkit  # noqa: F401  (configures numba: cache folder, threading layer)
     from numba.core import event
 
+    import collisionkit  # noqa: F401  (configures numba: cache folder, threading layer)
     from collisionkit import warmup
 
     import_wall = time.perf_counter() - t_import

@@ -74,7 +74,7 @@ VOL_AABB = 1
 VOL_SPHERE = 2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr):
     """(overlap?, volume tests done) for node pair (ia, ib) of two saabb trees."""
     if volumes != VOL_AABB:
@@ -134,7 +134,7 @@ def _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr):
     return hit, (1 if volumes == VOL_AABB else 2)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _leaf_pair(
     ia, ib, topo_a, bv_a, tris_a, ids_a, sph_a, ta0, topo_b, tris_b, ids_b, sph_b, tb0, faces_b,
     R, t, slack, tri_spheres, tri_test, keys, kpos, kroom, limit,

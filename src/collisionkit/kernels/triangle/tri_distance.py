@@ -42,7 +42,7 @@ import math
 from numba import njit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _clamp01(x):
     if x < 0.0:
         return 0.0
@@ -168,7 +168,7 @@ def point_face(px, py, pz, T):
     return True, dx * dx + dy * dy + dz * dz, fx, fy, fz
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _keep(best, cand):
     """The candidate (d2, points...) with the smaller d2 (the first on ties)."""
     if cand[0] < best[0]:
