@@ -52,13 +52,16 @@ DSTAT_TRI_PAIRS = 1
 N_DSTATS = 2
 
 
-@njit(cache=True, nogil=True)
+# inline: one line, 9 uses per bound (issue 16).
+@njit(cache=True, nogil=True, inline="always")
 def _gap(x, r, slack):
     g = abs(x) - r - slack
     return g if g > 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
+# inline: into node_lower_bound2 only; the per-node-pair bound (issue 16: distance 1.6-2x
+# slower with the chain as calls). _pair_lb2 stays a call so this compiles once there.
+@njit(cache=True, nogil=True, inline="always")
 def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     """Squared lower bound of the distance between box A (axis-aligned, half
     extents a, at the origin) and box B (centre t, axes = columns of R, half
@@ -141,7 +144,8 @@ def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     return best
 
 
-@njit(cache=True, nogil=True)
+# inline: into _pair_lb2, first_contact and toi._pair_step (one copy each), see above.
+@njit(cache=True, nogil=True, inline="always")
 def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
     (trees of volume ``kind``; every kind but OBB is read as its enclosing box)."""
@@ -209,7 +213,8 @@ def _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz):
     return gx * gx + gy * gy + gz * gz
 
 
-@njit(cache=True, nogil=True)
+# inline: per triangle pair, 2 sites in distance_task (issue 16).
+@njit(cache=True, nogil=True, inline="always")
 def plane_gap2(T, P):
     """Lower bound of the squared distance between triangles T and P: their gap
     along T's (float) normal n, min n.P - max n.T (or the mirror), which bounds
@@ -263,7 +268,8 @@ def plane_gap2(T, P):
     return g * g / nn * (1.0 - 4.0 * _U)
 
 
-@njit(cache=True, nogil=True)
+# inline: per triangle of a leaf pair, 2 sites (issue 16).
+@njit(cache=True, nogil=True, inline="always")
 def _min_dot(v, B):
     return min(
         v[0] * B[0] + v[1] * B[1] + v[2] * B[2],
@@ -271,7 +277,8 @@ def _min_dot(v, B):
     )
 
 
-@njit(cache=True, nogil=True)
+# inline: 2 sites in distance_task (issue 16).
+@njit(cache=True, nogil=True, inline="always")
 def _direction(d2, x1, y1, z1, x2, y2, z2, R):
     """(ok, v, R^T v): the unit direction from (x1, y1, z1) to (x2, y2, z2), d2 apart."""
     if not d2 > 0.0:
@@ -286,7 +293,8 @@ def _direction(d2, x1, y1, z1, x2, y2, z2, R):
     return True, v, w
 
 
-@njit(cache=True, nogil=True)
+# inline: per triangle of a leaf pair, 1 site (issue 16).
+@njit(cache=True, nogil=True, inline="always")
 def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack):
     """Squared lower bound of the distance between a's node ia and a triangle of b
     (a's frame) with coordinate box [bl, bh] and smallest projection sb on v: the
@@ -320,7 +328,8 @@ def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, 
     return g2
 
 
-@njit(cache=True, nogil=True)
+# inline: into _pair_lb2 only (issue 16).
+@njit(cache=True, nogil=True, inline="always")
 def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
     from their gap along the unit direction v (a's frame; w = R^T v): projection

@@ -42,7 +42,8 @@ import math
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
+# inline: a comparison, 5 sites per segment pair (issue 16: tiny, per triangle pair).
+@njit(cache=True, nogil=True, inline="always")
 def _clamp01(x):
     if x < 0.0:
         return 0.0
@@ -168,7 +169,8 @@ def point_face(px, py, pz, T):
     return True, dx * dx + dy * dy + dz * dz, fx, fy, fz
 
 
-@njit(cache=True, nogil=True)
+# inline: 15 sites per triangle pair (issue 16: tiny, per triangle pair).
+@njit(cache=True, nogil=True, inline="always")
 def _keep(best, cand):
     """The candidate (d2, points...) with the smaller d2 (the first on ties)."""
     if cand[0] < best[0]:
