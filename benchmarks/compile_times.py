@@ -162,6 +162,31 @@ def measure(group: str, fresh_cache: bool) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def compare_markdown(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
+    """Before/after table per entry point (CPU s, wall s, peak RSS MiB)."""
+    old = {r["group"]: r for r in before}
+    out = [
+        "| entry point | CPU s before | CPU s after | wall s before | wall s after | peak RSS MiB before | after |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in after:
+        b = old.get(r["group"])
+        if b is None:
+            continue
+        out.append(
+            f"| {r['group']} | {b['cpu_s']:.1f} | {r['cpu_s']:.1f} | {b['wall_s']:.1f} | {r['wall_s']:.1f} | "
+            f"{b['peak_rss_mib']:.0f} | {r['peak_rss_mib']:.0f} |"
+        )
+    both = [r for r in after if r["group"] in old]
+    out.append(
+        f"| **sum** | {sum(old[r['group']]['cpu_s'] for r in both):.1f} | {sum(r['cpu_s'] for r in both):.1f} | "
+        f"{sum(old[r['group']]['wall_s'] for r in both):.1f} | {sum(r['wall_s'] for r in both):.1f} | "
+        f"{max(old[r['group']]['peak_rss_mib'] for r in both):.0f} (max) | "
+        f"{max(r['peak_rss_mib'] for r in both):.0f} (max) |"
+    )
+    return "\n".join(out) + "\n"
+
+
 def to_markdown(records: list[dict[str, Any]], top: int, header: str = "") -> str:
     out = ["# Compile time per entry point", ""]
     if header:
@@ -215,10 +240,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="write the markdown table here")
     ap.add_argument("--json", type=Path, help="write the raw records here")
     ap.add_argument("--note", default="", help="a line written under the title")
+    ap.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="print a before/after table of two --json files",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(_child(args.child)))
+        return 0
+    if args.compare:
+        before, after = (json.loads(p.read_text(encoding="utf-8")) for p in args.compare)
+        print(compare_markdown(before, after), end="")
         return 0
 
     from collisionkit.warmup import GROUPS
