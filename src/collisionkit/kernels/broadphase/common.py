@@ -18,7 +18,7 @@ from numba import njit
 from ..core.linalg import POSE_OK, pose_error
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def boxes_overlap_slots(lo, hi, a, b):
     """Closed-interval overlap of the boxes of slots a and b on all three axes."""
     return (
@@ -71,13 +71,13 @@ def world_boxes(local, poses, slots, slack_rel, lo, hi):
     return -1, POSE_OK
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def groups_match(a, b, group, mask):
     """Each slot's collision group meets the other's mask (see ``finish_pairs``)."""
     return (group[a] & mask[b]) != 0 and (group[b] & mask[a]) != 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def is_excluded(excluded, a, b):
     """The pair (a, b) is among the sorted ``excluded`` keys (see ``finish_pairs``).
     PERF: callers test ``excluded.shape[0] > 0`` once, outside their pair loop:

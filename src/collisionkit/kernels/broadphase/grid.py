@@ -37,7 +37,7 @@ from .common import boxes_overlap_slots
 _CLAMP = float(2**50)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _cell(x, origin, inv_cell):
     v = np.floor((x - origin) * inv_cell)
     if v > _CLAMP:
@@ -51,7 +51,7 @@ def _cell(x, origin, inv_cell):
     return np.int64(v)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _cover(r0, r1, p, limit):
     """Cells of row p's range [r0, r1] (3 axes), saturated at ``limit + 1``.
 
@@ -199,7 +199,7 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
     return k, cell, entries
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _hash3(x, y, z, mask):
     # Teschner et al. 2003's primes; int64 products wrap, which is fine for a hash.
     return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791)) & mask

@@ -41,7 +41,7 @@ _MARGIN = 1e-3
 _REL = 2.0**-40
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _key_of(lo, hi, s):
     size = max(hi[s, 0] - lo[s, 0], max(hi[s, 1] - lo[s, 1], hi[s, 2] - lo[s, 2]))
     mag = 0.0
@@ -58,12 +58,12 @@ def _key_of(lo, hi, s):
     return np.int64(-e), ix, iy, iz
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _hash4(level, x, y, z, mask):
     return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791) ^ (level * 2654435761)) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _find(node_key, table, level, x, y, z):
     """Node id of (level, x, y, z), or -1."""
     mask = table.shape[0] - 1

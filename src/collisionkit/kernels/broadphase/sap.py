@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _after(v1, e1, v2, e2):
     """Whether endpoint (v1, e1) sorts strictly after (v2, e2)."""
     return v1 > v2 or (v1 == v2 and (e1 & 1) > (e2 & 1))

@@ -32,7 +32,7 @@ from numba import njit
 from .common import boxes_overlap_slots
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _area(x0, y0, z0, x1, y1, z1):
     dx = x1 - x0
     dy = y1 - y0
@@ -40,7 +40,7 @@ def _area(x0, y0, z0, x1, y1, z1):
     return dx * dy + dy * dz + dz * dx
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _union_area(nlo, nhi, a, b):
     return _area(
         min(nlo[a, 0], nlo[b, 0]), min(nlo[a, 1], nlo[b, 1]), min(nlo[a, 2], nlo[b, 2]),
@@ -48,12 +48,12 @@ def _union_area(nlo, nhi, a, b):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _node_area(nlo, nhi, a):
     return _area(nlo[a, 0], nlo[a, 1], nlo[a, 2], nhi[a, 0], nhi[a, 1], nhi[a, 2])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _refit(nlo, nhi, c1, c2, height, a):
     b = c1[a]
     c = c2[a]
@@ -218,7 +218,7 @@ def _remove(nlo, nhi, parent, c1, c2, height, nslot, st, leaf):
         _free(c1, nslot, st, p)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _set_fat(nlo, nhi, lo, hi, leaf, s, margin, floor):
     m = max(floor, margin * max(hi[s, 0] - lo[s, 0], max(hi[s, 1] - lo[s, 1], hi[s, 2] - lo[s, 2])))
     for d in range(3):
@@ -262,7 +262,7 @@ def tree_update(lo, hi, slots, removed, added, margin, floor,
     return moved
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _fat_overlap(nlo, nhi, a, b):
     return (
         nlo[a, 0] <= nhi[b, 0] and nlo[b, 0] <= nhi[a, 0]

@@ -34,7 +34,7 @@ from ..volumes.dispatch import bv_width
 from .topdown import fit_node
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _half_area(lo0, lo1, lo2, hi0, hi1, hi2):
     dx = hi0 - lo0
     dy = hi1 - lo1

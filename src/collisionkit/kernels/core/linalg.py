@@ -57,7 +57,7 @@ def first_bad_pose(poses):
     return -1, POSE_OK
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def relative_pose(Ta, Tb):
     """Pose of b in a's frame, ``inv(Ta) @ Tb``, as (R, t): a row-major 9-tuple and a 3-tuple.
 
@@ -87,7 +87,7 @@ def relative_pose(Ta, Tb):
     return R, t
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def triangle_box(T):
     """(lo_x, hi_x, lo_y, hi_y, lo_z, hi_z) of a triangle given as a 9-tuple
     (x0, y0, z0, x1, ..., z2), e.g. the one ``map_triangle`` returns."""
@@ -98,7 +98,7 @@ def triangle_box(T):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def map_triangle(R, t, x0, y0, z0, x1, y1, z1, x2, y2, z2):
     """The triangle's vertices mapped by p -> R p + t, as a flat 9-tuple.
 

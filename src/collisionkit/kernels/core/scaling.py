@@ -21,7 +21,7 @@ BAND_LO = math.ldexp(1.0, -SCALE_BAND_EXP)
 BAND_HI = math.ldexp(1.0, SCALE_BAND_EXP)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def in_band(scale, Ta, Tb):
     """Whether the extent max(scale, |translations of Ta and Tb|) is 0 or inside the band.
 

@@ -52,12 +52,15 @@ DSTAT_TRI_PAIRS = 1
 N_DSTATS = 2
 
 
+# inline: one line, 9 uses per bound (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _gap(x, r, slack):
     g = abs(x) - r - slack
     return g if g > 0.0 else 0.0
 
 
+# inline: into node_lower_bound2 only; the per-node-pair bound (issue 16: distance 1.6-2x
+# slower with the chain as calls). _pair_lb2 stays a call so this compiles once there.
 @njit(cache=True, nogil=True, inline="always")
 def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     """Squared lower bound of the distance between box A (axis-aligned, half
@@ -141,6 +144,7 @@ def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     return best
 
 
+# inline: into _pair_lb2, first_contact and toi._pair_step (one copy each), see above.
 @njit(cache=True, nogil=True, inline="always")
 def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
@@ -199,7 +203,7 @@ def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz):
     """Squared distance between two axis-aligned boxes given by min/max (exact
     comparisons; the value is rounded but only used as a bound with slack)."""
@@ -209,6 +213,7 @@ def _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz):
     return gx * gx + gy * gy + gz * gz
 
 
+# inline: per triangle pair, 2 sites in distance_task (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def plane_gap2(T, P):
     """Lower bound of the squared distance between triangles T and P: their gap
@@ -263,6 +268,7 @@ def plane_gap2(T, P):
     return g * g / nn * (1.0 - 4.0 * _U)
 
 
+# inline: per triangle of a leaf pair, 2 sites (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _min_dot(v, B):
     return min(
@@ -271,6 +277,7 @@ def _min_dot(v, B):
     )
 
 
+# inline: 2 sites in distance_task (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _direction(d2, x1, y1, z1, x2, y2, z2, R):
     """(ok, v, R^T v): the unit direction from (x1, y1, z1) to (x2, y2, z2), d2 apart."""
@@ -286,6 +293,7 @@ def _direction(d2, x1, y1, z1, x2, y2, z2, R):
     return True, v, w
 
 
+# inline: per triangle of a leaf pair, 1 site (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack):
     """Squared lower bound of the distance between a's node ia and a triangle of b
@@ -320,6 +328,7 @@ def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, 
     return g2
 
 
+# inline: into _pair_lb2 only (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
@@ -356,7 +365,7 @@ def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     return g * g * (1.0 - 8.0 * _U)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, ib, slack, cut):
     """Node pair lower bound: the cheap directional gap first (it settles most pruned
     pairs), else the box bound."""
@@ -523,7 +532,7 @@ def distance_task(
                 pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
                 have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
     top = 0
-    lb0 = node_lower_bound2(kind, R, AbsR, t, bv_a, 0, bv_b, 0, slack)
+    lb0 = node_lower_bound2(kind, R, AbsR, t, bv_a, np.int64(0), bv_b, np.int64(0), slack)
     if lb0 <= 0.0:
         ja, jb, np0, nt0 = first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, slack, stack)
         n_pairs += np0
@@ -612,7 +621,7 @@ def distance_task(
             not leaf_a
             and node_size(kind, bv_a, ia) >= node_size(kind, bv_b, ib)
         ):
-            c0 = topo_a[ia, 0]
+            c0 = np.int64(topo_a[ia, 0])  # int64 like ia, ib: one signature per helper
             cnt = topo_a[ia, 1]
             if cnt == 2:
                 l0 = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, c0, bv_b, ib, slack, cut)
@@ -650,7 +659,7 @@ def distance_task(
                         top += 1
                     c -= 1
         else:
-            c0 = topo_b[ib, 0]
+            c0 = np.int64(topo_b[ib, 0])
             cnt = topo_b[ib, 1]
             if cnt == 2:
                 l0 = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, c0, slack, cut)

@@ -42,9 +42,9 @@ decided by the GJK bounds alone: they count as touching within the margin.
 The simplex sub-algorithm is Ericson's closest point on a triangle /
 tetrahedron by Voronoi regions (Real-Time Collision Detection, 5.1.5-5.1.6).
 
-PERF: the simplex helpers take the scratch arrays, so they are inlined
-(an array argument costs an atomic incref/decref per call, see
-bvh_traverse.py).
+PERF: the simplex helpers are plain calls (issue 16): inlined, gjk_core took 26 s of
+CPU to compile; LLVM inlines the small ones and numba's reference-count pruning
+removes the incref/decref of their array arguments.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ GJK_STAT_FALLBACK = 2  # 1 when the exact fallback decided
 GJK_STAT_CERTIFIED = 3  # 1 when the float GJK decided
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _support_local(kind, verts, p1, p2, dx, dy, dz):
     """Support point of the core in its own frame for direction (dx, dy, dz)."""
     if kind == SUPPORT_CYLINDER:
@@ -99,7 +99,7 @@ def _support_local(kind, verts, p1, p2, dx, dy, dz):
     return verts[k, 0], verts[k, 1], verts[k, 2]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _support_b(kind, verts, p1, p2, R, t, dx, dy, dz):
     """b's support point for a's-frame direction d, mapped into a's frame like map_triangle."""
     lx = R[0] * dx + R[3] * dy + R[6] * dz
@@ -113,12 +113,12 @@ def _support_b(kind, verts, p1, p2, R, t, dx, dy, dz):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _dot(W, i, x, y, z):
     return W[i, 0] * x + W[i, 1] * y + W[i, 2] * z
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _closest_segment(W, i, j, lam):
     """Closest point of segment W_i W_j to the origin: barycentrics into lam."""
     ex = W[j, 0] - W[i, 0]
@@ -138,7 +138,7 @@ def _closest_segment(W, i, j, lam):
         lam[j] = u
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _closest_triangle(W, i, j, k, lam):
     """Closest point of triangle W_i W_j W_k to the origin (Ericson 5.1.5, p = 0)."""
     abx = W[j, 0] - W[i, 0]
@@ -213,7 +213,7 @@ def _closest_triangle(W, i, j, k, lam):
     lam[k] = w
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _origin_outside(W, i, j, k, m):
     """Origin and W_m on opposite sides of plane W_i W_j W_k (or the tetra is flat)."""
     abx = W[j, 0] - W[i, 0]
@@ -232,7 +232,7 @@ def _origin_outside(W, i, j, k, m):
     return sp * sd < 0.0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _closest_simplex(W, n, lam, tmp, force):
     """Barycentrics (into lam[:n]) of the point of conv(W[:n]) closest to the origin.
 
@@ -289,7 +289,7 @@ def _closest_simplex(W, n, lam, tmp, force):
     return not inside
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _tetra_depth_certified(W, margin, scale):
     """The origin is inside tetrahedron W[:4] deeper than ``margin`` from every
     face, allowing for the rounding of the computed depths."""
@@ -511,7 +511,7 @@ def gjk_core(
 # --- the exact fallback: closed solids bounded by hull triangles ------------------------
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _tri(tris, i):
     return (
         tris[i, 0, 0], tris[i, 0, 1], tris[i, 0, 2],
@@ -520,7 +520,7 @@ def _tri(tris, i):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _mapped(R, t, tris, i):
     return map_triangle(
         R, t,

@@ -29,6 +29,7 @@ from ..core.linalg import pose_error, relative_pose
 from ..core.scaling import OUT_OF_BAND, in_band
 
 
+# inline: penetration per call ran 8% slower with its scan helpers as calls (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _support_gap(VA, VB, nx, ny, nz):
     hi = -math.inf
@@ -148,6 +149,7 @@ EDGE_ROW = 13
 BUCKET_ROW = 10
 
 
+# inline: penetration per call ran 8% slower with its scan helpers as calls (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _layout(H):
     nv = np.int64(H[0])
@@ -167,6 +169,7 @@ def scratch_size(HA, HB) -> int:
     return int(HA[3] + HB[3] + EDGE_ROW * HB[2])
 
 
+# inline: penetration per call ran 8% slower with its scan helpers as calls (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _scan(H, off, nv, dx, dy, dz):
     """max over the packed vertices of v . d."""
@@ -179,6 +182,7 @@ def _scan(H, off, nv, dx, dy, dz):
     return hi
 
 
+# inline: penetration per call ran 8% slower with its scan helpers as calls (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _arc_min(H, k, wx, wy, wz):
     """A lower bound of n . w over the Gauss arc of the edge row at H[k] (unit n on
@@ -192,6 +196,7 @@ def _arc_min(H, k, wx, wy, wz):
     return m
 
 
+# inline: penetration per call ran 8% slower with its scan helpers as calls (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _bucket_lb(H, k, dx, dy, dz, dn):
     """g - max over the bucket's cone of n . d (|d| = dn)."""

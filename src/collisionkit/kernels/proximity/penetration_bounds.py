@@ -65,7 +65,7 @@ def stack_size(depth: int, fanout: int) -> int:
     return int(depth) * max(int(fanout) - 1, 1) + 2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _to_frame(R, t, x, y, z):
     """p -> R p + t, the operation order of ``linalg.map_triangle``."""
     return (
@@ -75,7 +75,7 @@ def _to_frame(R, t, x, y, z):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _from_frame(R, t, x, y, z):
     """p -> R^T (p - t), the rigid inverse (rounded; used for culling and distances only)."""
     dx = x - t[0]
@@ -215,7 +215,7 @@ def point_triangle2(px, py, pz, T):
     return best, bx, by, bz
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _box_gap2(px, py, pz, bv, i, slack):
     gx = max(abs(px - bv[i, 0]) - bv[i, 3] - slack, 0.0)
     gy = max(abs(py - bv[i, 1]) - bv[i, 4] - slack, 0.0)

@@ -74,6 +74,8 @@ VOL_AABB = 1
 VOL_SPHERE = 2
 
 
+# inline: the BFS strategy's node-pair test; as a call, contacts with strategy BFS ran
+# 1.5-2.5x slower (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr):
     """(overlap?, volume tests done) for node pair (ia, ib) of two saabb trees."""
@@ -134,6 +136,7 @@ def _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr):
     return hit, (1 if volumes == VOL_AABB else 2)
 
 
+# inline: the BFS strategy's leaf-pair loop, with the node test above (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _leaf_pair(
     ia, ib, topo_a, bv_a, tris_a, ids_a, sph_a, ta0, topo_b, tris_b, ids_b, sph_b, tb0, faces_b,

@@ -62,7 +62,7 @@ def tri_tests_loop(tris_a, tris_b, tri_test, reps):
     return hits
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _point_triangle_d2(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     """Squared distance from p to triangle abc (Ericson 2005, 5.1.5, closest point by regions)."""
     abx = bx - ax

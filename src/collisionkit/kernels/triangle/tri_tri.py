@@ -63,6 +63,8 @@ def _load(t):
     )  # fmt: skip
 
 
+# inline: its callers pass literal vertex numbers; as a call it compiled 5 signatures
+# (one per literal pattern, issue 16) for a body that is one orient3d call.
 @njit(cache=True, nogil=True, inline="always")
 def _o3(P, i, Q, j, R, k, S, m):
     """Exact orient3d(P_i, Q_j, R_k, S_m) on vertices of 9-tuple triangles."""
@@ -601,6 +603,7 @@ def tri_tri_intersect(t1, t2, method):
     raise ValueError("unknown triangle test code")
 
 
+# inline: one branch per triangle pair of the traversal; LLVM kept it as a call (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def tri_tri_intersect_tuples(A, B, method):
     """``tri_tri_intersect`` on triangles given as flat 9-tuples (x0, y0, z0, ..., z2).

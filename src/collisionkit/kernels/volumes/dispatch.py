@@ -38,7 +38,7 @@ def fit_other(kind, fit, tris, idx, s, e, out, pts, lo, hi, verts):
         fit_kdop(tris, idx, s, e, kdop_k(kind), out, lo, hi, verts)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def overlap_other(kind, R, t, bv_a, ia, bv_b, ib, slack):
     """(hit, volume updates) for a node pair of a sphere or k-DOP tree (b moved by R, t)."""
     if kind == BV_SPHERE:
@@ -46,7 +46,7 @@ def overlap_other(kind, R, t, bv_a, ia, bv_b, ib, slack):
     return overlap_kdop_kdop(kdop_k(kind), R, t, bv_a, ia, bv_b, ib, slack)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def size_other(kind, bv, i):
     """The descent's "which node is larger" measure for spheres and k-DOPs."""
     if kind == BV_SPHERE:

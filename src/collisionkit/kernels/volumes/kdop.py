@@ -65,7 +65,7 @@ _SETS = np.array(
 _WIDEN = 2.0**-36
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def kdop_k(kind):
     """k of a k-DOP volume code (3 -> 6, 4 -> 14, 5 -> 18, 6 -> 26)."""
     if kind == 3:
@@ -77,7 +77,7 @@ def kdop_k(kind):
     return 26
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _set_row(k):
     if k == 6:
         return 0
@@ -246,13 +246,13 @@ def fit_kdop(tris, idx, s, e, k, out, lo, hi, verts):
         out[k + 3 + 3 * r] = 0.0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def kdop_size(bv, i, m):
     """Half the sum of the three axis extents (the descent's "larger node" measure)."""
     return 0.5 * ((bv[i, m] - bv[i, 0]) + (bv[i, m + 1] - bv[i, 1]) + (bv[i, m + 2] - bv[i, 2]))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def overlap_kdop_kdop(k, R, t, bv_a, ia, bv_b, ib, slack):
     """Do a's k-DOP and b's k-DOP (b's node moved by R, t into a's frame) overlap?
 

@@ -35,7 +35,7 @@ from ...constants import LEAF_FLAG
 _U = 2.0**-53
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def triangle_sphere(ax, ay, az, bx, by, bz, cx, cy, cz):
     """Smallest enclosing sphere of triangle (a, b, c): (centre x, y, z, radius).
 

@@ -32,7 +32,7 @@ _U = 2.0**-53
 _OUT = 1e-12
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _d2(ax, ay, az, bx, by, bz):
     dx = ax - bx
     dy = ay - by
@@ -133,7 +133,7 @@ def _ball4(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     return ax + ox, ay + oy, az + oz, ox * ox + oy * oy + oz * oz
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _outside(pts, i, ball):
     d2 = _d2(pts[i, 0], pts[i, 1], pts[i, 2], ball[0], ball[1], ball[2])
     return d2 > ball[3] * (1.0 + _OUT) + 1e-300
@@ -269,7 +269,7 @@ def fit_sphere(tris, idx, s, e, minimal, out, pts):
     out[3] = ball[3]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def overlap_sphere_sphere(R, t, bv_a, ia, bv_b, ib, slack):
     """Do a's sphere and b's sphere (centre mapped by R, t into a's frame) overlap?
     Conservative by ``slack`` (an absolute bound of the coordinate rounding)."""

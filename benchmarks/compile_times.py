@@ -1,0 +1,279 @@
+"""What numba compiles for each query, and how long it takes (issue 16, "compile less").
+
+Usage::
+
+    python -m benchmarks.compile_times                     # every warmup group, fresh empty caches
+    python -m benchmarks.compile_times --group intersects  # one group (repeatable)
+    python -m benchmarks.compile_times --cache             # use the configured cache instead
+    python -m benchmarks.compile_times --out benchmarks/results/compile_times.md --json FILE
+
+Each *entry point* is one group of ``collisionkit.warmup.GROUPS`` (intersects, contacts,
+distance, ...), run in a fresh process (one at a time) so that nothing one group compiled
+is reused by the next. By default each process gets its own new, empty cache folder
+(``COLLISIONKIT_CACHE_DIR`` pointing at a temporary folder, deleted afterwards): the
+figures are a cold first use. With ``--cache`` it uses the configured cache folder, so a
+warm cache shows what is still compiled.
+
+Per entry point it prints: total CPU seconds of the process spent in the group
+(``time.process_time``; all threads), wall seconds, peak RSS of the process
+(``ru_maxrss``: import included), the number of compiles, and the kernels with the
+largest *exclusive* compile time. numba fires ``numba:compile`` around every cache-miss
+compile of a dispatcher for one signature; a compile that triggers another (a callee
+typed for new argument types) nests, and the callee's time is subtracted from the caller's,
+so exclusive times add up to the total compile time. Times are CPU time of the compiling
+thread (``time.thread_time``), so another process on the machine disturbs them little.
+Exclusive time of a caller includes LLVM optimisation and code generation of the callees'
+IR linked into its module (numba re-optimises every callee in each caller's module) and
+the inlined copies of ``inline="always"`` callees. ``sigs`` counts the signatures a kernel
+compiled for (more than 1: the same kernel specialised twice).
+
+A benchmark, not a test: nothing asserts on its times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def _child(group: str) -> dict[str, Any]:
+    """Run one warmup group in this (fresh) process; return its compile record."""
+    t_import = time.perf_counter()
+    c_import = time.process_time()
+    from numba.core import event
+
+    import collisionkit  # noqa: F401  (configures numba: cache folder, threading layer)
+    from collisionkit import warmup
+
+    import_wall = time.perf_counter() - t_import
+    import_cpu = time.process_time() - c_import
+
+    stack: list[list[Any]] = []  # [key, start, time spent in nested compiles]
+    kernels: dict[str, dict[str, Any]] = {}
+
+    def key_of(ev: event.Event) -> str:
+        f = getattr(ev.data.get("dispatcher"), "py_func", None)
+        mod = getattr(f, "__module__", "?").removeprefix("collisionkit.kernels.")
+        return f"{mod}.{getattr(f, '__qualname__', '?')}"
+
+    class _Listener(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            stack.append([key_of(ev), time.thread_time(), 0.0])
+
+        def on_end(self, ev: event.Event) -> None:
+            key, t0, nested = stack.pop()
+            inclusive = time.thread_time() - t0
+            if stack:
+                stack[-1][2] += inclusive
+            rec = kernels.setdefault(key, {"exclusive": 0.0, "inclusive": 0.0, "sigs": []})
+            rec["exclusive"] += inclusive - nested
+            if not stack:
+                rec["inclusive"] += inclusive
+            rec["sigs"].append(", ".join(str(a) for a in ev.data.get("args", ())))
+
+    # Phases: numba's compiler passes (type inference, lowering, ...) and the LLVM work of
+    # finalising a code library (optimisation + machine code), each exclusive of the
+    # phases nested in it (a callee's compile runs inside its caller's type inference).
+    phases: dict[str, float] = {}
+    pstack: list[list[Any]] = []  # [name, start, nested]
+
+    def phase_start(name: str) -> None:
+        pstack.append([name, time.thread_time(), 0.0])
+
+    def phase_end() -> None:
+        name, t0, nested = pstack.pop()
+        inclusive = time.thread_time() - t0
+        if pstack:
+            pstack[-1][2] += inclusive
+        phases[name] = phases.get(name, 0.0) + inclusive - nested
+
+    class _Passes(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            phase_start(ev.data["name"].split(" [")[0])
+
+        def on_end(self, ev: event.Event) -> None:
+            phase_end()
+
+    from numba.core import codegen
+
+    lib = codegen.CPUCodeLibrary
+    finalize = lib.finalize
+
+    def timed_finalize(self: Any) -> Any:
+        if self._finalized:
+            return finalize(self)
+        phase_start("llvm (optimise + machine code)")
+        try:
+            return finalize(self)
+        finally:
+            phase_end()
+
+    listener, passes = _Listener(), _Passes()
+    event.register("numba:compile", listener)
+    event.register("numba:run_pass", passes)
+    lib.finalize = timed_finalize
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    try:
+        warmup.GROUPS[group]()
+    finally:
+        event.unregister("numba:compile", listener)
+        event.unregister("numba:run_pass", passes)
+        lib.finalize = finalize
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return {
+        "group": group,
+        "cpu_s": cpu,
+        "wall_s": wall,
+        "import_cpu_s": import_cpu,
+        "import_wall_s": import_wall,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "compiles": sum(len(k["sigs"]) for k in kernels.values()),
+        "compile_cpu_s": sum(k["exclusive"] for k in kernels.values()),
+        "kernels": kernels,
+        "phases": phases,
+    }
+
+
+def measure(group: str, fresh_cache: bool) -> dict[str, Any]:
+    """Run ``group`` in a fresh Python process (with a new empty cache when asked)."""
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="ck-compile-times-") as tmp:
+        if fresh_cache:
+            env["COLLISIONKIT_CACHE_DIR"] = tmp
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchmarks.compile_times", "--child", group],
+            cwd=HERE.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"group {group} failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def compare_markdown(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
+    """Before/after table per entry point (CPU s, wall s, peak RSS MiB)."""
+    old = {r["group"]: r for r in before}
+    out = [
+        "| entry point | CPU s before | CPU s after | wall s before | wall s after | peak RSS MiB before | after |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in after:
+        b = old.get(r["group"])
+        if b is None:
+            continue
+        out.append(
+            f"| {r['group']} | {b['cpu_s']:.1f} | {r['cpu_s']:.1f} | {b['wall_s']:.1f} | {r['wall_s']:.1f} | "
+            f"{b['peak_rss_mib']:.0f} | {r['peak_rss_mib']:.0f} |"
+        )
+    both = [r for r in after if r["group"] in old]
+    out.append(
+        f"| **sum** | {sum(old[r['group']]['cpu_s'] for r in both):.1f} | {sum(r['cpu_s'] for r in both):.1f} | "
+        f"{sum(old[r['group']]['wall_s'] for r in both):.1f} | {sum(r['wall_s'] for r in both):.1f} | "
+        f"{max(old[r['group']]['peak_rss_mib'] for r in both):.0f} (max) | "
+        f"{max(r['peak_rss_mib'] for r in both):.0f} (max) |"
+    )
+    return "\n".join(out) + "\n"
+
+
+def to_markdown(records: list[dict[str, Any]], top: int, header: str = "") -> str:
+    out = ["# Compile time per entry point", ""]
+    if header:
+        out += [header, ""]
+    out += [
+        "| entry point | CPU s | wall s | peak RSS MiB | compiles | kernels | import CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in records:
+        out.append(
+            f"| {r['group']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['peak_rss_mib']:.0f} | "
+            f"{r['compiles']} | {len(r['kernels'])} | {r['import_cpu_s']:.1f} |"
+        )
+    out.append(
+        f"| **sum** | {sum(r['cpu_s'] for r in records):.1f} | {sum(r['wall_s'] for r in records):.1f} | "
+        f"{max(r['peak_rss_mib'] for r in records):.0f} (max) | {sum(r['compiles'] for r in records)} | | |"
+    )
+    for r in records:
+        out += [
+            "",
+            f"## {r['group']}: {r['cpu_s']:.1f} CPU s, {r['wall_s']:.1f} wall s, "
+            f"{r['peak_rss_mib']:.0f} MiB peak, {r['compiles']} compiles",
+            "",
+            "Phases (CPU s): "
+            + ", ".join(f"{n} {t:.1f}" for n, t in sorted(r.get("phases", {}).items(), key=lambda kv: -kv[1])[:6]),
+            "",
+            "| kernel | exclusive CPU s | share | sigs |",
+            "|---|---:|---:|---:|",
+        ]
+        total = r["compile_cpu_s"] or 1.0
+        ranked = sorted(r["kernels"].items(), key=lambda kv: -kv[1]["exclusive"])
+        for name, k in ranked[:top]:
+            out.append(f"| `{name}` | {k['exclusive']:.2f} | {100 * k['exclusive'] / total:.0f}% | {len(k['sigs'])} |")
+        rest = ranked[top:]
+        if rest:
+            s = sum(k["exclusive"] for _, k in rest)
+            out.append(f"| {len(rest)} others | {s:.2f} | {100 * s / total:.0f}% | |")
+        multi = [(n, k) for n, k in ranked if len(k["sigs"]) > 1 and not n.startswith("numba.")]
+        if multi:
+            out += ["", "Kernels compiled for more than one signature:", ""]
+            for name, k in multi:
+                out.append(f"- `{name}` x{len(k['sigs'])}: " + "; ".join(f"({s})" for s in k["sigs"]))
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--group", action="append", help="warmup group (repeatable; default: all)")
+    ap.add_argument("--cache", action="store_true", help="use the configured cache, not a fresh empty one")
+    ap.add_argument("--top", type=int, default=12, help="kernels listed per entry point")
+    ap.add_argument("--out", type=Path, help="write the markdown table here")
+    ap.add_argument("--json", type=Path, help="write the raw records here")
+    ap.add_argument("--note", default="", help="a line written under the title")
+    ap.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="print a before/after table of two --json files",
+    )
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(args.child)))
+        return 0
+    if args.compare:
+        before, after = (json.loads(p.read_text(encoding="utf-8")) for p in args.compare)
+        print(compare_markdown(before, after), end="")
+        return 0
+
+    from collisionkit.warmup import GROUPS
+
+    groups = args.group or list(GROUPS)
+    records = []
+    for g in groups:
+        rec = measure(g, fresh_cache=not args.cache)
+        records.append(rec)
+        print(f"{g}: {rec['cpu_s']:.1f} CPU s, {rec['wall_s']:.1f} wall s, {rec['peak_rss_mib']:.0f} MiB", flush=True)
+    md = to_markdown(records, args.top, args.note)
+    print()
+    print(md)
+    if args.out:
+        args.out.write_text(md, encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
