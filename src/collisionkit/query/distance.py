@@ -122,7 +122,9 @@ def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float
     if r < 0:
         side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
         raise pose_error(side, 0, code, False)
-    return _record(out, stats, False)
+    # PERF: the single-pose record built directly (what record() makes of row 0): -3 us a call
+    d, fa, fb = out[0, 0].item(), int(out[0, 7]), int(out[0, 8])
+    return Distance(d, out[0, 1:4], out[0, 4:7], fa, fb, int(stats[0, 0]), int(stats[0, 1]))
 
 
 def mesh_distance_rows(req: Request, upper: float, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
