@@ -1,7 +1,7 @@
 """Build hooks: a platform wheel carrying precompiled kernels (issue 16; see ``collisionkit/_shipped.py``).
 
 Everything static lives in pyproject.toml. This file adds two things, and only when
-``COLLISIONKIT_SHIP_DIR`` names a folder made by ``python -m collisionkit._shipped``
+``COLLISIONKIT_SHIP_DIR`` names a folder made by ``collisionkit warmup --ship DIR``
 (``make wheel`` does both steps):
 
 * the folder is copied into the wheel as ``collisionkit/_compiled``, and the wheel is

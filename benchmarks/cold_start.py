@@ -178,7 +178,7 @@ def _table(results: dict[str, dict], label: str) -> list[str]:
     for row, r in results.items():
         target = TARGET_S.get(row, OTHER_TARGET_S)
         met = "yes" if r["ok"] and r["seconds"] <= target else "**no**"
-        warm = "" if r.get("warm") is None else f"{r['warm']:.3f}"
+        warm = "" if r.get("warm") is None else f"{r['warm']:.3f}" + (" (**over**)" if r["warm"] > WARM_TARGET_S else "")
         misses = "error" if r.get("cache_misses") is None else str(len(r["cache_misses"]))
         rss = "" if r.get("peak_rss_mb") is None else f"{r['peak_rss_mb']:.0f}"
         lines.append(f"| {row} | {r['seconds']:.2f} | {target:.0f} ({met}) | {warm} | {misses} | {rss} |")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -65,6 +66,14 @@ def shipped_probe(tmp_path_factory) -> Path:
     return out
 
 
+def _edited_copy(shipped: Path, dest: Path, **fields) -> Path:
+    """A copy of a shipped folder whose manifest has ``fields`` replaced."""
+    shutil.copytree(shipped, dest)
+    m = json.loads((dest / "manifest.json").read_text())
+    (dest / "manifest.json").write_text(json.dumps({**m, **fields}))
+    return dest
+
+
 def _run_probe(tmp_path: Path, compiled: Path | str) -> dict:
     user = tmp_path / "user_mod.py"
     user.write_text(USER_MODULE)
@@ -101,27 +110,16 @@ def test_kernel_cache_is_keyed_by_content_not_install_path(tmp_path):
     [("kernel_hash", "0000000000000000"), ("numba", "0.1.0"), ("cache_tag", "cpython-39")],
 )
 def test_a_manifest_that_does_not_match_is_refused_with_the_reason(tmp_path, monkeypatch, shipped_probe, field, value):
-    import shutil
-
-    copy = tmp_path / "compiled"
-    shutil.copytree(shipped_probe, copy)
-    monkeypatch.setenv("COLLISIONKIT_COMPILED_DIR", str(copy))
+    monkeypatch.setenv("COLLISIONKIT_COMPILED_DIR", str(_edited_copy(shipped_probe, tmp_path / "same")))
     assert _shipped._find_shipped()[0] is not None  # the untouched copy is accepted
-    m = json.loads((copy / "manifest.json").read_text())
-    m[field] = value
-    (copy / "manifest.json").write_text(json.dumps(m))
+    monkeypatch.setenv("COLLISIONKIT_COMPILED_DIR", str(_edited_copy(shipped_probe, tmp_path / "edited", **{field: value})))
     found, why = _shipped._find_shipped()
     assert found is None and field in why and value in why
 
 
 def test_code_for_another_platform_is_refused_at_first_load_and_compiled_instead(tmp_path, shipped_probe):
-    import shutil
-
-    copy = tmp_path / "compiled"
-    shutil.copytree(shipped_probe, copy)
-    m = json.loads((copy / "manifest.json").read_text())
-    m["magic_tuple"][0] = "aarch64-unknown-linux-gnu"
-    (copy / "manifest.json").write_text(json.dumps(m))
+    magic = json.loads((shipped_probe / "manifest.json").read_text())["magic_tuple"]
+    copy = _edited_copy(shipped_probe, tmp_path / "compiled", magic_tuple=["aarch64-unknown-linux-gnu", *magic[1:]])
     got = _run_probe(tmp_path, copy)
     assert "aarch64-unknown-linux-gnu" in got["status"] and "this machine is" in got["status"]
     assert (got["probe_misses"], got["probe_hits"]) == (1, 0)

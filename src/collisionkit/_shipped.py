@@ -194,7 +194,8 @@ def install() -> None:
     KernelLocator = _locator_class()
     caching.CacheImpl._locator_classes = [KernelLocator, *caching.CacheImpl._locator_classes]
     _shipped, _status = _find_shipped()
-    if _shipped is None and (shipped_root() or Path()).joinpath(MANIFEST).exists():
+    root = shipped_root()
+    if _shipped is None and root is not None and (root / MANIFEST).exists():  # shipped, but not for us
         from ._numba import log
 
         log.info("collisionkit: %s; compiling instead", _status)
