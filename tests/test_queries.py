@@ -450,15 +450,15 @@ def test_far_offsets(pb_mesh):
 
 def test_uniform_overflow_takes_the_parallel_rerun():
     """Every pose overflows by the same amount: the rerun runs one chunk per pose in
-    parallel (engine.run_batch), and must give the serial rows exactly."""
-    from collisionkit.query import engine
+    parallel (batch.pair_rows), and must give the serial rows exactly."""
+    from collisionkit.constants import PAIRS_PER_POSE_GUESS
 
     a, b = grid_mesh(12), grid_mesh(12)
     n = PARALLEL_BATCH
     pose_b = np.repeat(ck.translation([0.25, 0.375, 0.0])[None], n, axis=0)
     expected = brute_pairs(a, b, None, pose_b)
     counts = counts_of(expected, n)
-    guess = engine.PAIRS_PER_POSE_GUESS + (a.n_faces + b.n_faces) // 8
+    guess = PAIRS_PER_POSE_GUESS + (a.n_faces + b.n_faces) // 8
     assert counts.min() > guess, "scene does not overflow every pose"
     assert_matches_brute(a, b, None, pose_b, expected, threads=2)
     serial = ck.contacts(a, b, None, pose_b, threads=1)

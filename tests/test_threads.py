@@ -130,22 +130,28 @@ def test_set_num_threads_is_restored_after_a_query():
 def test_penetration_honours_threads(monkeypatch):
     """Regression: wave one launched the parallel penetration kernel without setting the
     thread count, so ``threads=`` was ignored on meshes."""
-    import collisionkit.query.penetration as qp
+    import collisionkit.query.batch as qb
     from collisionkit.constants import PARALLEL_MIN_POSES
+    from collisionkit.kernels.proximity import penetration as kp
 
     box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
     poses = ck.random_poses(max(64, PARALLEL_MIN_POSES), radius=2.0, seed=4)
     ref = ck.penetration(box, box, None, poses, threads=1)
     seen = []
-    real = qp.using_threads
+    real = qb.using_threads
 
     def spy(n):
         seen.append(n)
         return real(n)
 
-    monkeypatch.setattr(qp, "using_threads", spy)
+    monkeypatch.setattr(qb, "using_threads", spy)
+    launched = []
+    real_launch = qb.launch
+    monkeypatch.setattr(qb, "launch", lambda p, s, par, *a: (launched.append((par, p)), real_launch(p, s, par, *a)))
     got = ck.penetration(box, box, None, poses, threads=2)
-    assert seen == [2]
+    plans = [p for par, p in launched if par is kp.penetration_parallel]
+    assert len(plans) == 1 and plans[0].parallel and plans[0].threads == 2
+    assert 2 in seen
     np.testing.assert_array_equal(got.depth, ref.depth)
     np.testing.assert_array_equal(got.direction, ref.direction)
     assert (ref.depth > 0).any() and (ref.depth == 0).any()

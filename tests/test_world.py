@@ -300,3 +300,25 @@ def test_world_boxes_contain_the_meshes(meshes):
         lo, hi = w.boxes()[k]
         assert np.all(lo <= v.min(axis=0)) and np.all(v.max(axis=0) <= hi)
         assert np.all(hi - lo <= (v.max(axis=0) - v.min(axis=0)) + 2 * np.sqrt(3) * radius(s) + 1e-3)
+
+
+def test_world_uses_each_meshs_own_build_options(meshes):
+    """The narrow phase traverses each pair in the first mesh's volume kind, on the
+    meshes' own trees (issue 14 step 4): answers equal pairwise queries, whatever mix
+    of kinds the objects carry."""
+    kinds = ["obb", "kdop18", "sphere", "aabb", "saabb"]
+    shapes, poses = real_scene(meshes, 10, seed=4, spread=1.2)
+    shapes = [s.with_options(bv=kinds[k % len(kinds)], leaf_size=2 + k % 3) for k, s in enumerate(shapes)]
+    w = ck.World("sap")
+    for k, (s, T) in enumerate(zip(shapes, poses, strict=True)):
+        w.add(f"m{k}", s, T)
+    c = w.contacts()
+    assert set(map(tuple, w.colliding_pairs().index.tolist())) == pairwise(w)
+    assert len(c.pairs) > 0
+    for k, (i, j) in enumerate(c.pairs.tolist()):
+        ref = ck.contacts(shapes[i], shapes[j], poses[i], poses[j])
+        assert np.array_equal(c.faces(k), ref.pairs(0))
+    used = {shapes[i].options.bv for i, _ in c.pairs.tolist()}
+    assert used <= set(w._pools) and len(used) > 1, "the pairs were not traversed in their meshes' kinds"
+    for bv, (pool, _, bv_code) in w._pools.items():
+        assert bv_code == ck.BuildOptions(bv=bv).bv_code

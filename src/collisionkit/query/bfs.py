@@ -23,16 +23,15 @@ from ..constants import (
     MODE_ALL,
     MODE_ANY,
     MODE_FIRST,
-    PAIRS_PER_POSE_GUESS,
     PARALLEL_MIN_POSES,
     TRI_TESTS,
 )
 from ..geometry.mesh import Mesh
-from ..kernels.core.layout import META_FACES, N_STATS
+from ..kernels.core.layout import META_FACES
 from ..kernels.traverse import bfs as kb
 from ..kernels.volumes.saabb import triangle_spheres
-from ..runtime import using_threads
 from ..strategies import register
+from . import batch
 from .engine import BatchResult
 from .registry import Request
 
@@ -136,11 +135,6 @@ def _run(strat: BFS, req: Request) -> BatchResult:
     ta, tb = saabb_tree(a), saabb_tree(b)
     sa, sb = tri_spheres(a, ta), tri_spheres(b, tb)
     faces_b = int(tb.arrays.meta[0, META_FACES])
-    counts = np.zeros(n, np.int64)
-    starts = np.full(n, -1, np.int64)
-    stats = np.zeros((n, N_STATS), np.int64)
-    if n == 0:
-        return BatchResult(0, True, counts, stats, np.empty(0, np.int64), starts, faces_b)
     tasks = np.zeros((n, 4), np.int64)
     tasks[:, 2] = req.ia
     tasks[:, 3] = req.ib
@@ -151,58 +145,26 @@ def _run(strat: BFS, req: Request) -> BatchResult:
         np.int64(BFS_VOLUMES[strat.volumes]), float(strat.ratio_threshold), np.int64(strat.tri_spheres),
         np.int64(TRI_TESTS[strat.tri_test]), np.int64(mode), np.int64(max_pairs),
     )
-    if mode == MODE_ANY:
-        guess = 0
-    elif mode == MODE_FIRST:
-        guess = 1
-    else:
-        guess = PAIRS_PER_POSE_GUESS + (x.tris.shape[0] + y.tris.shape[0]) // 8
-        if max_pairs >= 0:
-            guess = min(guess, max_pairs)
+    guess = batch.row_guess(mode, max_pairs, x.tris.shape[0] + y.tris.shape[0])
+    # Parallel over poses for a batch; a frontier-parallel descent (seed 002's
+    # PCDA) for few poses or when asked; serial when asked or on one thread.
+    frontier = strat.parallel is not False and nthreads > 1 and not (strat.parallel is None and n >= PARALLEL_MIN_POSES)
+    p = batch.plan(n, nthreads, parallel_ok=strat.parallel is None)
 
-    if strat.parallel is False or nthreads == 1:
-        path = "serial"
-    elif strat.parallel is None and n >= PARALLEL_MIN_POSES:
-        path = "poses"
-    else:
-        path = "frontier"
+    def run(p_, tasks_, keys, chunk_cap, starts, counts, stats, rerun):
+        if frontier:  # tasks one after another, each level parallel over 4 chunks a thread, one buffer
+            batch.launch_prange(
+                batch.Plan(p_.n, nthreads, True, 4 * nthreads), kb.bfs_query_frontier,
+                *pool_a, *pool_b, tasks_, *opts, keys, starts, counts, stats,
+                np.int64(4 * nthreads), np.int64(strat.min_frontier),
+            )  # fmt: skip
+        else:
+            batch.launch(p_, kb.bfs_query_serial, kb.bfs_query_poses, *pool_a, *pool_b, tasks_, *opts, keys, chunk_cap, starts, counts, stats)
 
-    def launch(sub_tasks, sub_starts, sub_counts, sub_stats, keys, chunk_cap, nchunks, how):
-        if how == "serial":
-            kb.bfs_query_serial(*pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks)
-            return
-        with using_threads(nthreads):
-            if how == "poses":
-                kb.bfs_query_poses(*pool_a, *pool_b, sub_tasks, *opts, keys, chunk_cap, sub_starts, sub_counts, sub_stats, nchunks)
-            else:
-                kb.bfs_query_frontier(
-                    *pool_a, *pool_b, sub_tasks, *opts, keys, sub_starts, sub_counts, sub_stats,
-                    np.int64(4 * nthreads), np.int64(strat.min_frontier),
-                )
-
-    nchunks = min(n, 4 * nthreads) if path == "poses" else 1
-    per_chunk = -(-n // nchunks)
-    chunk_cap = max(guess, min(guess * per_chunk, _FIRST_PASS_ROWS // nchunks))
-    keys = np.empty(max(1, chunk_cap * nchunks), np.int64)
-    launch(tasks, starts, counts, stats, keys, chunk_cap, nchunks, path)
-
-    if mode != MODE_ANY:
-        over = np.flatnonzero(starts < 0)
-        if over.size:
-            # Rerun the tasks that did not fit, with exact room, one buffer.
-            kept = counts[over] if max_pairs < 0 else np.minimum(counts[over], max_pairs)
-            sub_tasks = np.ascontiguousarray(tasks[over])
-            sub_starts = np.full(over.size, -1, np.int64)
-            sub_counts = np.zeros(over.size, np.int64)
-            sub_stats = np.zeros((over.size, N_STATS), np.int64)
-            total = int(kept.sum())
-            sub_keys = np.empty(max(1, total), np.int64)
-            launch(sub_tasks, sub_starts, sub_counts, sub_stats, sub_keys, total, 1, "frontier" if path == "frontier" else "serial")
-            assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
-            starts[over] = sub_starts + keys.shape[0]
-            keys = np.concatenate([keys, sub_keys])
+    rows = batch.pair_rows(tasks, p, guess, mode, max_pairs, run, rerun_parallel=False)
+    counts, stats, keys, starts = rows
     assert mode in (MODE_ANY, MODE_FIRST, MODE_ALL)
-    return BatchResult(n, req.batched, counts, stats, keys, starts, faces_b)
+    return BatchResult(n, req.batched or n == 0, counts, stats, keys, starts, faces_b)
 
 
 register("bfs", BFS())

@@ -23,15 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import strategies
-from ..constants import MODE_ANY, PARALLEL_MIN_POSES
+from ..constants import MODE_ANY
 from ..convex.shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere
 from ..errors import UnsupportedOptionError, UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..kernels.proximity import gjk as kg
-from ..runtime import using_threads
 from ..strategies import BVH
-from . import engine, registry, scaling
+from . import batch, engine, registry, scaling
 from .pose_form import in_form, per_pose, record
 from .registry import Request
 
@@ -81,13 +80,8 @@ def _scaled_core(s: ConvexShape, m: int) -> tuple:
 
 def _gjk_rows(ka: tuple, kb: tuple, req: Request, distance: bool, hit, dist, points, stats) -> None:
     """One GJK kernel launch over the request's tasks (rows written in place)."""
-    n = req.n
     args = (*ka, req.pa, *kb, req.pb, req.ia, req.ib, bool(distance), hit, dist, points, stats)
-    if req.threads > 1 and n >= PARALLEL_MIN_POSES:
-        with using_threads(req.threads):
-            kg.gjk_batch_parallel(*args, np.int64(min(n, 4 * req.threads)))
-    else:
-        kg.gjk_batch_serial(*args)
+    batch.launch(batch.plan(req.n, req.threads), kg.gjk_batch_serial, kg.gjk_batch_parallel, *args)
 
 
 def _bool_result(req: Request, hit, stats=None) -> engine.BatchResult:

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..bvh import tree_for
-from ..constants import MODE_ANY, PARALLEL_MIN_POSES
+from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import distance as kd
-from ..runtime import using_threads
-from . import registry, scaling
-from .engine import pose_error, prepare, thread_count, trees
+from . import batch, registry, scaling
+from .batch import thread_count
+from .engine import pose_error, prepare, trees
 from .pair import _single_pose
 from .pose_form import record
 from .registry import Request
@@ -165,18 +165,12 @@ def _run_rows(req, x, y, bv_code, upper, seeds, out, stats) -> None:
     n = req.n
     scale = float(x.scale[0] + y.scale[0])
     upper2 = scaling.squared(upper)
-    parallel = req.threads > 1 and n >= PARALLEL_MIN_POSES
-    nchunks = min(n, 4 * req.threads) if parallel else 1
     args = (
         x.topo, x.bv, x.tris, x.face_ids, x.meta, req.pa,
         y.topo, y.bv, y.tris, y.face_ids, y.meta, req.pb,
-        req.ia, req.ib, scale, bv_code, upper2, seeds, out, stats, nchunks,
+        req.ia, req.ib, scale, bv_code, upper2, seeds, out, stats,
     )  # fmt: skip
-    if parallel:
-        with using_threads(req.threads):
-            kd.distance_parallel(*args)
-    else:
-        kd.distance_serial(*args)
+    batch.launch(batch.plan(n, req.threads), kd.distance_serial, kd.distance_parallel, *args)
 
 
 def _record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distance:

@@ -11,14 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import strategies
-from ..constants import MODE_ANY, PARALLEL_MIN_POSES, TRI_TESTS
+from ..constants import MODE_ANY, TRI_TESTS
 from ..convex.double_hierarchy import hierarchy_of
 from ..convex.shapes import Convex
 from ..errors import UnsupportedPairError
 from ..kernels.core.layout import N_STATS
 from ..kernels.traverse import double_box as kd
-from ..runtime import using_threads
-from . import engine
+from . import batch, engine
 from .registry import Request
 
 
@@ -31,18 +30,13 @@ def double_box_batch(a: Convex, b: Convex, req: Request, depth: int, tri_test: i
     if n == 0:
         return decided, stats
     stack_size = np.int64(2 * (ha.depth + hb.depth) + 2)
-    parallel = req.threads > 1 and n >= PARALLEL_MIN_POSES
-    nchunks = np.int64(min(n, 4 * req.threads) if parallel else 1)
     args = (
         ha.topo, ha.outer, ha.inner, ha.tri_ids, a._tris, a.scale, req.pa,
         hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, req.pb,
-        req.ia, req.ib, np.int64(tri_test), stack_size, decided, stats, nchunks,
+        req.ia, req.ib, np.int64(tri_test), stack_size, decided, stats,
     )  # fmt: skip
-    if parallel:
-        with using_threads(req.threads):
-            kd.double_box_batch(*args)
-    else:
-        kd.double_box_batch(*args)
+    # one driver: nchunks = 1 runs serially inside it
+    batch.launch(batch.plan(n, req.threads), kd.double_box_batch, kd.double_box_batch, *args)
     return decided, stats
 
 

@@ -6,26 +6,25 @@ answered by one compiled call (serial, or parallel over numba threads).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from ..bvh import BVH, tree_for
-from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, PAIRS_PER_POSE_GUESS, PARALLEL_MIN_POSES
+from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST
 from ..errors import InvalidPoseError, UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.core.layout import META_FACES, N_STATS
 from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID
 from ..kernels.traverse import descent as kt
-from ..runtime import using_threads
 from ..strategies import BVH as BVHStrategy
 from ..strategies import resolve
+from . import batch
+from .batch import thread_count
 from .registry import Request
 
 _POSE_REASON = {
@@ -33,11 +32,6 @@ _POSE_REASON = {
     POSE_NOT_RIGID: "is not a rigid transform (rotation block not orthonormal with det +1)",
     POSE_BAD_LAST_ROW: "has a last row other than [0, 0, 0, 1]",
 }
-#: Result rows reserved for the first pass of a batch (2 MB of int64 keys). PERF:
-#: a larger first buffer made parallel all-pairs batches 3x slower (env/rob, 1000
-#: poses: 64 vs 11 us a pose with a 32 MB buffer), the page faults of a fresh
-#: mapping serialising the threads; poses that do not fit are rerun with exact room.
-_FIRST_PASS_ROWS = 1 << 18
 
 
 def pose_error(side: str, index: int, code: int, batched: bool) -> InvalidPoseError:
@@ -55,14 +49,6 @@ def trees(a: Mesh, b: Mesh) -> tuple[BVH, BVH]:
     """a's tree, and b's tree built with a's volume kind (cached on both meshes)."""
     bv = a.options.bv
     return tree_for(a, bv), tree_for(b, bv)
-
-
-def thread_count(threads: int | None) -> int:
-    if threads is None:
-        return numba.get_num_threads()
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
-    return min(int(threads), numba.config.NUMBA_NUM_THREADS)
 
 
 class BatchResult(NamedTuple):
@@ -145,83 +131,20 @@ def run(req: Request) -> BatchResult:
     tasks[:, 2] = ia
     tasks[:, 3] = ib
     faces_b = int(tb.arrays.meta[0, META_FACES])
-    counts = np.zeros(n, np.int64)
-    starts = np.full(n, -1, np.int64)
-    stats = np.zeros((n, N_STATS), np.int64)
-    if n == 0:
-        return BatchResult(0, True, counts, stats, np.empty(0, np.int64), starts, faces_b)
-
-    parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES
-    nchunks = min(n, 4 * nthreads) if parallel else 1
-    per_chunk = -(-n // nchunks)
-    if mode == MODE_ANY:
-        guess = 0
-    elif mode == MODE_FIRST:
-        guess = 1
-    else:
-        guess = PAIRS_PER_POSE_GUESS + (ta.arrays.tris.shape[0] + tb.arrays.tris.shape[0]) // 8
-        if max_pairs >= 0:
-            guess = min(guess, max_pairs)
-    chunk_cap = max(guess, min(guess * per_chunk, _FIRST_PASS_ROWS // nchunks))
-    keys = np.empty(max(1, chunk_cap * nchunks), np.int64)
-    _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads)
-
-    if mode != MODE_ANY:
-        over = np.flatnonzero(starts < 0)
-        if over.size:
-            # Rerun only the poses that overflowed, now with exact room: one chunk
-            # per pose of the largest count (parallel when that wastes little),
-            # else all of them serially in one exactly sized buffer.
-            kept = counts[over] if max_pairs < 0 else np.minimum(counts[over], max_pairs)
-            sub_tasks = np.ascontiguousarray(tasks[over])
-            sub_starts = np.full(over.size, -1, np.int64)
-            sub_counts = np.zeros(over.size, np.int64)
-            sub_stats = np.zeros((over.size, N_STATS), np.int64)
-            total, widest = int(kept.sum()), int(kept.max())
-            rerun_parallel = parallel and over.size >= 2 and over.size * widest <= 2 * total
-            if rerun_parallel:
-                sub_chunks, sub_cap = over.size, widest
-            else:
-                sub_chunks, sub_cap = 1, total
-            sub_keys = np.empty(max(1, sub_chunks * sub_cap), np.int64)
-            _launch(
-                ta, tb, pa, pb, sub_tasks, strat, mode, max_pairs, sub_keys, sub_cap,
-                sub_starts, sub_counts, sub_stats, sub_chunks, rerun_parallel, nthreads,
-            )
-            assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
-            starts[over] = sub_starts + keys.shape[0]
-            keys = np.concatenate([keys, sub_keys])
-    return BatchResult(n, req.batched, counts, stats, keys, starts, faces_b)
+    guess = batch.row_guess(mode, max_pairs, ta.arrays.tris.shape[0] + tb.arrays.tris.shape[0])
+    rows = batch.pair_rows(tasks, batch.plan(n, nthreads), guess, mode, max_pairs, _descent(ta, tb, pa, pb, strat, mode, max_pairs))
+    return BatchResult(n, req.batched or n == 0, rows.counts, rows.stats, rows.keys, rows.starts, faces_b)
 
 
-def _launch(ta, tb, pa, pb, tasks, strat, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads):
-    args = (
-        *ta.arrays, pa, *tb.arrays, pb, tasks, ta.options.bv_code, strat.tri_test_code,
-        mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks,
-    )
-    if parallel:
-        with using_threads(nthreads):
-            kt.query_parallel(*args)
-    else:
-        kt.query_serial(*args)
+def _descent(ta: BVH, tb: BVH, pa, pb, strat, mode: int, max_pairs: int) -> batch.RowLauncher:
+    """The descent kernels (``kernels/traverse/descent.py``) on two trees, as a row launcher."""
+    head = (*ta.arrays, pa, *tb.arrays, pb)
+    opts = (ta.options.bv_code, strat.tri_test_code, mode, max_pairs)
 
+    def run(p, tasks, keys, chunk_cap, starts, counts, stats, rerun):
+        batch.launch(p, kt.query_serial, kt.query_parallel, *head, tasks, *opts, keys, chunk_cap, starts, counts, stats)
 
-def run_chunks(n: int, threads: int, fn: Callable[[int, int], None]) -> None:
-    """Run ``fn(lo, hi)`` over [0, n) in chunks: on ``threads`` Python threads for a batch of
-    at least PARALLEL_MIN_POSES tasks, else in one serial call.
-
-    For kernels that answer one task per call and release the GIL (``nogil=True``),
-    where one task costs far more than a call (time of impact): the chunks are
-    4 per thread, so uneven tasks balance.
-    """
-    if threads <= 1 or n < PARALLEL_MIN_POSES:
-        fn(0, n)
-        return
-    nchunks = min(n, 4 * threads)
-    bounds = np.linspace(0, n, nchunks + 1).astype(np.int64)
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for f in [pool.submit(fn, int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]:
-            f.result()
+    return run
 
 
 def gather(result: BatchResult, max_pairs: int, task_pose: NDArray[np.int64] | None = None):

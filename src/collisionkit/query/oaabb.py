@@ -26,22 +26,16 @@ from numpy.typing import NDArray
 
 from ..bvh.rtree import DEFAULT_NODE_CAPACITY, RTrees, rtrees_for
 from ..constants import (
-    MODE_ANY,
-    MODE_FIRST,
     MODE_SURFACE_PAIRS,
     MODES,
-    PAIRS_PER_POSE_GUESS,
-    PARALLEL_MIN_POSES,
     TRI_TEST_GUIGUE,
 )
 from ..errors import UnsupportedOptionError
 from ..geometry.mesh import Mesh
 from ..kernels.build.rtree import RT_FACES, RT_SURFACES
-from ..kernels.core.layout import N_STATS
 from ..kernels.traverse import oaabb as ko
-from ..runtime import using_threads
 from ..strategies import Strategy, register, resolve
-from . import registry
+from . import batch, registry
 from .convex import GJK
 from .double_box import DoubleBox
 from .engine import BatchResult, check_mesh, prepare
@@ -116,70 +110,27 @@ def _execute(strat: OAABB, req: Request, mode: int, visits: tuple[NDArray, NDArr
     n, max_pairs, nthreads = req.n, req.max_pairs, req.threads
     surf_mode = mode == MODE_SURFACE_PAIRS
     width_b = int(rb.arrays.meta[RT_SURFACES if surf_mode else RT_FACES])
-    counts = np.zeros(n, np.int64)
-    starts = np.empty(n, np.int64)
-    starts.fill(-1)
-    stats = np.zeros((n, N_STATS), np.int64)
-    if n == 0:
-        return BatchResult(0, True, counts, stats, np.empty(0, np.int64), starts, width_b)
     # PERF: per-call overhead matters (one pose per call is common): no np.stack/np.full
     tasks = np.empty((n, 2), np.int64)
     tasks[:, 0] = req.ia
     tasks[:, 1] = req.ib
     counting = visits is not None
-    if visits is None:
-        visits = _NO_VISITS
-    parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES and not counting
-    nchunks = min(n, 4 * nthreads) if parallel else 1
-    per_chunk = -(-n // nchunks)
-    if mode == MODE_ANY:
-        guess = 0
-    elif mode == MODE_FIRST:
-        guess = 1
-    else:
-        size = (ra.n_surfaces + rb.n_surfaces) if surf_mode else (a.n_faces + b.n_faces)
-        guess = PAIRS_PER_POSE_GUESS + size // 8
-        if max_pairs >= 0:
-            guess = min(guess, max_pairs)
-    chunk_cap = max(guess, min(guess * per_chunk, _FIRST_PASS_ROWS // nchunks))
-    keys = np.empty(max(1, chunk_cap * nchunks), np.int64)
-    args_a, args_b = _kernel_args(ra), _kernel_args(rb)
-    common = (np.int64(bool(strat.use_overlap_box)), np.int64(TRI_TEST_GUIGUE), np.int64(mode), np.int64(max_pairs))
+    size = (ra.n_surfaces + rb.n_surfaces) if surf_mode else (a.n_faces + b.n_faces)
+    guess = batch.row_guess(mode, max_pairs, size)
+    p = batch.plan(n, nthreads, parallel_ok=not counting)  # visit counters are shared: serial
+    head = (*_kernel_args(ra), req.pa, *_kernel_args(rb), req.pb)
+    opts = (np.int64(bool(strat.use_overlap_box)), np.int64(TRI_TEST_GUIGUE), np.int64(mode), np.int64(max_pairs))
     flag = np.int64(counting)
 
-    def launch(tasks_, keys_, cap_, starts_, counts_, stats_, chunks_, par_):
-        fn = ko.oaabb_parallel if par_ else ko.oaabb_serial
-        call = (
-            *args_a, req.pa, *args_b, req.pb, tasks_, *common,
-            keys_, np.int64(cap_), starts_, counts_, stats_, np.int64(chunks_), flag, visits[0], visits[1],
-        )
-        if par_:
-            with using_threads(nthreads):
-                fn(*call)
-        else:
-            fn(*call)
+    def run(p_, tasks_, keys_, cap_, starts_, counts_, stats_, rerun):
+        # the first pass counted the visits of a task that ran out of room in full
+        # (it keeps walking): a rerun counts into scratch
+        va, vb = _NO_VISITS if visits is None else (np.zeros_like(visits[0]), np.zeros_like(visits[1])) if rerun else visits
+        args = (*head, tasks_, *opts, keys_, np.int64(cap_), starts_, counts_, stats_, flag, va, vb)
+        batch.launch(p_, ko.oaabb_serial, ko.oaabb_parallel, *args)
 
-    launch(tasks, keys, chunk_cap, starts, counts, stats, nchunks, parallel)
-    if mode != MODE_ANY:
-        over = np.flatnonzero(starts < 0)
-        if over.size:
-            # Rerun the poses that overflowed, serially, in one exactly sized buffer.
-            kept = counts[over] if max_pairs < 0 else np.minimum(counts[over], max_pairs)
-            sub_tasks = np.ascontiguousarray(tasks[over])
-            sub_starts = np.full(over.size, -1, np.int64)
-            sub_counts = np.zeros(over.size, np.int64)
-            sub_stats = np.zeros((over.size, N_STATS), np.int64)
-            total = int(kept.sum())
-            sub_keys = np.empty(max(1, total), np.int64)
-            if counting:
-                # The first pass already counted these tasks' visits in full (a task
-                # that runs out of room keeps walking): count the rerun into scratch.
-                visits = (np.zeros_like(visits[0]), np.zeros_like(visits[1]))
-            launch(sub_tasks, sub_keys, total, sub_starts, sub_counts, sub_stats, 1, False)
-            assert np.all(sub_starts >= 0) and np.array_equal(sub_counts, counts[over])
-            starts[over] = sub_starts + keys.shape[0]
-            keys = np.concatenate([keys, sub_keys])
-    return BatchResult(n, req.batched, counts, stats, keys, starts, width_b)
+    rows = batch.pair_rows(tasks, p, guess, mode, max_pairs, run, rerun_parallel=False)
+    return BatchResult(n, req.batched or n == 0, rows.counts, rows.stats, rows.keys, rows.starts, width_b)
 
 
 # --------------------------------------------------------------------------- records

@@ -19,7 +19,8 @@ from ..kernels.core.layout import META_FACES, STAT_BV_TESTS, STAT_BV_UPDATES, ST
 from ..kernels.traverse.descent import contacts_one, intersect_one
 from ..strategies import BVH, Strategy, resolve
 from . import engine, registry
-from .engine import BatchResult, gather, pose_error, thread_count
+from .batch import thread_count
+from .engine import BatchResult, gather, pose_error
 from .pose_form import per_pose, record
 from .registry import SINGLE_BOOL
 from .results import Contacts, Stats

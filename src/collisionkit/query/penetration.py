@@ -63,14 +63,12 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import PARALLEL_MIN_POSES
 from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import penetration as kp
 from ..kernels.proximity.penetration import convex_depth
-from ..runtime import using_threads
-from . import registry, scaling
+from . import batch, registry, scaling
 from .classify import CONTAINED, PENETRATING, classify
 from .engine import pose_error, prepare
 from .pair import _single_pose
@@ -306,15 +304,9 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.n
 
 def _convex_rows(HA: np.ndarray, HB: np.ndarray, req: Any, out: np.ndarray) -> None:
     """Rows (depth, direction (3), axes evaluated) of the convex method over the request's tasks."""
-    n = req.n
-    if n:
-        parallel = req.threads > 1 and n >= PARALLEL_MIN_POSES
-        nchunks = min(n, 4 * req.threads) if parallel else 1
-        if parallel:
-            with using_threads(req.threads):  # wave one never set the count: threads= was ignored
-                kp.penetration_parallel(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
-        else:
-            kp.penetration_serial(HA, HB, req.pa, req.pb, req.ia, req.ib, out, nchunks)
+    if req.n:
+        p = batch.plan(req.n, req.threads)  # wave one never set the count: threads= was ignored
+        batch.launch(p, kp.penetration_serial, kp.penetration_parallel, HA, HB, req.pa, req.pb, req.ia, req.ib, out)
 
 
 def _scaled_packed(H: np.ndarray, m: int) -> np.ndarray:

@@ -59,7 +59,7 @@ from ..bvh.cache import tree_for
 from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
 from ..kernels.proximity import penetration_bounds as kb
-from ..runtime import using_threads
+from . import batch
 from .penetration import _fibonacci  # the same sphere directions as the sampled method
 from .pose_form import record
 from .results import Penetration
@@ -130,22 +130,18 @@ def solid(mesh: Mesh) -> _Solid:
     return mesh.cached(("penetration-bounds-solid",), build)
 
 
-def _chunks(threads: int, n: int) -> int:
-    return max(1, min(n, 4 * threads))
-
-
 def _deepest(M: _Solid, P: _Solid, Ta, Tb, m_is_a: bool, refine: bool, cut2: float, threads: int):
     """(d2, point index, closest point on M (M's frame), points used) of the
     other mesh's points inside M; d2 <= cut2 and index -1 when none beats cut2."""
     pts = np.concatenate([P.points, P.centroids]) if refine else P.points
-    nch = _chunks(threads, len(pts))
-    stacks = np.zeros((nch, M.stack), np.int64)
+    p = batch.plan(len(pts), threads)
+    stacks = np.zeros((p.nchunks, M.stack), np.int64)
     codes = np.zeros(len(pts), np.int8)
-    out = np.zeros((nch, 5))
-    with using_threads(threads):
-        kb.deepest_inside(
-            M.topo, M.bv, M.tris, Ta, Tb, m_is_a, pts, M.centre, M.radius, M.scale, cut2, stacks, codes, out
-        )
+    out = np.zeros((p.nchunks, 5))
+    batch.launch_prange(
+        p, kb.deepest_inside,
+        M.topo, M.bv, M.tris, Ta, Tb, m_is_a, pts, M.centre, M.radius, M.scale, cut2, stacks, codes, out,
+    )  # fmt: skip
     row = out[int(np.argmax(out[:, 0]))]
     return float(row[0]), int(row[1]), row[2:5].copy(), pts
 
@@ -197,13 +193,13 @@ def separated(a: Mesh, b: Mesh, Ta, Tbs, threads: int) -> np.ndarray:
         TA = np.ascontiguousarray(np.broadcast_to(Ta, (len(idx), 4, 4)))
         TB = np.ascontiguousarray(Tbs[idx])
         for M, P, m_is_a in ((A, B, True), (B, A, False)):
-            nch = _chunks(threads, len(idx))
+            p = batch.plan(len(idx), threads)
             out = np.zeros(len(idx), np.int8)
-            with using_threads(threads):
-                kb.contained_any(
-                    M.topo, M.bv, M.tris, TA, TB, m_is_a, P.pieces, M.centre, M.radius, M.scale,
-                    np.zeros((nch, M.stack), np.int64), out,
-                )  # fmt: skip
+            batch.launch_prange(
+                p, kb.contained_any,
+                M.topo, M.bv, M.tris, TA, TB, m_is_a, P.pieces, M.centre, M.radius, M.scale,
+                np.zeros((p.nchunks, M.stack), np.int64), out,
+            )  # fmt: skip
             sep[idx[out != 0]] = False
     return sep
 

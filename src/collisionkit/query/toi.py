@@ -25,7 +25,8 @@ from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
 from ..kernels.traverse.descent import validate_poses
 from . import registry, scaling
-from .engine import pose_error, run_chunks, thread_count
+from .batch import run_chunks, thread_count
+from .engine import pose_error
 from .pose_form import record
 from .registry import TOI_MAX_ITERATIONS, Request
 from .results import TimeOfImpact
@@ -181,7 +182,7 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     """The mesh-mesh handler (convex shapes arrive as their surfaces): every motion of the request.
 
     One kernel call per motion; a batch runs its motions in chunks on ``req.threads``
-    threads (``engine.run_chunks``; the kernel releases the GIL).
+    threads (``batch.run_chunks``; the kernel releases the GIL).
     """
     a, b, opts, n = req.a, req.b, req.options, req.n
     code, max_iterations = np.int64(MOTIONS[opts["motion"]]), opts["max_iterations"]

@@ -4,8 +4,9 @@ Per frame (``step`` or ``set_poses`` then a query) the path is a handful of
 compiled calls, none per object in Python: world boxes of all objects from
 their local boxes and poses (one kernel), the broad phase's incremental update
 and pair search (one or two kernels), filtering and sorting (one kernel), and
-the narrow phase of every mesh-mesh candidate pair in one batched call of the
-engine's traversal kernel over a pool of all the meshes' trees. Pairs with
+the narrow phase of every mesh-mesh candidate pair in one batched launch
+(``query.batch``) of the descent kernel over a pool of all the meshes' trees,
+one pool and launch per volume kind: each mesh keeps its own build options. Pairs with
 other shapes go through ``collisionkit.intersects`` / ``contacts`` (and so
 through ``query.registry``), one call per pair.
 """
@@ -20,23 +21,20 @@ from numpy.typing import NDArray
 
 from ..bvh import tree_for
 from ..constants import (
-    BV_AABB,
     MODE_ALL,
     MODE_ANY,
-    PARALLEL_MIN_POSES,
     TRI_TEST_GUIGUE,
     WORLD_BOX_SLACK,
     WORLD_DEFAULT_GROUP,
     WORLD_DEFAULT_MASK,
     WORLD_TASKS_PER_CALL,
 )
-from ..errors import CollisionKitError
 from ..geometry.mesh import Mesh
 from ..kernels.broadphase.common import finish_pairs, world_boxes
-from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF, N_STATS
+from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF
 from ..kernels.traverse import descent as kt
-from ..query.engine import pose_error, thread_count
-from ..runtime import using_threads
+from ..query import batch
+from ..query.engine import pose_error
 from . import broadphases
 from .filters import PairFilter, as_bits
 from .records import Pairs, WorldContacts
@@ -82,7 +80,7 @@ class World:
     def __init__(self, broadphase: str = "sap", *, threads: int | None = None, **options: Any) -> None:
         self._bp = broadphases.make(broadphase, **options)
         self.broadphase = broadphase
-        self._threads = threads if threads is None else thread_count(threads)
+        self._threads = threads if threads is None else batch.thread_count(threads)
         cap = 16
         self._local = np.zeros((cap, 6))
         self._poses = np.zeros((cap, 4, 4))
@@ -108,7 +106,9 @@ class World:
         self._bp_dirty = True
         self._cand: NDArray[np.int64] | None = None
         self._coll: NDArray[np.int64] | None = None
-        self._pool = None
+        self._pools: dict[str, tuple] = {}  # volume kind -> (pool, tree of slot, bv code)
+        self._kinds: list[str] = []
+        self._kind_of: NDArray[np.int64] | None = None
         self._raw = np.empty((1024, 2), _I64)
 
     # -- objects -----------------------------------------------------------------------
@@ -265,7 +265,8 @@ class World:
         self._bp_dirty = True
         self._cand = self._coll = None
         if mesh_changed:
-            self._pool = None
+            self._pools = {}
+            self._kind_of = None
 
     # -- poses ---------------------------------------------------------------------------
     @staticmethod
@@ -505,68 +506,90 @@ class World:
         return self._bp.describe()
 
     # -- narrow phase ------------------------------------------------------------------
-    def _mesh_pool(self):
-        """All mesh objects' AABB trees concatenated into one pool (shared
-        geometry shares a tree), and each slot's tree in it (-1: not a mesh)."""
-        if self._pool is not None and self._pool[-1].shape[0] >= self._local.shape[0]:
-            return self._pool
+    def _mesh_kinds(self) -> NDArray[np.int64]:
+        """Per slot, the index in ``self._kinds`` of the mesh's own volume kind (-1: not a mesh)."""
+        if self._kind_of is not None and self._kind_of.shape[0] >= self._local.shape[0]:
+            return self._kind_of
+        kind_of = np.full(self._local.shape[0], -1, _I64)
+        kinds: list[str] = []
+        for s in self._order_list:
+            shape = self._shapes[s]
+            if isinstance(shape, Mesh):
+                bv = shape.options.bv
+                if bv not in kinds:
+                    kinds.append(bv)
+                kind_of[s] = kinds.index(bv)
+        self._kinds, self._kind_of = kinds, kind_of
+        return kind_of
+
+    def _mesh_pool(self, bv: str):
+        """Every mesh object's tree of volume kind ``bv`` (its own split rule and leaf
+        size; shared geometry shares a tree) concatenated into one pool, and each
+        slot's tree in it (-1: not a mesh). One pool per kind: volume rows of
+        different kinds differ in width."""
+        cached = self._pools.get(bv)
+        if cached is not None and cached[1].shape[0] >= self._local.shape[0]:
+            return cached
         tree_of = np.full(self._local.shape[0], -1, _I64)
         trees: list = []
         where: dict[int, int] = {}
         for s in self._order_list:
             shape = self._shapes[s]
-            if type(shape) is Mesh or isinstance(shape, Mesh):
-                tree = tree_for(shape, "aabb")
+            if isinstance(shape, Mesh):
+                tree = tree_for(shape, bv)
                 key = id(tree)
                 if key not in where:
                     where[key] = len(trees)
                     trees.append(tree)
                 tree_of[s] = where[key]
-        if trees:
-            arrs = [t.arrays for t in trees]
-            meta = np.concatenate([a.meta for a in arrs]).astype(_I64)
-            node_off = np.cumsum([0] + [a.topo.shape[0] for a in arrs[:-1]])
-            tri_off = np.cumsum([0] + [a.tris.shape[0] for a in arrs[:-1]])
-            meta[:, META_NODE_OFF] = node_off
-            meta[:, META_TRI_OFF] = tri_off
-            pool = (
-                np.ascontiguousarray(np.concatenate([a.topo for a in arrs])),
-                np.ascontiguousarray(np.concatenate([a.bv for a in arrs])),
-                np.ascontiguousarray(np.concatenate([a.tris for a in arrs])),
-                np.ascontiguousarray(np.concatenate([a.face_ids for a in arrs])),
-                np.ascontiguousarray(meta),
-                np.ascontiguousarray(np.concatenate([a.scale for a in arrs])),
-            )
-        else:
-            pool = None
-        self._pool = (pool, tree_of)
-        return self._pool
+        arrs = [t.arrays for t in trees]
+        meta = np.concatenate([a.meta for a in arrs]).astype(_I64)
+        meta[:, META_NODE_OFF] = np.cumsum([0] + [a.topo.shape[0] for a in arrs[:-1]])
+        meta[:, META_TRI_OFF] = np.cumsum([0] + [a.tris.shape[0] for a in arrs[:-1]])
+        pool = (
+            np.ascontiguousarray(np.concatenate([a.topo for a in arrs])),
+            np.ascontiguousarray(np.concatenate([a.bv for a in arrs])),
+            np.ascontiguousarray(np.concatenate([a.tris for a in arrs])),
+            np.ascontiguousarray(np.concatenate([a.face_ids for a in arrs])),
+            np.ascontiguousarray(meta),
+            np.ascontiguousarray(np.concatenate([a.scale for a in arrs])),
+        )
+        self._pools[bv] = (pool, tree_of, trees[0].options.bv_code)
+        return self._pools[bv]
 
     def _split(self, cand: NDArray[np.int64]):
-        """Candidate rows into mesh-mesh tasks and the rest."""
-        pool, tree_of = self._mesh_pool()
+        """Candidate rows into mesh-mesh task groups and a mask of the rest.
+
+        A pair (i, j) is traversed as ``collisionkit.intersects(mesh_i, mesh_j)``
+        would: in mesh i's volume kind (mesh j's tree of that kind, its own split
+        rule). One group per kind: ``(rows of cand, pool, bv code, tasks)``.
+        """
+        kind_of = self._mesh_kinds()
         si = self._order[cand[:, 0]]
         sj = self._order[cand[:, 1]]
-        ti = tree_of[si]
-        tj = tree_of[sj]
-        mesh = (ti >= 0) & (tj >= 0)
-        tasks = np.empty((int(mesh.sum()), 4), _I64)
-        tasks[:, 0] = ti[mesh]
-        tasks[:, 1] = tj[mesh]
-        tasks[:, 2] = si[mesh]
-        tasks[:, 3] = sj[mesh]
-        return pool, mesh, tasks
+        ki = kind_of[si]
+        mesh = (ki >= 0) & (kind_of[sj] >= 0)
+        groups = []
+        for k in np.unique(ki[mesh]).tolist():
+            rows = np.flatnonzero(mesh & (ki == k))
+            pool, tree_of, bv_code = self._mesh_pool(self._kinds[k])
+            tasks = np.empty((rows.shape[0], 4), _I64)
+            tasks[:, 0] = tree_of[si[rows]]
+            tasks[:, 1] = tree_of[sj[rows]]
+            tasks[:, 2] = si[rows]
+            tasks[:, 3] = sj[rows]
+            groups.append((rows, pool, bv_code, tasks))
+        return groups, mesh
 
-    def _launch(self, pool, tasks, mode, max_pairs, keys, chunk_cap, starts, counts, stats, nchunks, parallel, nthreads):
-        args = (
-            *pool, self._poses, *pool, self._poses, tasks, _I64(BV_AABB), _I64(TRI_TEST_GUIGUE),
-            _I64(mode), _I64(max_pairs), keys, _I64(chunk_cap), starts, counts, stats, _I64(nchunks),
-        )
-        if parallel:
-            with using_threads(nthreads):
-                kt.query_parallel(*args)
-        else:
-            kt.query_serial(*args)
+    def _rows(self, pool, bv_code: int, mode: int, max_pairs: int) -> batch.RowLauncher:
+        """The descent kernels over a pool of the meshes' trees, as a row launcher."""
+        head = (*pool, self._poses, *pool, self._poses)
+        opts = (_I64(bv_code), _I64(TRI_TEST_GUIGUE), _I64(mode), _I64(max_pairs))
+
+        def run(p, tasks, keys, chunk_cap, starts, counts, stats, rerun):
+            batch.launch(p, kt.query_serial, kt.query_parallel, *head, tasks, *opts, keys, _I64(chunk_cap), starts, counts, stats)
+
+        return run
 
     def _colliding(self) -> NDArray[np.int64]:
         if self._coll is not None:
@@ -574,24 +597,15 @@ class World:
         cand = self._candidates()
         hit = np.zeros(cand.shape[0], np.bool_)
         if cand.shape[0]:
-            pool, mesh, tasks = self._split(cand)
-            n = tasks.shape[0]
-            if n:
-                nthreads = thread_count(self._threads)
-                counts = np.zeros(n, _I64)
+            groups, mesh = self._split(cand)
+            nthreads = batch.thread_count(self._threads)
+            for rows, pool, bv_code, tasks in groups:
+                run = self._rows(pool, bv_code, MODE_ANY, -1)
                 # NOTE: calls of bounded size, so Ctrl-C is seen between them
-                for t0 in range(0, n, WORLD_TASKS_PER_CALL):
+                for t0 in range(0, tasks.shape[0], WORLD_TASKS_PER_CALL):
                     sub = np.ascontiguousarray(tasks[t0 : t0 + WORLD_TASKS_PER_CALL])
-                    m = sub.shape[0]
-                    parallel = nthreads > 1 and m >= PARALLEL_MIN_POSES
-                    nchunks = min(m, 4 * nthreads) if parallel else 1
-                    sub_counts = np.zeros(m, _I64)
-                    self._launch(
-                        pool, sub, MODE_ANY, -1, np.empty(1, _I64), 0, np.full(m, -1, _I64), sub_counts,
-                        np.zeros((m, N_STATS), _I64), nchunks, parallel, nthreads,
-                    )
-                    counts[t0 : t0 + m] = sub_counts
-                hit[mesh] = counts > 0
+                    found = batch.pair_rows(sub, batch.plan(sub.shape[0], nthreads), 0, MODE_ANY, -1, run).counts
+                    hit[rows[t0 : t0 + sub.shape[0]]] = found > 0
             if not mesh.all():
                 from ..query.pair import intersects
 
@@ -627,11 +641,9 @@ class World:
         fa_parts: list[NDArray[np.int64]] = [np.empty(0, _I64)] * m
         fb_parts: list[NDArray[np.int64]] = [np.empty(0, _I64)] * m
         if m:
-            pool, mesh, tasks = self._split(cand)
-            rows = np.flatnonzero(mesh)
-            n = tasks.shape[0]
-            if n:
-                fa, fb, cnt, trunc = self._all_pairs(pool, tasks, cap)
+            groups, mesh = self._split(cand)
+            for rows, pool, bv_code, tasks in groups:
+                fa, fb, cnt, trunc = self._all_pairs(pool, bv_code, tasks, cap)
                 offs = np.concatenate([[0], np.cumsum(cnt)])
                 for t, r in enumerate(rows.tolist()):
                     if cnt[t]:
@@ -659,34 +671,14 @@ class World:
             face_a.astype(_I64), face_b.astype(_I64), self._names,
         )
 
-    def _all_pairs(self, pool, tasks, cap):
+    def _all_pairs(self, pool, bv_code, tasks, cap):
         """Every intersecting triangle pair of each task (first pass into a
         shared buffer, tasks that overflow rerun with exact room)."""
         n = tasks.shape[0]
-        nthreads = thread_count(self._threads)
-        parallel = nthreads > 1 and n >= PARALLEL_MIN_POSES
-        nchunks = min(n, 4 * nthreads) if parallel else 1
-        per_chunk = -(-n // nchunks)
-        chunk_cap = max(256, 64 * per_chunk)
-        keys = np.empty(chunk_cap * nchunks, _I64)
-        starts = np.full(n, -1, _I64)
-        counts = np.zeros(n, _I64)
-        self._launch(pool, tasks, MODE_ALL, cap, keys, chunk_cap, starts, counts, np.zeros((n, N_STATS), _I64),
-                     nchunks, parallel, nthreads)
+        p = batch.plan(n, batch.thread_count(self._threads))
+        # at least 256 rows a chunk: world pairs in contact tend to touch in many triangles
+        counts, _, keys, starts = batch.pair_rows(tasks, p, 64, MODE_ALL, cap, self._rows(pool, bv_code, MODE_ALL, cap), min_chunk_rows=256)
         kept = counts if cap < 0 else np.minimum(counts, cap)
-        over = np.flatnonzero(starts < 0)
-        if over.size:
-            sub = np.ascontiguousarray(tasks[over])
-            total = int(kept[over].sum())
-            sub_keys = np.empty(max(1, total), _I64)
-            sub_starts = np.full(over.size, -1, _I64)
-            sub_counts = np.zeros(over.size, _I64)
-            self._launch(pool, sub, MODE_ALL, cap, sub_keys, total, sub_starts, sub_counts,
-                         np.zeros((over.size, N_STATS), _I64), 1, False, 1)
-            if not np.all(sub_starts >= 0):
-                raise CollisionKitError("internal error: contacts rerun overflowed")
-            starts[over] = sub_starts + keys.shape[0]
-            keys = np.concatenate([keys, sub_keys])
         meta = pool[4]
         faces_b = meta[tasks[:, 1], META_FACES]
         idx = np.repeat(starts, kept) + (np.arange(int(kept.sum()), dtype=_I64) - np.repeat(np.cumsum(kept) - kept, kept))

@@ -193,6 +193,9 @@ def _insert_incremental(F, lo, hi, left, right, parent):
     return root
 
 
+# LENGTH (~130 lines): the clustering is a call (_cluster_ploc or _insert_incremental); the
+# rest lays the binary tree out in the depth-first order build_binary_tree returns and fits
+# its volumes, which needs the node arrays of both steps at once.
 @njit(cache=True, nogil=True)
 def build_clustered_tree(tris, bv_kind, mode, leaf_size, fit):
     """Bottom-up (mode BUILD_BOTTOMUP) or incremental (BUILD_INCREMENTAL) build over

@@ -322,6 +322,8 @@ def fit_node(bv_kind, fit, tris, idx, s, e, area, out, axes, work, pts, lo, hi, 
         fit_other(bv_kind, fit, tris, idx, s, e, out, pts, lo, hi, verts)
 
 
+# LENGTH (~120 lines): the explicit-stack top-down build; split choice and volume fit are
+# calls (_choose_split, _fit_obb, fit_other), the loop keeps the node layout arrays it fills.
 @njit(cache=True, nogil=True)
 def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
     """Build a binary BVH over ``tris`` (F, 3, 3), F >= 1.

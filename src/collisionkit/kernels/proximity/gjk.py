@@ -328,6 +328,9 @@ def _tetra_depth_certified(W, margin, scale):
     return True
 
 
+# LENGTH (~175 lines): the GJK iteration with its certification of the answer (boolean
+# stop, distance bounds, stall and cycle checks) reads and writes the simplex and the bounds
+# in every branch; the closest-point sub-problems are calls (_closest_simplex).
 @njit(cache=True, nogil=True)
 def gjk_core(
     kind_a, verts_a, pa1, pa2, kind_b, verts_b, pb1, pb2, R, t,
@@ -759,13 +762,15 @@ def _gjk_chunk(
 @njit(cache=True, nogil=True)
 def gjk_batch_serial(
     kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
-    kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats,
+    kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats, nchunks,
 ):
-    """Boolean (distance False) or distance for each task k = (poses_a[ia[k]], poses_b[ib[k]])."""
-    _gjk_chunk(
-        np.int64(0), np.int64(1), kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
-        kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats,
-    )  # fmt: skip
+    """Boolean (distance False) or distance for each task k = (poses_a[ia[k]], poses_b[ib[k]]),
+    chunk after chunk (the layout of ``gjk_batch_parallel``)."""
+    for c in range(nchunks):
+        _gjk_chunk(
+            c, nchunks, kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
+            kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats,
+        )  # fmt: skip
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -209,6 +209,9 @@ def _bucket_lb(H, k, dx, dy, dz, dn):
     return H[k + 5] - dn * (cphi * H[k + 3] + sphi * H[k + 4])
 
 
+# LENGTH (~190 lines): face axes of A, face axes of B, then the pruned edge-edge axes, each
+# keeping the best axis so far and stopping at the first separating one; the three loops
+# share that running state and the mapped vertices in scratch.
 @njit(cache=True, nogil=True)
 def depth_pruned(HA, HB, R, t, scratch):
     """Minimal separating translation of packed hull B (at R, t in A's frame) from A.

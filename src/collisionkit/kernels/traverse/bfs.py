@@ -66,6 +66,7 @@ from ..core.layout import (
 from ..core.linalg import map_triangle, relative_pose
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.box import boxes_overlap
+from .rows import place_rows
 
 _U = 2.0**-53
 #: Volume modes (constants.BFS_VOLUMES).
@@ -421,6 +422,10 @@ def _leaf_chunk(
     cstats[c, STAT_TRI_TESTS] += n_tri
 
 
+# LENGTH (~140 lines): the four phases of one frontier level (expand, compact, leaf tests,
+# keys out in serial order) are chunk kernels already; what stays is the level loop: its
+# prange launches and the serial steps between them that size the shared buffers, which a
+# split would pass around as a dozen array arguments per level.
 @njit(cache=True, nogil=True, parallel=True)
 def bfs_query_frontier(
     topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
@@ -563,19 +568,7 @@ def bfs_query_frontier(
         for c in range(max_chunks):
             for s in range(4):
                 stats[task, s] += cstats[c, s]
-        counts[task] = found
-        kept = found
-        if max_pairs >= 0 and kept > max_pairs:
-            kept = max_pairs
-        if mode == MODE_ANY:
-            kept = 0
-        if kept <= room:
-            starts[task] = cursor
-            if kept > 1:
-                keys[cursor : cursor + kept].sort()
-            cursor += kept
-        else:
-            starts[task] = -1
+        cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, task)
 
 
 @njit(cache=True, nogil=True)
@@ -597,19 +590,7 @@ def _bfs_run_chunk(
             volumes, thr, tri_spheres, tri_test, mode, max_pairs,
             keys, cursor, room, stats, k,
         )
-        counts[k] = found
-        kept = found
-        if max_pairs >= 0 and kept > max_pairs:
-            kept = max_pairs
-        if mode == MODE_ANY:
-            kept = 0
-        if kept <= room:
-            starts[k] = cursor
-            if kept > 1:
-                keys[cursor : cursor + kept].sort()
-            cursor += kept
-        else:
-            starts[k] = -1
+        cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k)
 
 
 @njit(cache=True, nogil=True)

@@ -40,6 +40,7 @@ from ..core.linalg import first_bad_pose, map_triangle, pose_error, relative_pos
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.box import boxes_overlap
 from ..volumes.dispatch import overlap_other, size_other
+from .rows import place_rows
 
 #: Unit roundoff of float64.
 _U = 2.0**-53
@@ -136,6 +137,10 @@ def _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd):
     stats[srow, STAT_BV_UPDATES] += n_upd
 
 
+# LENGTH (~140 lines): one descent loop whose state (stack, cursor, counters, relative pose,
+# early exit) lives in locals; the node tests, triangle tests and row bookkeeping are calls already.
+# Splitting the loop body would pass that state through arrays (an atomic refcount per array
+# argument per call) or need inline="always" (compile time multiplies, issue 16).
 @njit(cache=True, nogil=True)
 def collide_task(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tree_a, Ta,
@@ -386,20 +391,7 @@ def _run_chunk(
             bv_kind, tri_test, mode, max_pairs,
             keys, cursor, room, stack, stats, k,
         )
-        counts[k] = found
-        kept = found
-        if max_pairs >= 0 and kept > max_pairs:
-            kept = max_pairs
-        if mode == MODE_ANY:
-            kept = 0
-        if kept <= room:
-            starts[k] = cursor
-            if kept > 1:
-                # Sort this task's pairs by (face_a, face_b): keys encode both.
-                keys[cursor : cursor + kept].sort()
-            cursor += kept
-        else:
-            starts[k] = -1
+        cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k)
 
 
 @njit(cache=True, nogil=True)

@@ -52,6 +52,7 @@ from ..build.rtree import RT_CAPACITY, RT_DEPTH_S, RT_DEPTH_T, RT_FACES, RT_SURF
 from ..core.layout import STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.linalg import map_triangle, relative_pose
 from ..triangle.tri_tri import tri_tri_intersect_tuples
+from .rows import place_rows
 
 _U = 2.0**-53
 
@@ -79,6 +80,10 @@ def _add_stats(stats, srow, n_bv, n_tri, n_nodes, n_upd):
     stats[srow, STAT_BV_UPDATES] += n_upd
 
 
+# LENGTH (~230 lines): seed 000's CollisionSearch is two nested descents (surface trees, then
+# triangle trees inside each surface pair) sharing one stack array and the early-exit and visit
+# state; split into calls, each level would take the stack, marks and counters as array
+# arguments (an atomic refcount each per call) in the innermost loop.
 @njit(cache=True, nogil=True)
 def oaabb_task(
     topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, Ta,
@@ -336,19 +341,7 @@ def _run_chunk(
             use_obox, tri_test, mode, max_pairs,
             keys, cursor, room, stack, mark, visits, visits_a, visits_b, stats, k,
         )  # fmt: skip
-        counts[k] = found
-        kept = found
-        if max_pairs >= 0 and kept > max_pairs:
-            kept = max_pairs
-        if mode == MODE_ANY:
-            kept = 0
-        if kept <= room:
-            starts[k] = cursor
-            if kept > 1:
-                keys[cursor : cursor + kept].sort()
-            cursor += kept
-        else:
-            starts[k] = -1
+        cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k)
 
 
 @njit(cache=True, nogil=True)
@@ -356,7 +349,7 @@ def oaabb_serial(
     topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, poses_a,
     topo_b, box_b, sroot_b, sid_b, tbox_b, tris_b, fid_b, meta_b, scale_b, poses_b,
     tasks, use_obox, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, nchunks, visits, visits_a, visits_b,
+    keys, chunk_cap, starts, counts, stats, visits, visits_a, visits_b, nchunks,
 ):
     """Batched CollisionSearch, serial (the chunk layout of oaabb_parallel)."""
     for c in range(nchunks):
@@ -374,7 +367,7 @@ def oaabb_parallel(
     topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, poses_a,
     topo_b, box_b, sroot_b, sid_b, tbox_b, tris_b, fid_b, meta_b, scale_b, poses_b,
     tasks, use_obox, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, nchunks, visits, visits_a, visits_b,
+    keys, chunk_cap, starts, counts, stats, visits, visits_a, visits_b, nchunks,
 ):
     """Batched CollisionSearch over numba threads: tasks interleaved over chunks
     (task k in chunk k mod nchunks), one chunk per prange iteration. Node
