@@ -14,7 +14,9 @@ from numba import njit
 from ...constants import MODE_ANY
 
 
-@njit(cache=True, nogil=True)
+# inline: measured 6 us more per 400-pose batch of root misses as a call (three array
+# arguments' refcounts per task); the body is a few lines, so the copies cost little compile.
+@njit(cache=True, nogil=True, inline="always")
 def place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k):
     """Record task ``k``'s ``found`` pairs, written from ``keys[cursor]`` with
     ``room`` rows free; return the next task's cursor.
