@@ -450,6 +450,10 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, 
     return np.int64(-1), np.int64(-1), n_pairs, n_tri
 
 
+# LENGTH (~250 lines): one best-first descent whose state (the best pair and distance, the
+# cut, warm-start seeds, stack, counters) lives in locals and changes at every leaf; the
+# node-pair bound is one inlined call site (_pair_lb2, issue 16) and the triangle distance a
+# call. Split further, the loop would pass that state through arrays on every node pair.
 @njit(cache=True, nogil=True)
 def distance_task(
     topo_a,

@@ -459,6 +459,9 @@ def _fill_context(Ta, R, mra, mrb, ctx):
     ctx[_CX_SPEED] = math.sqrt(Va0 * Va0 + Va1 * Va1 + Va2 * Va2)
 
 
+# LENGTH (~200 lines): the safe-step search over node pairs keeps the smallest step, the
+# cut, the seeds and the stack in locals; the per-node-pair step is one inlined call site
+# (_pair_step, issue 16) and the triangle-pair step a call, as in distance_task.
 @njit(cache=True, nogil=True)
 def min_step(
     topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, t, slack, kind, ctx, mra, mrb,
@@ -659,7 +662,7 @@ def min_step(
     return min(best, lower)
 
 
-@njit(cache=True, nogil=True)  # nogil: a batch runs its motions on Python threads (query.engine.run_chunks)
+@njit(cache=True, nogil=True)  # nogil: a batch runs its motions on Python threads (query.batch.run_chunks)
 def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, motion, out, stats, res):
     """Time of impact of tree a moving from P[0] to P[1] and tree b from P[2] to P[3].
 
