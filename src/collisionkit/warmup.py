@@ -82,18 +82,27 @@ def _classify() -> None:
 
 
 def _strategies() -> None:
-    from .convex import Box
+    from .bvh.refit import refit
+    from .convex import Box, Sphere
     from .query.bfs import BFS
+    from .query.distance import distance
     from .query.pair import contacts, intersects
 
     a, b, T, poses = _meshes()
-    for strategy in ("oaabb", "bfs", BFS(parallel=True)):
+    for strategy in ("oaabb", "bfs", BFS(parallel=True), BFS(parallel=False)):
         for p in (T, poses):
             intersects(a, b, None, p, strategy=strategy)
             contacts(a, b, None, p, strategy=strategy)
     box = Box([1.0, 1.0, 1.0])
     for p in (T, poses):
         intersects(box, box, None, p, strategy="double-box")
+    for threads in (1, None):  # convex shapes (GJK), one launch over a batch
+        intersects(box, Sphere(0.5), None, poses, threads=threads)
+        distance(box, Sphere(0.5), None, poses, threads=threads)
+    # the other tree builds, and refitting a tree to moved vertices
+    for build in ("bottomup", "incremental"):
+        intersects(a.with_options(build=build), b, None, poses[:2])
+    refit(a, a.vertices * 1.01)
 
 
 def _time_of_impact() -> None:
@@ -108,14 +117,18 @@ def _world() -> None:
     from .convex import Box, Sphere
     from .geometry.transforms import translation
     from .world import World
+    from .world.broadphases import BROADPHASES
 
     a, _, T, _ = _meshes()
-    w = World()
-    w.add("mesh", a)
-    w.add("near", a, T)
-    w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 0.75, 0.0]))
-    w.add("ball", Sphere(0.5), translation([0.0, 0.0, 0.75]))
-    w.colliding_pairs()
+    for broadphase in BROADPHASES:  # each broad phase's own kernels: build, pairs, update
+        w = World(broadphase)
+        w.add("mesh", a)
+        w.add("near", a, T)
+        w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 0.75, 0.0]))
+        w.add("ball", Sphere(0.5), translation([0.0, 0.0, 0.75]))
+        w.colliding_pairs()
+        w.set_pose("ball", translation([0.0, 0.0, 0.5]))
+        w.colliding_pairs()
 
 
 #: A two-link arm of URDF primitives (the robot group; benchmarks.cold_start).
