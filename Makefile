@@ -34,11 +34,17 @@ wheel: $(STAMP)
 	$(BIN)/python -m collisionkit warmup --ship build/compiled --ship-cache build/ship-cache
 	COLLISIONKIT_SHIP_DIR=$(CURDIR)/build/compiled $(BIN)/python -m pip wheel --quiet --no-deps -w dist .
 
-# two pytest workers: the compile on a fresh clone and the tests themselves share both cores
+# Every kernel compiles first, in `collisionkit warmup`'s short-lived processes (two at
+# a time, a progress line at least every 30 s; each returns its memory when it exits:
+# numba keeps every module it compiled for the life of the process). The two pytest
+# workers then mostly load from the cache, and the suite's heartbeat (tests/conftest.py)
+# names any test that runs 30 s without a result. On a warm cache the warm-up only loads.
 test: $(STAMP)
+	$(BIN)/python -m collisionkit warmup
 	$(BIN)/python -m pytest -q -n 2
 
 test-slow: $(STAMP)
+	$(BIN)/python -m collisionkit warmup
 	$(BIN)/python -m pytest -q -m slow -n 2
 
 bench: $(BENCH_STAMP)

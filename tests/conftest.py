@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -70,3 +72,66 @@ def _compile_kernels():
 
     assert len(brute_pairs(box, box, None, shifted)) > 0
     yield
+
+
+# -- progress under xdist ------------------------------------------------------------------
+#: Seconds without a finished test after which the controller names what is still running.
+HEARTBEAT_S = float(os.environ.get("COLLISIONKIT_TEST_HEARTBEAT", "30"))
+
+
+class _Heartbeat:
+    """Under ``-n``, the controller prints one line when no test has finished for
+    ``HEARTBEAT_S`` seconds (and every ``HEARTBEAT_S`` after), naming the oldest running
+    tests, so ``make test`` never goes silent while a worker compiles or runs a long test
+    (the workers' own output, the compile notice included, never reaches the terminal)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.running: dict[str, float] = {}  # nodeid -> start time
+        self.quiet_since = self.last_line = time.monotonic()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="collisionkit-heartbeat", daemon=True)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        with self.lock:
+            self.running[nodeid] = time.monotonic()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        with self.lock:
+            self.quiet_since = time.monotonic()
+            if report.when == "teardown" or (report.when == "setup" and not report.passed):
+                self.running.pop(report.nodeid, None)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self):
+        self.thread.start()
+        try:
+            return (yield)
+        finally:
+            self.stop.set()
+
+    def _loop(self) -> None:
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        while tr is not None and not self.stop.wait(1.0):
+            now = time.monotonic()
+            with self.lock:
+                quiet = now - self.quiet_since
+                if min(quiet, now - self.last_line) < HEARTBEAT_S:
+                    continue
+                self.last_line = now
+                oldest = sorted(self.running.items(), key=lambda kv: kv[1])[:2]
+            if oldest:
+                what = "running " + ", ".join(f"{nodeid} ({now - t0:.0f} s)" for nodeid, t0 in oldest)
+            else:
+                what = "the workers are starting or collecting"
+            if getattr(tr._tw, "width_of_current_line", 0):
+                tr.write("\n")
+            tr.write_line(f"[no test finished for {quiet:.0f} s; {what}]")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # the xdist controller only: a worker has `workerinput`; without -n, `dist` is "no"
+    distributed = getattr(config.option, "dist", "no") != "no"
+    if HEARTBEAT_S > 0 and distributed and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_Heartbeat(config), "collisionkit-heartbeat")

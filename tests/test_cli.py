@@ -215,3 +215,19 @@ def test_empty_batch_is_exit_0(stl_pair, tmp_path, capsys, command):
     assert "0 poses" in capsys.readouterr().out
     assert main([command, a, b, "--pose-b", str(tmp_path / "none.npy"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["results"] == []
+
+
+def test_warmup_runs_each_group_in_its_own_process_with_progress():
+    """`collisionkit warmup` (make test runs it first): one fresh process per group, a
+    record each (an unknown group is an error record, not a crash), and a progress line
+    at least every `heartbeat` seconds while a group runs. Uses the suite's cache, which
+    the warm-up of `make test` has filled, so the robot group only loads."""
+    from collisionkit.warmup import run
+
+    lines: list[str] = []
+    recs = run(["robot", "no-such-group"], jobs=1, out=lines.append, heartbeat=0.2)
+    assert [r["group"] for r in recs] == ["robot", "no-such-group"]
+    assert recs[0]["error"] is None and recs[0]["seconds"] > 0
+    assert recs[1]["error"].startswith("KeyError")
+    assert any("still running: robot (" in line for line in lines), lines
+    assert any(line.startswith("[####################] 2/2 ") for line in lines), lines

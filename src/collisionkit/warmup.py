@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
@@ -83,18 +82,27 @@ def _classify() -> None:
 
 
 def _strategies() -> None:
-    from .convex import Box
+    from .bvh.refit import refit
+    from .convex import Box, Sphere
     from .query.bfs import BFS
+    from .query.distance import distance
     from .query.pair import contacts, intersects
 
     a, b, T, poses = _meshes()
-    for strategy in ("oaabb", "bfs", BFS(parallel=True)):
+    for strategy in ("oaabb", "bfs", BFS(parallel=True), BFS(parallel=False)):
         for p in (T, poses):
             intersects(a, b, None, p, strategy=strategy)
             contacts(a, b, None, p, strategy=strategy)
     box = Box([1.0, 1.0, 1.0])
     for p in (T, poses):
         intersects(box, box, None, p, strategy="double-box")
+    for threads in (1, None):  # convex shapes (GJK), one launch over a batch
+        intersects(box, Sphere(0.5), None, poses, threads=threads)
+        distance(box, Sphere(0.5), None, poses, threads=threads)
+    # the other tree builds, and refitting a tree to moved vertices
+    for build in ("bottomup", "incremental"):
+        intersects(a.with_options(build=build), b, None, poses[:2])
+    refit(a, a.vertices * 1.01)
 
 
 def _time_of_impact() -> None:
@@ -109,14 +117,18 @@ def _world() -> None:
     from .convex import Box, Sphere
     from .geometry.transforms import translation
     from .world import World
+    from .world.broadphases import BROADPHASES
 
     a, _, T, _ = _meshes()
-    w = World()
-    w.add("mesh", a)
-    w.add("near", a, T)
-    w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 0.75, 0.0]))
-    w.add("ball", Sphere(0.5), translation([0.0, 0.0, 0.75]))
-    w.colliding_pairs()
+    for broadphase in BROADPHASES:  # each broad phase's own kernels: build, pairs, update
+        w = World(broadphase)
+        w.add("mesh", a)
+        w.add("near", a, T)
+        w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 0.75, 0.0]))
+        w.add("ball", Sphere(0.5), translation([0.0, 0.0, 0.75]))
+        w.colliding_pairs()
+        w.set_pose("ball", translation([0.0, 0.0, 0.5]))
+        w.colliding_pairs()
 
 
 #: A two-link arm of URDF primitives (the robot group; benchmarks.cold_start).
@@ -192,36 +204,86 @@ def _bar(done: int, total: int, width: int = 20) -> str:
     return "[" + "#" * filled + "-" * (width - filled) + f"] {done}/{total}"
 
 
-def run(groups: list[str] | None = None, jobs: int = 2, out: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Compile the kernels of ``groups`` (default: all) in ``jobs`` spawned processes.
+def _group_process(name: str, conn: Any) -> None:
+    """Body of one warm-up process: run ``name``, send its record back."""
+    try:
+        rec = run_group(name)
+        rec["error"] = None
+    except Exception as exc:  # reported by the parent, not raised
+        rec = {"group": name, "seconds": float("nan"), "compiled": 0, "error": f"{type(exc).__name__}: {exc}"}
+    conn.send(rec)
+    conn.close()
 
-    Prints a progress line per finished group, then a table; returns one record per
-    group (``group``, ``seconds``, ``compiled``: kernels compiled, 0 = all loaded from
-    the cache, ``error``: a one-line message or None). Order: as ``GROUPS``.
+
+def run(
+    groups: list[str] | None = None,
+    jobs: int = 2,
+    out: Callable[[str], None] = print,
+    heartbeat: float = 30.0,
+) -> list[dict[str, Any]]:
+    """Compile the kernels of ``groups`` (default: all), ``jobs`` processes at a time.
+
+    Each group runs in its own ``spawn``-started process, which exits when the group is
+    done (numba keeps every module it compiled until its process ends, so one process
+    reused for group after group would only grow). Prints a progress line per finished
+    group, one every ``heartbeat`` seconds while none finishes (a group may compile for
+    minutes), then a table; returns one record per group (``group``, ``seconds``,
+    ``compiled``: kernels compiled, 0 = all loaded from the cache, ``error``: a one-line
+    message or None, a crashed process included). Order: as ``GROUPS``.
     """
     import multiprocessing
+    from multiprocessing.connection import wait
 
     from ._numba import cache_dir
 
     names = list(GROUPS) if groups is None else list(groups)
     out(f"collisionkit warmup: {len(names)} query groups in {jobs} processes; cache {cache_dir()}")
-    t0 = time.perf_counter()
+    ctx = multiprocessing.get_context("spawn")
+    t0 = last_line = time.perf_counter()
     results: dict[str, dict[str, Any]] = {}
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(run_group, n): n for n in names}
-        for fut in as_completed(futures):
-            name = futures[fut]
+    queue = list(names)
+    running: dict[str, tuple[Any, Any, float]] = {}  # name -> (process, our end of its pipe, start)
+
+    def finish(name: str, rec: dict[str, Any]) -> None:
+        nonlocal last_line
+        results[name] = rec
+        state = "failed" if rec["error"] else (f"compiled {rec['compiled']} kernels" if rec["compiled"] else "loaded")
+        out(f"{_bar(len(results), len(names))} {name}: {rec['seconds']:.1f} s, {state}")
+        sys.stdout.flush()
+        last_line = time.perf_counter()
+
+    while queue or running:
+        while queue and len(running) < jobs:
+            name = queue.pop(0)
+            ours, theirs = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_group_process, args=(name, theirs), name=f"collisionkit-warmup-{name}")
+            proc.start()
+            theirs.close()
+            running[name] = (proc, ours, time.perf_counter())
+        # a group is done when its pipe has the record, or its process ended (a crash)
+        owner = {obj: name for name, (proc, conn, _) in running.items() for obj in (conn, proc.sentinel)}
+        ready = wait(list(owner), timeout=max(0.0, heartbeat - (time.perf_counter() - last_line)))
+        for name in dict.fromkeys(owner[obj] for obj in ready):
+            proc, conn, started = running.pop(name)
             try:
-                rec = fut.result()
-                rec["error"] = None
-            except Exception as exc:  # a worker's error (or crash) is reported, not raised
-                rec = {"group": name, "seconds": float("nan"), "compiled": 0, "error": f"{type(exc).__name__}: {exc}"}
-            results[name] = rec
-            state = (
-                "failed" if rec["error"] else (f"compiled {rec['compiled']} kernels" if rec["compiled"] else "loaded")
-            )
-            out(f"{_bar(len(results), len(names))} {name}: {rec['seconds']:.1f} s, {state}")
+                rec = conn.recv()
+            except (EOFError, OSError):  # the process died before it could answer
+                proc.join()
+                rec = {
+                    "group": name,
+                    "seconds": time.perf_counter() - started,
+                    "compiled": 0,
+                    "error": f"the warm-up process exited with code {proc.exitcode}",
+                }
+            proc.join()
+            conn.close()
+            finish(name, rec)
+        now = time.perf_counter()
+        if running and now - last_line >= heartbeat:
+            busy = ", ".join(f"{n} ({now - st:.0f} s)" for n, (_, _, st) in running.items())
+            out(f"{_bar(len(results), len(names))} still running: {busy}")
             sys.stdout.flush()
+            last_line = now
     ordered = [results[n] for n in names]
     out("")
     out(f"{'group':<16}{'seconds':>9}  result")
