@@ -148,7 +148,15 @@ def test_penetration_honours_threads(monkeypatch):
     launched = []
     real_launch = qb.launch
     monkeypatch.setattr(qb, "launch", lambda p, s, par, *a: (launched.append((par, p)), real_launch(p, s, par, *a)))
-    got = ck.penetration(box, box, None, poses, threads=2)
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)  # the count must be raised for this call, then restored
+    try:
+        got = ck.penetration(box, box, None, poses, threads=2)
+        assert numba.get_num_threads() == 1
+    finally:
+        numba.set_num_threads(before)
     plans = [p for par, p in launched if par is kp.penetration_parallel]
     assert len(plans) == 1 and plans[0].parallel and plans[0].threads == 2
     assert 2 in seen

@@ -75,18 +75,26 @@ def launch(p: Plan, serial: Callable, parallel: Callable, *args) -> None:
     """Run a per-pose batch: ``parallel(*args, nchunks)`` on ``p.threads`` numba
     threads, or ``serial(*args, nchunks)``; both write caller-owned rows."""
     nchunks = np.int64(p.nchunks)
-    if p.parallel:
+    if not p.parallel:
+        serial(*args, nchunks)
+    elif p.threads == numba.get_num_threads():
+        # PERF: setting and restoring the count costs ~16 us a launch more than this check
+        # (numba's set_num_threads), and the count is usually already right (threads=None)
+        parallel(*args, nchunks)
+    else:
         with using_threads(p.threads):
             parallel(*args, nchunks)
-    else:
-        serial(*args, nchunks)
 
 
 def launch_prange(p: Plan, kernel: Callable, *args) -> None:
     """Run a kernel that is its own driver (a prange over ``p.nchunks`` chunks sized
     by its arguments) on ``p.threads`` numba threads, or on one when the plan is serial."""
-    with using_threads(p.threads if p.parallel else 1):
+    n = p.threads if p.parallel else 1
+    if n == numba.get_num_threads():
         kernel(*args)
+    else:
+        with using_threads(n):
+            kernel(*args)
 
 
 def run_chunks(n: int, threads: int, fn: Callable[[int, int], None]) -> None:
