@@ -125,7 +125,7 @@ class _Heartbeat:
                 what = "running " + ", ".join(f"{nodeid} ({now - t0:.0f} s)" for nodeid, t0 in oldest)
             else:
                 what = "the workers are starting or collecting"
-            if getattr(tr._tw, "width_of_current_line", 0):
+            if getattr(getattr(tr, "_tw", None), "width_of_current_line", 0):  # after a row of dots
                 tr.write("\n")
             tr.write_line(f"[no test finished for {quiet:.0f} s; {what}]")
 

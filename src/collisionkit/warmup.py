@@ -39,10 +39,12 @@ def _intersects() -> None:
 
 
 def _contacts() -> None:
+    from .query.contact_geometry import contact_geometry
     from .query.pair import contacts, query_stats
 
     a, b, T, poses = _meshes()
     contacts(a, b, None, T)
+    contact_geometry(a, b, None, T)
     for threads in (1, None):
         contacts(a, b, None, poses, threads=threads)
         contacts(a, b, None, poses, mode="first", threads=threads)
