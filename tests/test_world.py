@@ -320,5 +320,5 @@ def test_world_uses_each_meshs_own_build_options(meshes):
         assert np.array_equal(c.faces(k), ref.pairs(0))
     used = {shapes[i].options.bv for i, _ in c.pairs.tolist()}
     assert used <= set(w._pools) and len(used) > 1, "the pairs were not traversed in their meshes' kinds"
-    for bv, (pool, _, bv_code) in w._pools.items():
+    for bv, (_pool, _, bv_code) in w._pools.items():
         assert bv_code == ck.BuildOptions(bv=bv).bv_code
