@@ -306,8 +306,10 @@ def test_world_uses_each_meshs_own_build_options(meshes):
     """The narrow phase traverses each pair in the first mesh's volume kind, on the
     meshes' own trees (issue 14 step 4): answers equal pairwise queries, whatever mix
     of kinds the objects carry."""
-    kinds = ["obb", "kdop18", "sphere", "aabb", "saabb"]
-    shapes, poses = real_scene(meshes, 10, seed=4, spread=1.2)
+    from collisionkit.constants import BV_KINDS
+
+    kinds = sorted(BV_KINDS)  # every volume kind, one per object in turn
+    shapes, poses = real_scene(meshes, max(10, len(kinds)), seed=4, spread=1.2)
     shapes = [s.with_options(bv=kinds[k % len(kinds)], leaf_size=2 + k % 3) for k, s in enumerate(shapes)]
     w = ck.World("sap")
     for k, (s, T) in enumerate(zip(shapes, poses, strict=True)):

@@ -162,9 +162,8 @@ def _run(strat: BFS, req: Request) -> BatchResult:
             batch.launch(p_, kb.bfs_query_serial, kb.bfs_query_poses, *pool_a, *pool_b, tasks_, *opts, keys, chunk_cap, starts, counts, stats)
 
     rows = batch.pair_rows(tasks, p, guess, mode, max_pairs, run, rerun_parallel=False)
-    counts, stats, keys, starts = rows
     assert mode in (MODE_ANY, MODE_FIRST, MODE_ALL)
-    return BatchResult(n, req.batched or n == 0, counts, stats, keys, starts, faces_b)
+    return BatchResult(n, req.batched, rows.counts, rows.stats, rows.keys, rows.starts, faces_b)
 
 
 register("bfs", BFS())

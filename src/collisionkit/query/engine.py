@@ -132,17 +132,24 @@ def run(req: Request) -> BatchResult:
     tasks[:, 3] = ib
     faces_b = int(tb.arrays.meta[0, META_FACES])
     guess = batch.row_guess(mode, max_pairs, ta.arrays.tris.shape[0] + tb.arrays.tris.shape[0])
-    rows = batch.pair_rows(tasks, batch.plan(n, nthreads), guess, mode, max_pairs, _descent(ta, tb, pa, pb, strat, mode, max_pairs))
-    return BatchResult(n, req.batched or n == 0, rows.counts, rows.stats, rows.keys, rows.starts, faces_b)
+    run_rows = descent_rows(ta.arrays, pa, tb.arrays, pb, ta.options.bv_code, strat.tri_test_code, mode, max_pairs)
+    rows = batch.pair_rows(tasks, batch.plan(n, nthreads), guess, mode, max_pairs, run_rows)
+    return BatchResult(n, req.batched, rows.counts, rows.stats, rows.keys, rows.starts, faces_b)
 
 
-def _descent(ta: BVH, tb: BVH, pa, pb, strat, mode: int, max_pairs: int) -> batch.RowLauncher:
-    """The descent kernels (``kernels/traverse/descent.py``) on two trees, as a row launcher."""
-    head = (*ta.arrays, pa, *tb.arrays, pb)
-    opts = (ta.options.bv_code, strat.tri_test_code, mode, max_pairs)
+def descent_rows(
+    pool_a: tuple, poses_a, pool_b: tuple, poses_b, bv_code: int, tri_test: int, mode: int, max_pairs: int
+) -> batch.RowLauncher:
+    """The descent kernels (``kernels/traverse/descent.py``) as a row launcher.
+
+    ``pool_a``/``pool_b``: one tree's ``BVHArrays`` or a pool of trees in that layout
+    (the World's); tasks name (tree in a, tree in b, pose in a, pose in b).
+    """
+    head = (*pool_a, poses_a, *pool_b, poses_b)
+    opts = (np.int64(bv_code), np.int64(tri_test), np.int64(mode), np.int64(max_pairs))
 
     def run(p, tasks, keys, chunk_cap, starts, counts, stats, rerun):
-        batch.launch(p, kt.query_serial, kt.query_parallel, *head, tasks, *opts, keys, chunk_cap, starts, counts, stats)
+        batch.launch(p, kt.query_serial, kt.query_parallel, *head, tasks, *opts, keys, np.int64(chunk_cap), starts, counts, stats)
 
     return run
 
@@ -162,4 +169,4 @@ def gather(result: BatchResult, max_pairs: int, task_pose: NDArray[np.int64] | N
     return pose_index, face_a, face_b, kept.astype(np.int64), truncated
 
 
-__all__ = ["MODE_ALL", "MODE_ANY", "MODE_FIRST", "BatchResult", "Request", "gather", "prepare", "result_from_pairs", "run", "trees"]
+__all__ = ["MODE_ALL", "MODE_ANY", "MODE_FIRST", "BatchResult", "Request", "descent_rows", "gather", "prepare", "result_from_pairs", "run", "trees"]

@@ -130,7 +130,7 @@ def _execute(strat: OAABB, req: Request, mode: int, visits: tuple[NDArray, NDArr
         batch.launch(p_, ko.oaabb_serial, ko.oaabb_parallel, *args)
 
     rows = batch.pair_rows(tasks, p, guess, mode, max_pairs, run, rerun_parallel=False)
-    return BatchResult(n, req.batched or n == 0, rows.counts, rows.stats, rows.keys, rows.starts, width_b)
+    return BatchResult(n, req.batched, rows.counts, rows.stats, rows.keys, rows.starts, width_b)
 
 
 # --------------------------------------------------------------------------- records

@@ -32,9 +32,8 @@ from ..constants import (
 from ..geometry.mesh import Mesh
 from ..kernels.broadphase.common import finish_pairs, world_boxes
 from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF
-from ..kernels.traverse import descent as kt
 from ..query import batch
-from ..query.engine import pose_error
+from ..query.engine import descent_rows, pose_error
 from . import broadphases
 from .filters import PairFilter, as_bits
 from .records import Pairs, WorldContacts
@@ -581,16 +580,6 @@ class World:
             groups.append((rows, pool, bv_code, tasks))
         return groups, mesh
 
-    def _rows(self, pool, bv_code: int, mode: int, max_pairs: int) -> batch.RowLauncher:
-        """The descent kernels over a pool of the meshes' trees, as a row launcher."""
-        head = (*pool, self._poses, *pool, self._poses)
-        opts = (_I64(bv_code), _I64(TRI_TEST_GUIGUE), _I64(mode), _I64(max_pairs))
-
-        def run(p, tasks, keys, chunk_cap, starts, counts, stats, rerun):
-            batch.launch(p, kt.query_serial, kt.query_parallel, *head, tasks, *opts, keys, _I64(chunk_cap), starts, counts, stats)
-
-        return run
-
     def _colliding(self) -> NDArray[np.int64]:
         if self._coll is not None:
             return self._coll
@@ -600,7 +589,7 @@ class World:
             groups, mesh = self._split(cand)
             nthreads = batch.thread_count(self._threads)
             for rows, pool, bv_code, tasks in groups:
-                run = self._rows(pool, bv_code, MODE_ANY, -1)
+                run = descent_rows(pool, self._poses, pool, self._poses, bv_code, TRI_TEST_GUIGUE, MODE_ANY, -1)
                 # NOTE: calls of bounded size, so Ctrl-C is seen between them
                 for t0 in range(0, tasks.shape[0], WORLD_TASKS_PER_CALL):
                     sub = np.ascontiguousarray(tasks[t0 : t0 + WORLD_TASKS_PER_CALL])
@@ -677,7 +666,8 @@ class World:
         n = tasks.shape[0]
         p = batch.plan(n, batch.thread_count(self._threads))
         # at least 256 rows a chunk: world pairs in contact tend to touch in many triangles
-        counts, _, keys, starts = batch.pair_rows(tasks, p, 64, MODE_ALL, cap, self._rows(pool, bv_code, MODE_ALL, cap), min_chunk_rows=256)
+        run = descent_rows(pool, self._poses, pool, self._poses, bv_code, TRI_TEST_GUIGUE, MODE_ALL, cap)
+        counts, _, keys, starts = batch.pair_rows(tasks, p, 64, MODE_ALL, cap, run, min_chunk_rows=256)
         kept = counts if cap < 0 else np.minimum(counts, cap)
         meta = pool[4]
         faces_b = meta[tasks[:, 1], META_FACES]
