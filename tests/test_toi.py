@@ -190,3 +190,35 @@ def test_single_poses_give_scalars_and_a_batch_of_one_gives_arrays():
     assert isinstance(one.t, float) and isinstance(one.hit, bool) and one.pose_a.shape == (4, 4)
     batch = ck.time_of_impact(BOX, BOX, None, None, ck.translation([3, 0, 0])[None], ck.translation([-3, 0, 0]))
     assert batch.t.shape == (1,) and batch.t[0] == one.t and batch.pose_a.shape == (1, 4, 4)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**-70, 2.0**80])
+def test_single_motion_fast_path_equals_the_registry_path(scale):
+    """The per-call path (two meshes, four (4, 4) poses, default threads) skips the request
+    record; it must answer as the registry's handler (threads=1) and a batch of one, at
+    every scale (prescaled outside the kernel's band)."""
+    torus = ck.primitives.torus_mesh(1.0, 0.3, 12, 8)
+    a = ck.Mesh(torus.vertices * scale, torus.faces)
+    b = ck.Mesh(BOX.vertices * scale, BOX.faces)
+    start, end = _motions(6, seed=11)
+    start[:, :3, 3] *= scale
+    end[:, :3, 3] *= scale
+    spin = ck.rotation([0, 0, 1], 0.4)
+    hits = 0
+    for k in range(6):
+        fast = ck.time_of_impact(a, b, None, spin, start[k], end[k])
+        slow = ck.time_of_impact(a, b, None, spin, start[k], end[k], threads=1)
+        batch = ck.time_of_impact(a, b, None, spin, start[k][None], end[k])
+        for r, row in ((slow, None), (batch, 0)):
+
+            def per(x, row=row):
+                return x if row is None else x[row]
+
+            assert (fast.hit, fast.t, fast.face_a, fast.face_b, fast.iterations, fast.converged) == (
+                per(r.hit), per(r.t), per(r.face_a), per(r.face_b), per(r.iterations), per(r.converged),
+            )  # fmt: skip
+            assert fast.distance == per(r.distance) or (math.isinf(fast.distance) and math.isinf(per(r.distance)))
+            np.testing.assert_array_equal(fast.pose_b, per(r.pose_b))
+        assert not fast.pose_a.flags.writeable and not fast.pose_b.flags.writeable
+        hits += fast.hit
+    assert 0 < hits < 6  # hits and misses both compared

@@ -206,6 +206,7 @@ def is_convex(mesh: Mesh) -> bool:
 
 _PACKED = ("penetration-packed-hull",)
 _METHOD = ("none", "convex")
+_METHODS = np.array(_METHOD)  # indexed by hit (batch form)
 _new = object.__new__
 _empty = np.empty
 
@@ -439,7 +440,8 @@ def _penetration_meshes(req: Request) -> Penetration:
         HA, HB = _packed(a)[1], _packed(b)[1]
         out = np.empty((n, 5))
         # tasks outside the band of scales the kernel takes as given: prescaled (query/scaling.py)
-        for m, tasks in scaling.groups(scaling.task_shifts(req, HA[8], HB[8]), n):
+        extents = scaling.task_extents(req)
+        for m, tasks in scaling.groups(scaling.task_shifts(req, HA[8], HB[8], extents), n):
             if tasks is None:
                 _convex_rows(HA, HB, req, out)
                 continue
@@ -452,9 +454,8 @@ def _penetration_meshes(req: Request) -> Penetration:
         depth = np.where(hit, out[:, 0], 0.0)
         direction = np.where(hit[:, None], out[:, 1:4], np.nan)
         exact = np.ones(n, bool)
-        shift = np.abs(req.pa[:, :3, 3]).max(axis=1)[req.ia] + np.abs(req.pb[:, :3, 3]).max(axis=1)[req.ib]
-        err = ERROR_RTOL * (HA[8] + HB[8] + shift)
-        methods = np.where(hit, "convex", "none")
+        err = ERROR_RTOL * (HA[8] + HB[8] + (extents[0] + extents[1]))
+        methods = _METHODS[hit.view(np.int8)]
         return record(
             Penetration, req.batched, depth=depth, direction=direction, exact=exact, error_bound=err, method=methods
         )

@@ -63,7 +63,8 @@ class Request(NamedTuple):
     """One query on one pair of shapes: everything validated, nothing left to parse.
 
     ``pa``/``pb`` are the distinct poses of each side, ``ia``/``ib`` the pose
-    index of each of the ``n`` tasks (broadcasting without copies). For
+    index of each of the ``n`` tasks (broadcasting without copies; where a side has
+    ``n`` poses its index is 0..n-1, which ``scaling.per_task`` relies on). For
     ``time_of_impact`` they are the start poses and ``pa_end``/``pb_end`` the
     end poses (same indexing). ``mode``, ``max_pairs``, ``strategy`` and
     ``threads`` are the engine's view of the options (codes, a resolved

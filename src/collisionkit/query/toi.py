@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..bvh import tree_for
+from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
 from ..kernels.traverse.descent import validate_poses
@@ -134,6 +135,13 @@ def time_of_impact(
         tol = float(tolerance)
         if not (tol >= 0.0 and math.isfinite(tol)):
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    # PERF: one motion of two meshes, default threads: straight to the kernel, as the
+    # registry's Mesh-Mesh handler would (_toi_meshes -> _toi_one), without the request
+    # record (about 15 us a call, 10-15% of a motion on the benchmark scenes)
+    if type(a) is Mesh and type(b) is Mesh and threads is None:
+        P = _single_motion(start_a, end_a, start_b, end_b)
+        if P is not None:
+            return _toi_one(a, b, P, _tolerance(a, b, tolerance), MOTIONS[motion], max_iterations)
     options = {"motion": motion, "tolerance": tolerance, "max_iterations": max_iterations, "threads": threads}
     handler = registry.checked("time_of_impact", a, b, options)  # convex shapes: their surface (query/shapes.py)
     return handler(_request(a, b, (start_a, end_a, start_b, end_b), threads, options))
@@ -185,16 +193,15 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     threads (``batch.run_chunks``; the kernel releases the GIL).
     """
     a, b, opts, n = req.a, req.b, req.options, req.n
-    code, max_iterations = np.int64(MOTIONS[opts["motion"]]), opts["max_iterations"]
-    if opts["tolerance"] is None:
-        tol = TOI_REL_TOLERANCE * (mesh_radius(a) + mesh_radius(b))
-    else:
-        tol = float(opts["tolerance"])
+    code, max_iterations = MOTIONS[opts["motion"]], opts["max_iterations"]
+    tol = _tolerance(a, b, opts["tolerance"])
+    if n == 1 and not req.batched:
+        P = np.empty((4, 4, 4))
+        P[0], P[1], P[2], P[3] = req.pa[0], req.pa_end[0], req.pb[0], req.pb_end[0]
+        return _toi_one(a, b, P, tol, code, max_iterations)
     bv = a.options.bv
     ta = a._trees.get(bv) or tree_for(a, bv)
     tb = b._trees.get(bv) or tree_for(b, bv)
-    if n == 1 and not req.batched:
-        return _toi_one(req, ta, tb, tol, code, max_iterations)
     out = np.empty((n, 12))
     stats = np.zeros((n, 2), np.int64)
     res = np.empty((n, 34))
@@ -224,7 +231,7 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
                 P[0], P[1], P[2], P[3] = sa[ia[k]], ea[ia[k]], sb[ib[k]], eb[ib[k]]
                 Pm = scaling.scaled_poses(P, m) if m else P
                 status[k] = toi_solve(
-                    x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, Pm, code,
+                    x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, Pm, np.int64(code),
                     out[k : k + 1], stats[k : k + 1], res[k],
                 )  # fmt: skip
                 if m:
@@ -249,25 +256,56 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     )  # fmt: skip
 
 
-def _toi_one(req: Request, ta, tb, tol: float, code, max_iterations: int) -> TimeOfImpact:
-    """One motion, four (4, 4) poses: the kernel call of the batch path for that motion,
-    with the same prescaling, without the batch's arrays and threads (PERF: the batch
-    path's wrapper cost about 120 us a call more than the kernel's own 100-200 us)."""
+def _tolerance(a: Mesh, b: Mesh, tolerance: float | None) -> float:
+    """The contact tolerance: as given (validated by the caller), else relative to the radii."""
+    if tolerance is None:
+        return TOI_REL_TOLERANCE * (mesh_radius(a) + mesh_radius(b))
+    return float(tolerance)
+
+
+def _single_motion(*poses: Any) -> np.ndarray | None:
+    """The four poses stacked (4, 4, 4) when each is None or a (4, 4) float64 array, else None
+    (the caller parses them: batches, lists, other dtypes and bad shapes)."""
     P = np.empty((4, 4, 4))
-    P[0], P[1], P[2], P[3] = req.pa[0], req.pa_end[0], req.pb[0], req.pb_end[0]
-    size = float(ta.arrays.scale[0] + tb.arrays.scale[0])
-    m = scaling.shift_for(max(float(np.abs(P[:, :3, 3]).max()), size))
+    for i, p in enumerate(poses):
+        if p is None:
+            P[i] = _EYE
+        elif type(p) is np.ndarray and p.shape == (4, 4) and p.dtype == np.float64:
+            P[i] = p
+        else:
+            return None
+    return P
+
+
+def _toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iterations: int) -> TimeOfImpact:
+    """One motion, poses P = (start a, end a, start b, end b): the kernel call of the batch
+    path for that motion, with the same prescaling, without the batch's arrays and threads.
+
+    The kernel checks the poses itself (rigid, finite; the batch path checks them up
+    front, with the same error). PERF: the batch path's wrapper cost about 120 us a call
+    more than the kernel's own 100-200 us.
+    """
+    bv = a.options.bv
+    ta = a._trees.get(bv) or tree_for(a, bv)
+    tb = b._trees.get(bv) or tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
+    size = float(x.scale[0] + y.scale[0])
+    reach = float(np.abs(P[:, :3, 3]).max())
+    m = scaling.shift_for(max(reach, size)) if math.isfinite(reach) else 0  # not finite: the kernel refuses it
     if m:
-        scaling.check_range("time_of_impact", (float(ta.arrays.scale[0]), float(tb.arrays.scale[0])), m)
-        x, y = scaling.scaled_tree(req.a, ta, m), scaling.scaled_tree(req.b, tb, m)
+        scaling.check_range("time_of_impact", (float(x.scale[0]), float(y.scale[0])), m)
+        x, y = scaling.scaled_tree(a, ta, m), scaling.scaled_tree(b, tb, m)
         P = scaling.scaled_poses(P, m)
     out = np.empty((1, 12))
     stats = np.zeros((1, 2), np.int64)
     res = np.empty(34)
-    res[:5] = (math.ldexp(tol, -m), TOI_SHRINK, min(int(max_iterations), 1 << 60), x.scale[0] + y.scale[0], ta.options.bv_code)
-    status = toi_solve(x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, P, code, out, stats, res)
-    if status < 0:  # poses were validated up front; kept as the kernel's own guard
+    res[0] = math.ldexp(tol, -m)
+    res[1] = TOI_SHRINK
+    res[2] = min(int(max_iterations), 1 << 60)
+    res[3] = x.scale[0] + y.scale[0]
+    res[4] = ta.options.bv_code
+    status = toi_solve(x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, P, np.int64(code), out, stats, res)
+    if status < 0:
         i, e = divmod(int(-status - 1), 16)
         raise pose_error(_POSE_NAMES[i], 0, e, False)
     if m:
@@ -278,10 +316,19 @@ def _toi_one(req: Request, ta, tb, tol: float, code, max_iterations: int) -> Tim
     fb = int(tb.arrays.face_ids[jb]) if hit and jb >= 0 else -1
     d2 = float(out[0, 0])
     d = (math.ldexp(math.sqrt(d2), m) if d2 >= 0.0 else math.nan) if math.isfinite(d2) else math.inf
-    return TimeOfImpact(
-        hit=bool(hit), t=float(res[0]), pose_a=res[2:18].reshape(4, 4).copy(), pose_b=res[18:34].reshape(4, 4).copy(),
-        face_a=fa, face_b=fb, distance=d, iterations=int(res[1]), converged=bool(status != TOI_CAP),
+    Ta, Tb = res[2:18].reshape(4, 4).copy(), res[18:34].reshape(4, 4).copy()
+    Ta.flags.writeable = Tb.flags.writeable = False
+    # the frozen dataclass's __init__ costs a few us: the single-pose record built by hand,
+    # every field set (tests/test_api_shapes.py checks the forms)
+    r = _new(TimeOfImpact)
+    r.__dict__.update(
+        hit=bool(hit), t=float(res[0]), pose_a=Ta, pose_b=Tb, face_a=fa, face_b=fb, distance=d,
+        iterations=int(res[1]), converged=bool(status != TOI_CAP),
     )  # fmt: skip
+    return r
+
+
+_new = object.__new__
 
 
 register_mesh_query("time_of_impact", _toi_meshes)
