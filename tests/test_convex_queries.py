@@ -37,3 +37,48 @@ def test_penetration_convex_boxes_exact():
     assert abs(float(p.depth) - 0.2) < 1e-9 and bool(p.exact)
     s = ck.penetration(ck.Sphere(0.5), a, None, ck.translation([0.8, 0.0, 0.0]))
     assert not bool(s.exact) and float(s.depth) > 0
+
+
+def _two_piece_mesh() -> ck.Mesh:
+    """Two separate small closed pieces 1.5 apart (a cube and a coarse torus)."""
+    cube = ck.primitives.box_mesh([0.2, 0.2, 0.2])
+    ring = ck.primitives.torus_mesh(0.15, 0.05, 8, 6)
+    v = np.vstack([cube.vertices, ring.vertices + [1.5, 0.0, 0.0]])
+    f = np.vstack([cube.faces, ring.faces + cube.vertices.shape[0]])
+    return ck.Mesh(v, f)
+
+
+def test_convex_mesh_containment_decided_per_piece_as_per_vertex():
+    """ISSUE 15 item 5: without a crossing triangle pair, one vertex per connected piece of
+    the mesh decides containment (a piece is wholly inside the solid or wholly outside).
+    Every shape kind, both orders, per call and batched, against the per-vertex answer
+    (all used vertices tested, as before) and the triangle pairs of the surfaces."""
+    from collisionkit.kernels.proximity import gjk as kg
+
+    mesh = _two_piece_mesh()
+    shapes = [ck.Box([1.0, 0.8, 0.6]), ck.Sphere(0.5), ck.Capsule(0.3, 0.6), ck.Cylinder(0.4, 0.8),
+              ck.Convex(np.random.default_rng(2).normal(size=(12, 3)) * 0.4)]  # fmt: skip
+    rng = np.random.default_rng(5)
+    poses = ck.random_poses(120, 1.0, seed=9)
+    # the cube piece near the shape's centre, or the ring piece, or neither: inside, crossing, outside
+    centre = rng.integers(0, 3, 120)
+    ring_at = -poses[:, :3, 0] * 1.5  # moves the ring (at x = 1.5 in the mesh) to the origin
+    poses[:, :3, 3] = np.where(centre[:, None] == 1, ring_at, 0.0) + rng.normal(scale=0.25, size=(120, 3))
+    poses[centre == 2, :3, 3] += 3.0
+    used = np.ascontiguousarray(mesh.vertices[np.unique(mesh.faces)])
+    idx = np.arange(120, dtype=np.int64)
+    inside_seen = crossing_seen = 0
+    for shape in shapes:
+        pairs = ck.contacts(shape, mesh, None, poses, mode="first").counts > 0
+        every_vertex = np.zeros(120, bool)
+        kg.mesh_vertices_in_solid(shape._tris, used, np.eye(4)[None], poses, np.zeros(120, np.int64), idx,
+                                  np.int64(1), idx, every_vertex)  # fmt: skip
+        expected = pairs | every_vertex
+        inside_seen += int((every_vertex & ~pairs).sum())
+        crossing_seen += int(pairs.sum())
+        np.testing.assert_array_equal(ck.intersects(shape, mesh, None, poses), expected)
+        np.testing.assert_array_equal(ck.intersects(mesh, shape, poses, None), expected)
+        for k in range(0, 120, 7):
+            assert ck.intersects(shape, mesh, None, poses[k]) == expected[k]
+            assert ck.intersects(mesh, shape, poses[k], None) == expected[k]
+    assert inside_seen > 0 and crossing_seen > 0  # both ways of colliding were exercised

@@ -180,6 +180,9 @@ def _library_workload() -> None:
     cube, ball = ck.Box([0.5, 0.5, 0.5]), ck.Sphere(0.4)
     ck.intersects(cube, ball, None, poses)
     ck.distance(cube, ball, None, poses)
+    for p in (far[0], poses):  # a convex shape and a mesh: surfaces, then containment
+        ck.intersects(cube, sphere, None, p)
+        ck.intersects(sphere, cube, p, None)
     for broadphase in ("sap", "tree", "grid", "hash", "octree", "brute"):
         world = ck.World(broadphase)
         for i in range(4):

@@ -101,6 +101,11 @@ def _strategies() -> None:
     for threads in (1, None):  # convex shapes (GJK), one launch over a batch
         intersects(box, Sphere(0.5), None, poses, threads=threads)
         distance(box, Sphere(0.5), None, poses, threads=threads)
+    far = T.copy()
+    far[:3, 3] += 10.0
+    for p in (far, poses):  # a convex shape and a mesh: surfaces, then containment
+        intersects(box, a, None, p)
+        intersects(a, box, p, None)
     # the other tree builds, and refitting a tree to moved vertices
     for build in ("bottomup", "incremental"):
         intersects(a.with_options(build=build), b, None, poses[:2])
