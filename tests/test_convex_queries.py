@@ -82,3 +82,39 @@ def test_convex_mesh_containment_decided_per_piece_as_per_vertex():
             assert ck.intersects(shape, mesh, None, poses[k]) == expected[k]
             assert ck.intersects(mesh, shape, poses[k], None) == expected[k]
     assert inside_seen > 0 and crossing_seen > 0  # both ways of colliding were exercised
+
+
+def test_convex_mesh_per_call_paths_equal_the_batch():
+    """The per-call paths of a convex shape against a mesh (distance, contacts, time of impact,
+    intersects: the shape's surface, then containment) answer as the registered batch handlers,
+    every shape kind, both orders, poses inside, crossing and outside."""
+    mesh = _two_piece_mesh()
+    shapes = [ck.Box([1.0, 0.8, 0.6]), ck.Sphere(0.5), ck.Capsule(0.3, 0.6), ck.Cylinder(0.4, 0.8)]
+    rng = np.random.default_rng(6)
+    poses = ck.random_poses(24, 1.0, seed=4)
+    poses[:, :3, 3] = rng.normal(scale=0.5, size=(24, 3)) + np.where(np.arange(24)[:, None] % 3 == 0, 2.0, 0.0)
+    ends = poses.copy()
+    ends[:, :3, 3] = -ends[:, :3, 3]
+    zero_seen = 0
+    for shape in shapes:
+        for flip in (False, True):
+            pair = (mesh, shape) if flip else (shape, mesh)
+
+            def call(query, p, pair=pair, flip=flip, **kw):
+                return query(*pair, *((p, None) if flip else (None, p)), **kw)
+
+            d = call(ck.distance, poses)
+            c = call(ck.contacts, poses)
+            hit = call(ck.intersects, poses)
+            t = ck.time_of_impact(*pair, None, None, poses, ends) if not flip else ck.time_of_impact(
+                *pair, poses, ends, None, None)
+            for k in range(24):
+                one = call(ck.distance, poses[k])
+                assert (one.distance, one.face_a, one.face_b) == (d.distance[k], d.face_a[k], d.face_b[k])
+                assert call(ck.intersects, poses[k]) == hit[k] == (d.distance[k] == 0.0)
+                assert np.array_equal(call(ck.contacts, poses[k]).pairs(0), c.pairs(k))
+                tk = ck.time_of_impact(*pair, None, None, poses[k], ends[k]) if not flip else ck.time_of_impact(
+                    *pair, poses[k], ends[k], None, None)
+                assert (tk.hit, tk.t, tk.face_a, tk.face_b) == (t.hit[k], t.t[k], t.face_a[k], t.face_b[k])
+                zero_seen += one.distance == 0.0 and len(c.pairs(k)) == 0  # held inside: 0 without pairs
+    assert zero_seen > 0

@@ -469,16 +469,18 @@ def test_uniform_overflow_takes_the_parallel_rerun():
 def test_single_pose_contacts_path_equals_batch_path(pb_mesh, monkeypatch):
     """contacts on one pose pair takes a per-call kernel (query.pair._contacts_one): the rows,
     counts and truncation flags equal the batch path's for every mode, cap, volume kind and
-    tri test, including poses with more pairs than the per-call buffer (rerun on the batch path)."""
+    tri test, including poses with more pairs than the per-call buffer (a second pass with
+    exact room), capped or not."""
     from collisionkit.query import pair
 
-    monkeypatch.setattr(pair, "_ONE_CALL_KEYS", 16)  # small buffer: the rerun path is taken too
+    monkeypatch.setattr(pair, "_ONE_CALL_KEYS", 16)  # small buffer: the second pass is taken too
+    monkeypatch.setattr(pair, "_ROOM", {})  # no room remembered from other tests
     bunny = pb_mesh("bunny.obj")
     poses = ck.random_poses(12, 0.08, seed=21)
     cases = [(bunny, bunny, poses), (bunny, bunny.with_options(ck.BuildOptions(bv="obb")), poses[:4])]
-    seen_truncated = seen_big = False
+    seen_truncated = seen_big = seen_big_cap = False
     for a, b, pb in cases:
-        for mode, cap in [("all", None), ("first", None), ("all", 3), ("all", 1)]:
+        for mode, cap in [("all", None), ("first", None), ("all", 3), ("all", 1), ("all", 20)]:
             for strat in ["bvh", BVHStrategy(tri_test="moller")]:
                 batch = ck.contacts(a, b, None, pb, mode=mode, max_pairs=cap, strategy=strat)
                 for i in range(len(pb)):
@@ -489,7 +491,9 @@ def test_single_pose_contacts_path_equals_batch_path(pb_mesh, monkeypatch):
                     assert not one.pose_index.any()
                     seen_truncated |= one.truncated
                     seen_big |= mode == "all" and cap is None and one.counts > pair._ONE_CALL_KEYS
-    assert seen_truncated and seen_big  # the cap and the buffer-overflow rerun were exercised
+                    seen_big_cap |= cap == 20 and one.counts > pair._ONE_CALL_KEYS
+    assert seen_truncated and seen_big and seen_big_cap  # the cap and the second pass were exercised
+    assert pair._ROOM  # and the room they needed is remembered for the next call
     bad = np.eye(4)
     bad[3, 0] = 1.0
     with pytest.raises(ck.InvalidPoseError, match="pose_b"):

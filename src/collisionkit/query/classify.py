@@ -51,6 +51,7 @@ from ..kernels.triangle.point_in_mesh import winding_numbers_posed
 from ..kernels.triangle.tri_segment import strict_piercings
 from . import registry, scaling
 from .contact_geometry import writable_triangles
+from .containment import piece_points
 from .distance import mesh_distance_rows
 from .engine import prepare
 from .pair import contacts
@@ -60,30 +61,6 @@ from .results import Classification
 from .shapes import register_mesh_query
 
 DISJOINT, TOUCHING, PENETRATING, CONTAINED = 0, 1, 2, 3
-
-
-def piece_points(mesh: Mesh) -> np.ndarray:
-    """(P, 3) one vertex per connected piece of the mesh (vertices merged by
-    exact coordinates), cached per geometry."""
-
-    def build() -> np.ndarray:
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
-
-        used = np.unique(mesh.faces)
-        _, inverse = np.unique(mesh.vertices[used], axis=0, return_inverse=True)
-        remap = np.zeros(mesh.n_vertices, np.int64)
-        remap[used] = inverse.reshape(-1)
-        f = remap[mesh.faces]
-        nv = int(inverse.max()) + 1
-        rows = np.concatenate([f[:, 0], f[:, 1]])
-        cols = np.concatenate([f[:, 1], f[:, 2]])
-        g = coo_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(nv, nv))
-        _, labels = connected_components(g, directed=False)
-        first_face = np.unique(labels[f[:, 0]], return_index=True)[1]
-        return np.ascontiguousarray(mesh.triangles[first_face, 0, :], dtype=np.float64)
-
-    return mesh.cached(("piece-points",), build)
 
 
 #: Winding number above which a witness point counts as inside the other mesh.

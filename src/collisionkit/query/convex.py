@@ -32,8 +32,7 @@ from ..kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..kernels.proximity import gjk as kg
 from ..kernels.traverse.descent import intersect_one
 from ..strategies import BVH
-from . import batch, engine, registry, scaling
-from .classify import piece_points
+from . import batch, containment, engine, registry, scaling
 from .pose_form import in_form, per_pose, record
 from .registry import Request
 
@@ -143,25 +142,16 @@ def _convex_convex(req: Request) -> engine.BatchResult:
 
 
 def _with_containment(req: Request, res: engine.BatchResult) -> engine.BatchResult:
-    """Mark poses without a triangle pair as colliding when a mesh vertex is inside the convex solid."""
+    """Mark poses without a triangle pair as colliding where the convex solid holds part of the mesh."""
     if req.mode != MODE_ANY or req.n == 0:
         return res
-    todo = np.flatnonzero(res.counts == 0).astype(np.int64)
+    todo = np.flatnonzero(res.counts == 0)
     if todo.size == 0:
         return res
     convex_is_a = isinstance(req.a, ConvexShape)
     shape, mesh = (req.a, req.b) if convex_is_a else (req.b, req.a)
-    # Without a crossing triangle pair (exact, touching included) a connected piece of the
-    # mesh lies wholly inside the solid or wholly outside (a path from inside to outside
-    # would cross the solid's surface, the shape's triangles): one vertex per piece decides
-    # (PERF: a robot link of 26k triangles tested every vertex per pose, 20x its BVH query).
-    verts = piece_points(mesh)
-    out = np.zeros(req.n, np.bool_)
-    kg.mesh_vertices_in_solid(
-        shape._tris, verts, req.pa, req.pb, req.ia, req.ib, np.int64(1 if convex_is_a else 0), todo, out
-    )
     counts = res.counts.copy()
-    counts[out] = 1
+    counts[containment.inside_tasks(shape, mesh, convex_is_a, req, todo)] = 1
     return res._replace(counts=counts)
 
 
@@ -198,10 +188,7 @@ def _single_bool_mesh(a, b, Ta, Tb) -> int:
     if r != 0:  # a crossing pair, or a pose error (the caller raises it)
         return r
     shape, mesh = (a, b) if convex_is_a else (b, a)
-    # the batch kernel's per-task body, called directly (a parallel launch for one task
-    # costs more than the test)
-    mapped = np.empty((shape._tris.shape[0], 9))
-    return int(kg._mesh_vertex_inside(shape._tris, piece_points(mesh), Ta, Tb, np.int64(1 if convex_is_a else 0), mapped))
+    return int(containment.inside_one(shape, mesh, convex_is_a, Ta, Tb))
 
 
 def _single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
@@ -268,21 +255,17 @@ def _distance_convex_convex(req: Request):
 def _distance_with_mesh(req: Request):
     """``distance`` between a convex solid and a mesh: the mesh distance to the
     convex shape's triangulated surface, 0 where the solid holds part of the mesh
-    (``intersects``' solid semantics)."""
-    from dataclasses import replace
+    (``intersects``' solid semantics; ``query.containment``)."""
+    from .distance import distance_record, mesh_distance_rows
 
-    from .distance import distance as mesh_distance
-    from .pair import intersects
-
-    a = req.a.mesh if isinstance(req.a, ConvexShape) else req.a
-    b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
-    pa, pb = req.pa[req.ia], req.pb[req.ib]
-    d = mesh_distance(a, b, pa, pb, upper_bound=req.options["upper_bound"], threads=req.threads)
-    inside = np.asarray(intersects(req.a, req.b, pa, pb, threads=req.threads)) & (np.asarray(d.distance) > 0)
-    if inside.any():
-        dist = np.where(inside, 0.0, d.distance)
-        d = replace(d, distance=dist)
-    return in_form(d, req.batched)
+    convex_is_a = isinstance(req.a, ConvexShape)
+    shape, mesh = (req.a, req.b) if convex_is_a else (req.b, req.a)
+    surfaces = req._replace(a=req.a.mesh if convex_is_a else req.a, b=req.b if convex_is_a else req.b.mesh)
+    out, stats = mesh_distance_rows(surfaces, req.options["upper_bound"])
+    todo = np.flatnonzero(out[:, 0] > 0.0)  # 0: a crossing triangle pair (exact)
+    if todo.size:
+        out[containment.inside_tasks(shape, mesh, convex_is_a, req, todo), 0] = 0.0
+    return distance_record(out, stats, req.batched)
 
 
 def _penetration_convex(req: Request):

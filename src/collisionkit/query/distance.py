@@ -11,6 +11,7 @@ convex-shape module registers GJK there); without one, an ``UnsupportedPairError
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,13 @@ from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import distance as kd
 from . import batch, registry, scaling
 from .batch import thread_count
+from .containment import inside_one
 from .engine import pose_error, prepare, trees
 from .pair import _single_pose
 from .pose_form import record
 from .registry import Request
 from .results import Distance
+from .shapes import mesh_surfaces
 
 
 def _check_upper(upper_bound: float) -> float:
@@ -80,13 +83,22 @@ def distance(
     2.0
     """
     upper = _check_upper(upper_bound)
-    if type(a) is Mesh and type(b) is Mesh:
+    surfaces = mesh_surfaces(a, b)
+    if surfaces is not None:  # PERF: one pose pair, two meshes or a convex shape and a mesh
         if threads is not None:
             thread_count(threads)
         Ta = _single_pose(pose_a)
         Tb = _single_pose(pose_b)
         if Ta is not None and Tb is not None:
-            return _distance_one(a, b, Ta, Tb, upper)
+            d = _distance_one(surfaces[0], surfaces[1], Ta, Tb, upper)
+            if d.distance > 0.0 and (surfaces[0] is not a or surfaces[1] is not b):
+                # a convex solid and a mesh: 0 where the solid holds part of the mesh, as
+                # the registered handler (query.convex._distance_with_mesh)
+                convex_is_a = surfaces[0] is not a
+                shape, mesh = (a, b) if convex_is_a else (b, a)
+                if inside_one(shape, mesh, convex_is_a, Ta, Tb):
+                    d = replace(d, distance=0.0)
+            return d
     options = {"upper_bound": upper, "threads": threads}
     handler = registry.checked("distance", a, b, options)
     return handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "distance", options))
@@ -95,7 +107,7 @@ def distance(
 def _distance_meshes(req: Request) -> Distance:
     """The mesh-mesh handler: every pose of the request in one kernel call."""
     out, stats = mesh_distance_rows(req, req.options["upper_bound"])
-    return _record(out, stats, req.batched)
+    return distance_record(out, stats, req.batched)
 
 
 def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float) -> Distance:
@@ -173,7 +185,7 @@ def _run_rows(req, x, y, bv_code, upper, seeds, out, stats) -> None:
     batch.launch(batch.plan(n, req.threads), kd.distance_serial, kd.distance_parallel, *args)
 
 
-def _record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distance:
+def distance_record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distance:
     """The Distance record of kernel rows ``out`` (N, 12) and ``stats`` (N, 2), in the caller's form."""
     col = np.ascontiguousarray if batched else np.asarray  # PERF: one pose: views, row 0 is taken
     faces = out[:, 7:9].astype(np.int64).T
@@ -191,4 +203,4 @@ def _record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distance:
 
 registry.register("distance", Mesh, Mesh, _distance_meshes, honours=registry.QUERY_OPTIONS["distance"])
 
-__all__ = ["distance", "mesh_distance_rows"]
+__all__ = ["distance", "distance_record", "mesh_distance_rows"]

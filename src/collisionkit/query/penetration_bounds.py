@@ -99,7 +99,7 @@ def solid(mesh: Mesh) -> _Solid:
     """What the bounds method needs of a mesh, cached per geometry."""
 
     def build() -> _Solid:
-        from .classify import piece_points
+        from .containment import piece_points
 
         tree = tree_for(mesh, "aabb")
         arr = tree.arrays

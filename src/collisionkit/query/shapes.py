@@ -47,6 +47,18 @@ def pair_kind(a: Any, b: Any) -> str:
     return "polyhedra"
 
 
+def mesh_surfaces(a: Any, b: Any) -> tuple[Mesh, Mesh] | None:
+    """(a's mesh, b's mesh) when the pair is two meshes or a convex shape and a mesh (the
+    shape's surface ``.mesh``), else None: the pairs the per-call paths take."""
+    if type(a) is Mesh:
+        if type(b) is Mesh:
+            return a, b
+        return (a, b.mesh) if isinstance(b, ConvexShape) else None
+    if type(b) is Mesh and isinstance(a, ConvexShape):
+        return a.mesh, b
+    return None
+
+
 def _surface(x: Any, side: str, query: str) -> Mesh:
     if isinstance(x, Mesh):
         return x

@@ -31,7 +31,7 @@ from .engine import pose_error
 from .pose_form import record
 from .registry import TOI_MAX_ITERATIONS, Request
 from .results import TimeOfImpact
-from .shapes import register_mesh_query
+from .shapes import mesh_surfaces, register_mesh_query
 
 _EYE = np.eye(4)
 MOTIONS = {"linear": MOTION_LINEAR, "screw": MOTION_SCREW}
@@ -135,13 +135,16 @@ def time_of_impact(
         tol = float(tolerance)
         if not (tol >= 0.0 and math.isfinite(tol)):
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
-    # PERF: one motion of two meshes, default threads: straight to the kernel, as the
-    # registry's Mesh-Mesh handler would (_toi_meshes -> _toi_one), without the request
-    # record (about 15 us a call, 10-15% of a motion on the benchmark scenes)
-    if type(a) is Mesh and type(b) is Mesh and threads is None:
+    # PERF: one motion of two meshes (or a convex shape's surface and a mesh), default
+    # threads: straight to the kernel, as the registered handler would (_toi_meshes ->
+    # _toi_one), without the request record (about 15 us a call, 10-15% of a motion on the
+    # benchmark scenes)
+    surfaces = mesh_surfaces(a, b) if threads is None else None
+    if surfaces is not None:
         P = _single_motion(start_a, end_a, start_b, end_b)
         if P is not None:
-            return _toi_one(a, b, P, _tolerance(a, b, tolerance), MOTIONS[motion], max_iterations)
+            ma, mb = surfaces
+            return _toi_one(ma, mb, P, _tolerance(ma, mb, tolerance), MOTIONS[motion], max_iterations)
     options = {"motion": motion, "tolerance": tolerance, "max_iterations": max_iterations, "threads": threads}
     handler = registry.checked("time_of_impact", a, b, options)  # convex shapes: their surface (query/shapes.py)
     return handler(_request(a, b, (start_a, end_a, start_b, end_b), threads, options))
