@@ -108,3 +108,30 @@ def test_thread_count_rejects_bad_values():
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="threads"):
             batch.thread_count(bad)
+
+
+def test_pinned_entry_answers_as_the_dispatcher():
+    """batch.Pinned: after the first (dispatched) call, the per-call intersects kernel is
+    called through its compiled entry; every volume kind and pose answers as the dispatcher."""
+    from collisionkit.kernels.traverse.descent import intersect_one
+    from collisionkit.query import pair
+
+    pinned = batch.Pinned(intersect_one)
+    torus = ck.primitives.torus_mesh(1.0, 0.3, 16, 8)
+    poses = ck.random_poses(40, 1.5, seed=8)
+    hits = 0
+    for bv in ("aabb", "obb", "sphere", "kdop18"):
+        a = torus.with_options(ck.BuildOptions(bv=bv))
+        for T in poses:
+            args = pair.single_call_args(a, a, None, T)
+            assert pinned.call(*args) == intersect_one(*args)
+            hits += intersect_one(*args) == 1
+    assert getattr(pinned.call, "__func__", None) is not batch.Pinned._first  # pinned after the first call
+    assert pinned.call is not intersect_one
+    assert 0 < hits < 160
+
+    def plain(x, y):  # not a numba dispatcher: stays a plain call
+        return x + y
+
+    p = batch.Pinned(plain)
+    assert p.call(1, 2) == 3 and p.call is plain

@@ -19,7 +19,7 @@ from ..kernels.core.layout import META_FACES, STAT_BV_TESTS, STAT_BV_UPDATES, ST
 from ..kernels.traverse.descent import contacts_one, intersect_one
 from ..strategies import BVH, Strategy, resolve
 from . import engine, registry
-from .batch import thread_count
+from .batch import Pinned, thread_count
 from .engine import BatchResult, gather, pose_error
 from .pose_form import per_pose, record
 from .registry import SINGLE_BOOL
@@ -27,6 +27,9 @@ from .results import Contacts, Stats
 from .shapes import mesh_surfaces
 
 _DEFAULT = BVH()
+#: the per-call boolean kernel without numba's per-call type dispatch (batch.Pinned): its
+#: arguments are library-built tree arrays, poses checked by _single_pose and ints
+_INTERSECT_ONE = Pinned(intersect_one)
 _GUIGUE = _DEFAULT.tri_test_code
 _F64 = np.dtype(np.float64)
 
@@ -95,7 +98,7 @@ def intersects(
             ta = a._trees.get(bv) or tree_for(a, bv)
             tb = b._trees.get(bv) or tree_for(b, bv)
             x, y = ta.arrays, tb.arrays
-            r = intersect_one(
+            r = _INTERSECT_ONE.call(
                 x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
                 y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
                 ta.options.bv_code, tri_code,
