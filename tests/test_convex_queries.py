@@ -118,3 +118,28 @@ def test_convex_mesh_per_call_paths_equal_the_batch():
                 assert (tk.hit, tk.t, tk.face_a, tk.face_b) == (t.hit[k], t.t[k], t.face_a[k], t.face_b[k])
                 zero_seen += one.distance == 0.0 and len(c.pairs(k)) == 0  # held inside: 0 without pairs
     assert zero_seen > 0
+
+
+def test_convex_convex_distance_per_call_equals_the_batch_rows():
+    """The per-call GJK distance path answers as the batch rows, to the bit: every pair of
+    shape kinds, overlapping and apart, with an upper bound, and at a scale outside the
+    kernel's band (the per-call path hands it to the prescaling batch path)."""
+    shapes = [ck.Box([1.0, 0.8, 0.6]), ck.Sphere(0.5), ck.Capsule(0.3, 0.6), ck.Cylinder(0.4, 0.8),
+              ck.Convex(np.random.default_rng(2).normal(size=(12, 3)) * 0.4)]  # fmt: skip
+    poses = ck.random_poses(12, 1.0, seed=3)
+    poses[:, :3, 3] *= np.linspace(0.1, 2.5, 12)[:, None]
+    for a in shapes:
+        for b in shapes:
+            for upper in (np.inf, 1.2):
+                batch = ck.distance(a, b, None, poses, upper_bound=upper)
+                for k in range(12):
+                    one = ck.distance(a, b, None, poses[k], upper_bound=upper)
+                    assert one.distance == batch.distance[k] or (np.isinf(one.distance) and np.isinf(batch.distance[k]))
+                    np.testing.assert_array_equal(one.point_a, batch.point_a[k])
+                    np.testing.assert_array_equal(one.point_b, batch.point_b[k])
+                    assert (one.face_a, one.face_b, one.node_pairs, one.tri_pairs) == (-1, -1, 0, 0)
+                    assert not one.point_a.flags.writeable
+    assert 0 < int((batch.distance == 0).sum()) < 12  # overlaps and gaps both compared
+    far = ck.translation([3e60, 0.0, 0.0])  # outside the band: the prescaled batch path
+    big = ck.distance(shapes[0], shapes[1], None, far)
+    assert big.distance == ck.distance(shapes[0], shapes[1], None, far[None]).distance[0] > 0
