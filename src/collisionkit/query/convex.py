@@ -182,7 +182,7 @@ def _single_bool_mesh(a, b, Ta, Tb) -> int:
     ta = ma._trees.get(bv) or tree_for(ma, bv)
     tb = mb._trees.get(bv) or tree_for(mb, bv)
     x, y = ta.arrays, tb.arrays
-    r = intersect_one(
+    r = _INTERSECT_ONE.call(
         x.topo, x.bv, x.tris, x.meta, x.scale, Ta, y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
         ta.options.bv_code, _DEFAULT_TRI_TEST,
     )  # fmt: skip
@@ -194,7 +194,14 @@ def _single_bool_mesh(a, b, Ta, Tb) -> int:
 
 def _single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
     """Per-call boolean of ``intersects`` (query.registry.SINGLE_BOOL): the same kernel as GJK.run."""
-    return kg.gjk_intersect_call(*a.kernel_args(), Ta, *b.kernel_args(), Tb)
+    return _GJK_CALL.call(*a.kernel_args(), Ta, *b.kernel_args(), Tb)
+
+
+# the per-call kernels without numba's per-call type dispatch (batch.Pinned): shape kernel
+# arguments have one type per kernel for every shape kind (tests/test_dispatch.py), poses
+# are checked by query.pair._single_pose
+_GJK_CALL = batch.Pinned(kg.gjk_intersect_call)
+_INTERSECT_ONE = batch.Pinned(intersect_one)
 
 
 _GJK = GJK()
