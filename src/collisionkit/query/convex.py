@@ -269,7 +269,7 @@ def _world_points(T: np.ndarray, local: np.ndarray) -> np.ndarray:
 
 def _distance_convex_one(a: ConvexShape, b: ConvexShape, Ta: np.ndarray, Tb: np.ndarray, upper: float):
     """One pose pair of ``_distance_convex_convex``: the GJK kernel called once, the rows'
-    arithmetic (PERF: 52 -> ~15 us a call); None outside the band of scales the kernel
+    arithmetic (PERF: 52 -> 26 us a call, Box-Sphere); None outside the band of scales the kernel
     takes as given (the batch path prescales)."""
     ka, core_a, params_a, _, scale_a = a.kernel_args()
     kb, core_b, params_b, _, scale_b = b.kernel_args()
