@@ -20,7 +20,7 @@ from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import distance as kd
-from . import batch, registry, scaling
+from . import batch, deferred, registry, scaling
 from .batch import thread_count
 from .engine import pose_error, prepare, trees
 from .pair import _single_pose
@@ -87,6 +87,8 @@ def distance(
         Tb = _single_pose(pose_b)
         if Ta is not None and Tb is not None:
             return _distance_one(a, b, Ta, Tb, upper)
+    if deferred.is_lazy(pose_a, pose_b):
+        return deferred.run("distance", a, b, pose_a, pose_b, upper_bound=upper_bound, threads=threads)
     options = {"upper_bound": upper, "threads": threads}
     handler = registry.checked("distance", a, b, options)
     return handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "distance", options))
