@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         args.poses, args.configs = min(args.poses, 100_000), min(args.configs, 50_000)
         args.pose_chunk, args.config_chunk = min(args.pose_chunk, 10_000), min(args.config_chunk, 5_000)
     out = {"meta": {}, "workloads": []}
+    load_before = os.getloadavg()[0]
     for work, chunk in ((pose_workload(args.poses), args.pose_chunk), (robot_workload(args.configs), args.config_chunk)):
         data, run = work["data"], work["run"]
         n = data.shape[0]
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         "dask": version("dask"),
         "distributed": version("distributed"),
         "threads": ck.threading_layer(),
+        "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "provenance": provenance(sys.argv[1:] if argv is None else list(argv), prog="benchmarks.dask"),
     }
     out["meta"] = meta
@@ -238,7 +240,9 @@ def report(out: dict, args) -> str:
         "",
         f"`python -m benchmarks.dask{' --quick' if args.quick else ''}` (poses {args.poses:,}, configurations {args.configs:,}): "
         f"dask {meta['dask']}, distributed {meta['distributed']}, Python {meta['python']}, numba threading layer {meta['threads']}. "
-        "LocalCluster of worker processes, one thread each, on loopback; the answers equal the local numpy ones (checked).",
+        "LocalCluster of worker processes, one thread each, on loopback; the answers equal the local numpy ones (checked). "
+        f"Load average (1 min) before and after the run: {meta['load_average'][0]} and {meta['load_average'][1]} "
+        "(other sessions share the two cores: 'local all cores' shows how much of a second core was free).",
         "",
         "| workload | items | chunk | local 1 thread | local all cores | workers | cluster start | first computation | "
         "first chunk per worker (median chunk) | compiled | warm wall | items/s | efficiency |",
