@@ -94,6 +94,8 @@ def test_workers_compile_nothing_and_gain_no_signature(client, shapes, robot):
     pickled runs the kernels' one signature (a read-only array where the kernel was
     compiled for a writable one, or the reverse, would add a second)."""
     a, b = shapes
+    warmed = within(lambda: ck.distributed.warm_workers(client))
+    assert len(warmed) == 2 and all(w["seconds"] >= 0 for w in warmed.values())
     run_every_query(a, b, robot)
     misses = within(lambda: client.run(kernel_cache_misses))
     assert len(misses) == 2

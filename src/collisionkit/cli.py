@@ -499,43 +499,14 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
 
 
 # -- sweep: a large batch on Dask ------------------------------------------------------
-def _npy_rows(path: str, start: int, stop: int) -> np.ndarray:
-    """Rows [start, stop) of a .npy file (read where the chunk runs: a worker)."""
-    return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop], dtype=np.float64)
-
-
 def lazy_npy(path: str, chunk: int, trailing: tuple[int, ...] | None, what: str) -> Any:
-    """A .npy file as a Dask array of chunks of ``chunk`` rows, each read by the task that
-    uses it (the data never passes through the client or the scheduler; a remote cluster
-    needs the file at the same path). ``trailing``: the shape each row must have."""
-    import dask
-    import dask.array as da
+    """``collisionkit.distributed.from_npy`` with its errors as one-line CLI errors."""
+    from .distributed import from_npy
 
-    p = Path(path)
-    if p.suffix.lower() != ".npy":
-        raise CliError(f"{what}: expected a .npy file, got {path}")
-    if not p.is_file():
-        raise CliError(f"{what}: file not found: {path}")
     try:
-        arr = np.load(p, mmap_mode="r", allow_pickle=False)
+        return from_npy(path, chunk, row_shape=trailing)
     except (OSError, ValueError) as exc:
-        raise CliError(f"{what}: cannot read {path}: {one_line(exc)}") from None
-    if arr.dtype.kind not in "iuf":
-        raise CliError(f"{what}: {path} holds {arr.dtype} values; expected numbers")
-    if arr.ndim < 1 or (trailing is not None and tuple(arr.shape[1:]) != trailing):
-        want = "(N, " + ", ".join(map(str, trailing or ())) + ")"
-        raise CliError(f"{what}: {path} holds shape {arr.shape}; expected {want}")
-    n = int(arr.shape[0])
-    absolute = str(p.resolve())
-    read = dask.delayed(_npy_rows, pure=True)
-    blocks = [
-        da.from_delayed(read(absolute, s0, min(n, s0 + chunk)), shape=(min(n, s0 + chunk) - s0, *arr.shape[1:]),
-                        dtype=np.float64, meta=np.empty((0, *arr.shape[1:])))
-        for s0 in range(0, n, chunk)
-    ]  # fmt: skip
-    if not blocks:
-        return da.from_array(np.empty((0, *arr.shape[1:])), chunks=(1, *arr.shape[1:]))
-    return blocks[0] if len(blocks) == 1 else da.concatenate(blocks)
+        raise CliError(f"{what}: {one_line(exc)}") from None
 
 
 def _sweep_compute(values: list[Any], progress: bool) -> list[Any]:

@@ -179,6 +179,49 @@ def shipped_bytes(*objects: Any) -> int:
     return sum(len(pickle.dumps(o, protocol=5)) for o in objects)
 
 
+def _npy_rows(path: str, start: int, stop: int) -> np.ndarray:
+    """Rows [start, stop) of a .npy file as float64 (read where the task runs)."""
+    return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop], dtype=np.float64)
+
+
+def from_npy(path: str | os.PathLike[str], chunk: int, *, row_shape: tuple[int, ...] | None = None) -> Any:
+    """A ``.npy`` file as a float64 Dask array of ``chunk`` rows per chunk, each chunk read
+    from the file (memory-mapped) by the task that uses it: the data never passes through
+    the client or the scheduler (``da.from_array`` of a loaded array puts it in the graph).
+    Workers of a remote cluster must see the file at the same path.
+
+    ``row_shape``: the shape each row must have ((4, 4) for poses, (dof,) for
+    configurations, (n, 4, 4) for frames); ``ValueError`` naming the file otherwise.
+    """
+    dask, da = _dask()
+    from pathlib import Path
+
+    p = Path(path)
+    if p.suffix.lower() != ".npy":
+        raise ValueError(f"expected a .npy file, got {path}")
+    if not p.is_file():
+        raise FileNotFoundError(f"file not found: {path}")
+    arr = np.load(p, mmap_mode="r", allow_pickle=False)
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{path} holds {arr.dtype} values; expected numbers")
+    if arr.ndim < 1 or (row_shape is not None and tuple(arr.shape[1:]) != tuple(row_shape)):
+        want = "(N, " + ", ".join(map(str, row_shape or ())) + ")"
+        raise ValueError(f"{path} holds shape {arr.shape}; expected {want}")
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    n, rest = int(arr.shape[0]), tuple(arr.shape[1:])
+    if n == 0:
+        return da.from_array(np.empty((0, *rest)), chunks=(1, *rest))
+    absolute = str(p.resolve())
+    read = dask.delayed(_npy_rows, pure=True)
+    blocks = [
+        da.from_delayed(read(absolute, s0, min(n, s0 + chunk)), shape=(min(n, s0 + chunk) - s0, *rest),
+                        dtype=np.float64, meta=np.empty((0, *rest)))
+        for s0 in range(0, n, chunk)
+    ]  # fmt: skip
+    return blocks[0] if len(blocks) == 1 else da.concatenate(blocks)
+
+
 # -- the queries -------------------------------------------------------------------------------
 def _pair_queries() -> dict[str, tuple[Callable[..., Any], int]]:
     """query name -> (public function, number of pose arguments)."""
@@ -365,7 +408,9 @@ def _world_run(args: tuple, kwargs: dict) -> Any:
     world, frames = args
     frames = _chunked(frames, "frames", (len(world), 4, 4))
     threads = kwargs.get("threads")
-    meta = world._replica(1).run(world.poses[None])  # builds the pools' trees; dtypes
+    probe = world._replica(1)
+    meta = probe.run(world.poses[None])  # dtypes; builds the trees and the World's pools...
+    world._pools.update(probe._pools)  # ...which then travel with the world (a cache: same objects)
     (rw,) = _ship(world)
     dask, _ = _dask()
     task = dask.delayed(_world_chunk, pure=True)
@@ -428,6 +473,7 @@ __all__ = [
     "active_client",
     "compute",
     "connect",
+    "from_npy",
     "kernel_cache_misses",
     "kernel_signatures",
     "local_cluster",
