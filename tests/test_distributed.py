@@ -232,3 +232,18 @@ def test_world_run_on_dask_equals_local(shapes):
     got = lazy_rows.compute()
     assert_same(got, w.run(F))
     assert len(got) > 0 and got.frame.max() > 7
+
+
+def test_from_npy_reads_each_chunk_in_its_task(tmp_path, shapes):
+    a, b = shapes
+    np.save(tmp_path / "poses.npy", POSES)
+    P = ck.distributed.from_npy(tmp_path / "poses.npy", 5, row_shape=(4, 4))
+    assert P.chunks == ((5, 5, 5, 5, 3), (4,), (4,))
+    assert len(dict(P.__dask_graph__())) < 20 and all(
+        not isinstance(v, np.ndarray) or v.size < 16 for v in dict(P.__dask_graph__()).values()
+    )  # no pose data in the graph
+    assert_same(ck.contacts(a, b, None, P).compute(), ck.contacts(a, b, None, POSES))
+    with pytest.raises(ValueError, match=r"expected \(N, 7\)"):
+        ck.distributed.from_npy(tmp_path / "poses.npy", 5, row_shape=(7,))
+    with pytest.raises(FileNotFoundError):
+        ck.distributed.from_npy(tmp_path / "missing.npy", 5)
