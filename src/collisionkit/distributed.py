@@ -131,7 +131,11 @@ def _warm_worker() -> dict:
     """Load the kernels of the batched queries in this worker process (tiny queries, threads=1)."""
     import time
 
-    from . import Sphere, contacts, distance, intersects, primitives, random_poses
+    from .convex import Sphere
+    from .geometry import primitives
+    from .geometry.transforms import random_poses
+    from .query.distance import distance
+    from .query.pair import contacts, intersects
 
     start = time.perf_counter()
     box = primitives.box_mesh([1.0, 1.0, 1.0])
