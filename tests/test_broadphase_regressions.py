@@ -135,6 +135,7 @@ def test_run_returns_each_frame():
     frames = np.stack([w.poses, w.poses])
     frames[1, 1, 0, 3] = 0.5
     got = w.run(frames)
-    assert [p.names for p in got] == [[], [("a", "b")]]
+    assert [got.pairs(f).names for f in range(got.n_frames)] == [[], [("a", "b")]]
+    assert got.rows.tolist() == [[1, 0, 1]]
     with pytest.raises(ValueError, match="frames"):
         w.run(np.zeros((2, 3, 4, 4)))

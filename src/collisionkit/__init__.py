@@ -12,7 +12,7 @@ from . import _numba
 _numba.configure()  # numba's cache folder and threading layer, before any kernel module loads
 # isort: on
 
-from . import strategies  # noqa: E402
+from . import distributed, strategies  # noqa: E402  (distributed: answers Dask inputs, imports dask only then)
 from .bvh import BVH, bvh_of  # noqa: E402
 from .bvh import build_bvh as _build_bvh_from_triangles  # noqa: E402
 from .bvh.refit import refit  # noqa: E402
@@ -89,6 +89,7 @@ __all__ = [
     "contact_geometry",
     "contacts",
     "distance",
+    "distributed",
     "intersects",
     "penetration",
     "node_visits",

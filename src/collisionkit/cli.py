@@ -2,7 +2,7 @@
 
 Every command has ``--help``; results print as a readable table, or as JSON with
 ``--json``. Exit codes: 0 no collision (or success), 1 collision found, 2 error.
-``check``, ``contacts``, ``scene`` and ``trajectory`` answer 0 or 1; so do ``distance``
+``check``, ``contacts``, ``scene``, ``trajectory`` and ``sweep`` answer 0 or 1; so do ``distance``
 and ``penetration`` (1 when the surfaces intersect at some pose) and ``classify`` (1 when
 some pose is penetrating or contained); ``render``, ``bv-report``, ``demo``, ``warmup``
 and ``bench`` exit 0 on success. Every error (a bad option,
@@ -498,6 +498,157 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
     return EXIT_COLLISION if first is not None else EXIT_CLEAR
 
 
+# -- sweep: a large batch on Dask ------------------------------------------------------
+def lazy_npy(path: str, chunk: int, trailing: tuple[int, ...] | None, what: str) -> Any:
+    """``collisionkit.distributed.from_npy`` with its errors as one-line CLI errors."""
+    from .distributed import from_npy
+
+    try:
+        return from_npy(path, chunk, row_shape=trailing)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"{what}: {one_line(exc)}") from None
+
+
+def _sweep_compute(values: list[Any], progress: bool) -> list[Any]:
+    """Compute Dask collections together, with a progress bar on stderr when asked."""
+    import dask
+
+    from .distributed import active_client
+
+    client = active_client()
+    if client is None:
+        if not progress:
+            return list(dask.compute(*values))
+        from dask.diagnostics import ProgressBar
+
+        with ProgressBar(out=sys.stderr, dt=0.5):
+            return list(dask.compute(*values))
+    futures = client.compute(values)
+    if progress:
+        from distributed.diagnostics.progressbar import TextProgressBar
+
+        TextProgressBar(futures, interval="0.5s", complete=True, start=True)
+        print(file=sys.stderr)
+    return client.gather(futures)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    import time
+
+    try:
+        import dask.array  # noqa: F401
+    except ImportError:
+        raise CliError("sweep needs Dask: pip install 'collisionkit[dask]'") from None
+    from . import distributed as ckd
+
+    modes = [m for m in ("pair", "robot") if getattr(args, m) is not None]
+    if len(modes) > 1:
+        raise CliError("sweep: give one of --pair A B, --robot URDF [--scene SCENE], --scene SCENE")
+    mode = modes[0] if modes else ("scene" if args.scene else None)
+    if mode is None:
+        raise CliError("sweep: give --pair A B (poses of B), --robot URDF (configurations) or --scene SCENE (frames)")
+    if args.query != "intersects" and mode != "pair":
+        raise CliError("sweep: --query applies to --pair only")
+    if args.output is not None and Path(args.output).suffix.lower() not in (".npy", ".parquet"):
+        raise CliError(f"--output: expected a .npy or .parquet file, got {args.output}")
+    if args.workers is not None and args.scheduler is not None:
+        raise CliError("sweep: give --workers N (a LocalCluster) or --scheduler ADDRESS, not both")
+    client = None
+    if args.scheduler is not None:
+        client = ckd.connect(args.scheduler)
+    elif args.workers:
+        client = ckd.local_cluster(args.workers, threads_per_worker=1)
+    progress = args.progress or (sys.stderr.isatty() and not args.json)
+    try:
+        start = time.perf_counter()
+        columns, hit, n = _sweep_run(args, mode, progress)
+        seconds = time.perf_counter() - start
+    finally:
+        if client is not None:
+            client.close()
+    if args.output:
+        _write_columns(args.output, columns)
+    n_hit = int(np.count_nonzero(hit))
+    data = {"input": args.input, "mode": mode, "query": args.query if mode == "pair" else "check",
+            "items": n, "colliding": n_hit, "seconds": seconds,
+            "workers": args.workers or 0, "scheduler": args.scheduler, "output": args.output}  # fmt: skip
+    what = {"pair": "poses", "robot": "configurations", "scene": "frames"}[mode]
+
+    def text() -> str:
+        where = (f"{args.workers} local workers" if args.workers else f"scheduler {args.scheduler}"
+                 if args.scheduler else "local threads")  # fmt: skip
+        rate = f"; {n / seconds:,.0f} {what}/s" if seconds > 0 else ""
+        wrote = f"; wrote {args.output}" if args.output else ""
+        return f"{args.input}: {n_hit} of {n} {what} collide ({seconds:.2f} s on {where}{rate}){wrote}"
+
+    emit(args, data, text)
+    return EXIT_COLLISION if n_hit else EXIT_CLEAR
+
+
+def _sweep_run(args: argparse.Namespace, mode: str, progress: bool) -> tuple[dict[str, np.ndarray], np.ndarray, int]:
+    """(output columns, per-item collision flags, items) of the sweep."""
+    if mode == "pair":
+        from .query.distance import distance
+        from .query.pair import contacts, intersects
+
+        a, b = load_mesh(args.pair[0]), load_mesh(args.pair[1])
+        pa = parse_pose(args.pose_a, "--pose-a")
+        if pa is not None and pa.ndim == 3:
+            raise CliError("--pose-a: one (4, 4) pose for a sweep (the file holds b's poses)")
+        P = lazy_npy(args.input, args.chunk, (4, 4), "poses")
+        n = int(P.shape[0])
+        if args.query == "intersects":
+            (hit,) = _sweep_compute([intersects(a, b, pa, P)], progress)
+            return {"pose_index": np.arange(n), "colliding": hit}, hit, n
+        if args.query == "distance":
+            d = distance(a, b, pa, P)
+            dist, fa, fb = _sweep_compute([d.distance, d.face_a, d.face_b], progress)
+            return {"pose_index": np.arange(n), "distance": dist, "face_a": fa, "face_b": fb}, dist == 0.0, n
+        c = contacts(a, b, pa, P, max_pairs=args.max_pairs)
+        pi, fa, fb, counts = _sweep_compute([c.pose_index, c.face_a, c.face_b, c.counts], progress)
+        return {"pose_index": pi, "face_a": fa, "face_b": fb}, counts > 0, n
+    if mode == "robot":
+        from .robot import Robot
+
+        if not Path(args.robot).is_file():
+            raise CliError(f"--robot: file not found: {args.robot}")
+        robot = Robot.load(args.robot)
+        world = None
+        if args.scene:
+            from .scene import load_scene
+
+            world = load_scene(args.scene).world(args.broadphase, robots=False)
+        Q = lazy_npy(args.input, args.chunk, (robot.dof,), "configurations")
+        (hit,) = _sweep_compute([robot.check(Q, world, self_collision=not args.no_self)], progress)
+        return {"index": np.arange(int(Q.shape[0])), "colliding": hit}, hit, int(Q.shape[0])
+    from .scene import load_scene
+
+    world = load_scene(args.scene).world(args.broadphase)
+    F = lazy_npy(args.input, args.chunk, (len(world), 4, 4), "frames")
+    rows = world.run(F)
+    frame, a, b, counts = _sweep_compute([rows.frame, rows.a, rows.b, rows.counts], progress)
+    return {"frame": frame, "a": a, "b": b}, counts > 0, int(F.shape[0])
+
+
+def _write_columns(path: str, columns: dict[str, np.ndarray]) -> None:
+    """``columns`` as a parquet table, or as one .npy array ((M, k) int64 rows, or the
+    one per-item column after the index)."""
+    if Path(path).suffix.lower() == ".parquet":
+        import pandas as pd
+
+        try:
+            pd.DataFrame(columns).to_parquet(path, index=False)
+        except ImportError as exc:
+            raise CliError(f"--output: writing parquet needs pyarrow: {one_line(exc)}") from None
+        return
+    names = list(columns)
+    if names[0] in ("index", "pose_index") and names[1:] in (["colliding"], ["distance", "face_a", "face_b"]):
+        data = columns[names[1]]  # the per-item answer; the index is its position
+    else:
+        data = np.stack([np.asarray(columns[n], dtype=np.int64) for n in names], axis=1)
+    np.save(path, data)
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     if len(args.inputs) > 2:
         raise CliError(f"render takes a scene file or two mesh files, got {len(args.inputs)} files")
@@ -714,6 +865,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broadphase", default=None, choices=BROADPHASE_NAMES, metavar="NAME", help="scene: " + bp_help)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("sweep", help="a large .npy of poses, configurations or frames on Dask (a LocalCluster "
+                       "or a cluster), with a progress bar, results to .npy or parquet",
+                       description="Run a large .npy against a pair of meshes (--pair A B: (N, 4, 4) poses of B), "
+                       "a robot (--robot URDF: (N, dof) configurations, optional --scene obstacles) or a scene "
+                       "(--scene SCENE: (F, N, 4, 4) frames of its N objects) on Dask: local threads by default, "
+                       "--workers N for a LocalCluster, --scheduler ADDRESS for a running cluster (its workers "
+                       "read the file at the same path). Exit 1 when anything collides. .npy output: the per-item "
+                       "answer (intersects, check: (N,) bool; distance: (N,) float64), or int64 rows (contacts: "
+                       "pose, face_a, face_b; scene: frame, a, b).")  # fmt: skip
+    p.add_argument("input", help=".npy file: (N, 4, 4) poses, (N, dof) configurations or (F, N, 4, 4) frames")
+    p.add_argument("--pair", nargs=2, metavar=("A", "B"), help="two mesh files: the poses are b's")
+    p.add_argument("--pose-a", help="--pair: a's pose (default identity); " + pose_help.split(", or a")[0])
+    p.add_argument("--query", default="intersects", choices=("intersects", "contacts", "distance"),
+                   help="--pair: the query (default intersects)")  # fmt: skip
+    p.add_argument("--max-pairs", type=positive_int, default=None, help="--query contacts: pairs kept per pose")
+    p.add_argument("--robot", metavar="URDF", help="a robot: the rows are its configurations")
+    p.add_argument("--scene", help="scene file (YAML): the frames' objects, or with --robot the obstacles")
+    p.add_argument("--no-self", action="store_true", help="--robot: skip self-collision")
+    p.add_argument("--broadphase", default="sap", choices=BROADPHASE_NAMES, metavar="NAME", help=bp_help)
+    p.add_argument("--workers", type=count_int, default=None, help="start a LocalCluster of N worker processes")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="a running cluster's scheduler, e.g. tcp://host:8786")
+    p.add_argument("--chunk", type=positive_int, default=50_000, help="rows per task (default 50000)")
+    p.add_argument("-o", "--output", help="write the results: .npy or .parquet")
+    p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser(
         "bench",

@@ -43,6 +43,23 @@ class _Geometry:
             self._triangles = _readonly(self.vertices[self.faces])
         return self._triangles
 
+    # -- pickling (issue 17: geometry shipped to Dask workers with its built structures) --
+    def __getstate__(self) -> tuple:
+        """The arrays and every structure built so far (trees, hulls, ...); not the locks."""
+        return (self.vertices, self.faces, self._surfaces, self._triangles, dict(self._cache))
+
+    def __setstate__(self, state: tuple) -> None:
+        vertices, faces, surfaces, triangles, cache = state
+        # NOTE: pickle protocol 5 (what Dask uses) brings read-only arrays back read-only
+        # over an immutable buffer; an older protocol brings writable copies: re-freeze them.
+        self.vertices = _frozen(vertices)
+        self.faces = _frozen(faces)
+        self._surfaces = None if surfaces is None else _frozen(surfaces)
+        self._triangles = None if triangles is None else _frozen(triangles)
+        self._cache = cache
+        self._lock = threading.Lock()
+        self._building = {}
+
     def cached(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """Return the structure stored under ``key``, building it once.
 
@@ -112,6 +129,11 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     """
     a = np.ascontiguousarray(a)
     return np.frombuffer(a.tobytes(), dtype=a.dtype).reshape(a.shape)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` itself when read-only, else a read-only copy (``_readonly``)."""
+    return a if not a.flags.writeable else _readonly(a)
 
 
 class Mesh:
@@ -253,6 +275,11 @@ class Mesh:
     def cached(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """Cache any structure a strategy needs under a hashable key (its frozen options)."""
         return self._geom.cached(key, build)
+
+    def __reduce_ex__(self, protocol: int):  # noqa: ANN204  (pickle's signature)
+        """Pickle the geometry with every structure built for it (trees are not rebuilt
+        after unpickling; views that share geometry share it again in one pickle)."""
+        return (Mesh._from_geometry, (self._geom, self.options, self.name))
 
     def __repr__(self) -> str:
         label = f"{self.name!r}, " if self.name else ""

@@ -49,7 +49,7 @@ from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
 from ..kernels.triangle.point_in_mesh import winding_numbers_posed
 from ..kernels.triangle.tri_segment import strict_piercings
-from . import registry, scaling
+from . import deferred, registry, scaling
 from .contact_geometry import writable_triangles
 from .containment import piece_points
 from .distance import mesh_distance_rows
@@ -165,6 +165,8 @@ def classify(
         raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}") from None
     if not (tol >= 0.0 and math.isfinite(tol)):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    if deferred.is_lazy(pose_a, pose_b):
+        return deferred.run("classify", a, b, pose_a, pose_b, tolerance=tolerance, threads=threads)
     options = {"tolerance": tol, "threads": threads}
     handler = registry.checked("classify", a, b, options)  # convex shapes: their surface (query/shapes.py)
     return handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "classify", options))

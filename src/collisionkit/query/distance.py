@@ -21,7 +21,7 @@ from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import distance as kd
-from . import batch, registry, scaling
+from . import batch, deferred, registry, scaling
 from .batch import thread_count
 from .containment import inside_one
 from .engine import pose_error, prepare, trees
@@ -99,6 +99,8 @@ def distance(
                 if inside_one(shape, mesh, convex_is_a, Ta, Tb):
                     d = replace(d, distance=0.0)
             return d
+    if deferred.is_lazy(pose_a, pose_b):
+        return deferred.run("distance", a, b, pose_a, pose_b, upper_bound=upper_bound, threads=threads)
     options = {"upper_bound": upper, "threads": threads}
     handler = registry.checked("distance", a, b, options)
     return handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "distance", options))

@@ -18,7 +18,7 @@ from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.core.layout import META_FACES, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..kernels.traverse.descent import contacts_one, intersect_one
 from ..strategies import BVH, Strategy, resolve
-from . import engine, registry
+from . import deferred, engine, registry
 from .batch import Pinned, thread_count
 from .engine import BatchResult, gather, pose_error
 from .pose_form import per_pose, record
@@ -119,6 +119,8 @@ def intersects(
                     side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
                     raise pose_error(side, 0, code, False)
                 return r == 1
+    if deferred.is_lazy(pose_a, pose_b):
+        return deferred.run("intersects", a, b, pose_a, pose_b, strategy=strategy, threads=threads)
     res = _traverse("intersects", a, b, pose_a, pose_b, MODE_ANY, -1, {"strategy": strategy, "threads": threads})
     return per_pose(res.counts > 0, res.batched)
 
@@ -216,6 +218,10 @@ def contacts(
         if surfaces is not None:
             strat = _DEFAULT if strategy == "bvh" else strategy
             found = _contacts_one(surfaces[0], surfaces[1], pose_a, pose_b, code, cap, strat)
+    if found is None and deferred.is_lazy(pose_a, pose_b):
+        return deferred.run(
+            "contacts", a, b, pose_a, pose_b, mode=mode, max_pairs=max_pairs, strategy=strategy, threads=threads
+        )
     if found is None:
         options = {"mode": mode, "max_pairs": max_pairs, "strategy": strategy, "threads": threads}
         res = _traverse("contacts", a, b, pose_a, pose_b, code, cap, options)
@@ -302,6 +308,8 @@ def query_stats(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
+    if deferred.is_lazy(pose_a, pose_b):
+        return deferred.run("query_stats", a, b, pose_a, pose_b, mode=mode, strategy=strategy, threads=threads)
     options = {"mode": mode, "strategy": strategy, "threads": threads}
     res = _traverse("query_stats", a, b, pose_a, pose_b, MODES[mode], -1, options)
     s = res.stats

@@ -68,7 +68,7 @@ from ..geometry.mesh import Mesh
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import penetration as kp
 from ..kernels.proximity.penetration import convex_depth
-from . import batch, registry, scaling
+from . import batch, deferred, registry, scaling
 from .classify import CONTAINED, PENETRATING, classify
 from .engine import pose_error, prepare
 from .pair import _single_pose
@@ -423,6 +423,10 @@ def penetration(
         raise ValueError(f"refine must be a bool, got {refine!r}")
     if isinstance(directions, bool) or not isinstance(directions, (int, np.integer)) or directions < 1:
         raise ValueError(f"directions must be a positive int, got {directions!r}")
+    if deferred.is_lazy(pose_a, pose_b):
+        return deferred.run(
+            "penetration", a, b, pose_a, pose_b, method=method, directions=directions, refine=refine, threads=threads
+        )
     options = {"method": method, "directions": int(directions), "refine": bool(refine), "threads": threads}
     handler = registry.checked("penetration", a, b, options)
     return handler(prepare(a, b, pose_a, pose_b, 0, -1, "bvh", threads, "penetration", options))

@@ -5,15 +5,26 @@ One form for all of them (``query/pose_form.py``): the fields a record lists in
 called with single (4, 4) poses, and arrays over the batch ((N,), (N, 3), ...)
 when a pose was an (N, 4, 4) batch, even N = 1. Per-row fields (triangle pairs,
 with ``pose_index``) are (M,) arrays in both forms.
+
+Given a Dask array of poses, a query returns the same record with Dask arrays in
+its fields (``collisionkit.distributed``); ``record.compute()`` gives the numpy record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+from .deferred import Computable, to_dataframe
+
+
+def _size(value: Any) -> int:
+    """Elements of a per-pose field: 1 for a scalar (one pose); no compute for a Dask array."""
+    size = getattr(value, "size", None)
+    return 1 if size is None else int(size)
 
 
 def _freeze(*values: object) -> None:
@@ -24,7 +35,7 @@ def _freeze(*values: object) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class Contacts:
+class Contacts(Computable):
     """Intersecting triangle pairs of one pose pair or of a batch of N.
 
     Attributes
@@ -56,7 +67,7 @@ class Contacts:
     @property
     def n_poses(self) -> int:
         """N (1 for a single pose)."""
-        return int(np.size(self.counts))
+        return _size(self.counts)
 
     @property
     def colliding(self) -> bool | NDArray[np.bool_]:
@@ -72,12 +83,19 @@ class Contacts:
         stop = start + int(counts[pose])
         return np.stack([self.face_a[start:stop], self.face_b[start:stop]], axis=1)
 
+    def to_dataframe(self) -> Any:
+        """The rows as a pandas DataFrame with columns pose_index, face_a, face_b (a Dask
+        DataFrame, one partition per chunk of poses, when the record is lazy)."""
+        return to_dataframe(self, ("pose_index", "face_a", "face_b"))
+
     def __repr__(self) -> str:
+        if self.lazy:
+            return f"{type(self).__name__}(poses={self.n_poses}, lazy)"
         return f"Contacts(poses={self.n_poses}, pairs={len(self)}, truncated={int(np.sum(self.truncated))})"
 
 
 @dataclass(frozen=True, eq=False)
-class Stats:
+class Stats(Computable):
     """What the traversal did per pose: the seeds' cost model
     t = n_v c_v + n_p c_p + n_u c_u, counted by the kernel that answers queries.
 
@@ -104,13 +122,15 @@ class Stats:
     @property
     def n_poses(self) -> int:
         """N (1 for a single pose)."""
-        return int(np.size(self.bv_tests))
+        return _size(self.bv_tests)
 
     def cost(self, c_v: float, c_p: float, c_u: float = 0.0) -> float | NDArray[np.float64]:
         """The cost model t = n_v c_v + n_p c_p + n_u c_u per pose, for unit costs given."""
         return self.bv_tests * c_v + self.tri_tests * c_p + self.bv_updates * c_u
 
     def __repr__(self) -> str:
+        if self.lazy:
+            return f"Stats(poses={self.n_poses}, lazy)"
         return (
             f"Stats(poses={self.n_poses}, bv_tests={int(np.sum(self.bv_tests))}, "
             f"tri_tests={int(np.sum(self.tri_tests))}, node_pairs={int(np.sum(self.node_pairs))}, "
@@ -122,7 +142,7 @@ class Stats:
 
 
 @dataclass(frozen=True, eq=False)
-class Distance:
+class Distance(Computable):
     """Minimum distance between two shapes, per pose pair (world frame).
 
     For a single pose pair (two (4, 4) poses) the fields are scalars and (3,)
@@ -164,6 +184,8 @@ class Distance:
         return self.distance == 0.0
 
     def __repr__(self) -> str:
+        if self.lazy:
+            return f"Distance(poses={self.n_poses}, lazy)"
         d = np.asarray(self.distance)
         if d.ndim == 0:
             return f"Distance({float(d):.6g}, faces=({self.face_a}, {self.face_b}))"
@@ -172,7 +194,7 @@ class Distance:
     @property
     def n_poses(self) -> int:
         """N (1 for a single pose)."""
-        return int(np.size(self.distance))
+        return _size(self.distance)
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,11 +228,13 @@ class ContactGeometry(Contacts):
         _freeze(self.segments, self.points, self.normals, self.kinds)
 
     def __repr__(self) -> str:
+        if self.lazy:
+            return f"ContactGeometry(poses={self.n_poses}, lazy)"
         return f"ContactGeometry(poses={self.n_poses}, pairs={len(self)}, coplanar={int((self.kinds == 1).sum())})"
 
 
 @dataclass(frozen=True, eq=False)
-class Penetration:
+class Penetration(Computable):
     """Minimal translation separating two overlapping shapes (world frame).
 
     Moving b by ``depth * direction`` (or a by the opposite) makes them touch
@@ -274,7 +298,7 @@ class Penetration:
     @property
     def n_poses(self) -> int:
         """N (1 for a single pose)."""
-        return int(np.size(self.depth))
+        return _size(self.depth)
 
 
 #: classify() codes and names
@@ -282,7 +306,7 @@ CLASS_NAMES = ("disjoint", "touching", "penetrating", "contained")
 
 
 @dataclass(frozen=True, eq=False)
-class Classification:
+class Classification(Computable):
     """What ``classify`` found per pose pair.
 
     Attributes
@@ -319,11 +343,11 @@ class Classification:
     @property
     def n_poses(self) -> int:
         """N (1 for a single pose)."""
-        return int(np.size(self.codes))
+        return _size(self.codes)
 
 
 @dataclass(frozen=True, eq=False)
-class TimeOfImpact:
+class TimeOfImpact(Computable):
     """First contact of two moving shapes over t in [0, 1].
 
     Every field is per motion: the types below for four single (4, 4) poses,
@@ -374,4 +398,4 @@ class TimeOfImpact:
     @property
     def n_poses(self) -> int:
         """N (1 for four single poses)."""
-        return int(np.size(self.t))
+        return _size(self.t)

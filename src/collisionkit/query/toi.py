@@ -25,7 +25,7 @@ from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
 from ..kernels.traverse.descent import validate_poses
-from . import registry, scaling
+from . import deferred, registry, scaling
 from .batch import run_chunks, thread_count
 from .engine import pose_error
 from .pose_form import record
@@ -145,6 +145,11 @@ def time_of_impact(
         if P is not None:
             ma, mb = surfaces
             return _toi_one(ma, mb, P, _tolerance(ma, mb, tolerance), MOTIONS[motion], max_iterations)
+    if deferred.is_lazy(start_a, end_a, start_b, end_b):
+        return deferred.run(
+            "time_of_impact", a, b, start_a, end_a, start_b, end_b,
+            motion=motion, tolerance=tolerance, max_iterations=max_iterations, threads=threads,
+        )  # fmt: skip
     options = {"motion": motion, "tolerance": tolerance, "max_iterations": max_iterations, "threads": threads}
     handler = registry.checked("time_of_impact", a, b, options)  # convex shapes: their surface (query/shapes.py)
     return handler(_request(a, b, (start_a, end_a, start_b, end_b), threads, options))

@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import CollisionKitError
 from ..geometry.mesh import Mesh
+from ..query import deferred
 
 _MOVING = ("revolute", "continuous", "prismatic")
 
@@ -529,7 +530,12 @@ class Robot:
         options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``);
         ``check_detail`` answers per link, object and link pair. Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
         and the pairs given as ``allowed=[(link, link), ...]`` for this call.
+
+        ``q`` may be a Dask array (N, dof) chunked along N: the answer is then an (N,)
+        Dask bool array (``collisionkit.distributed``), equal to the local one once computed.
         """
+        if deferred.is_lazy(q):
+            return deferred.run("robot_check", self, q, world, **options)
         from .check import check_configurations  # NOTE: check.py takes a Robot; import at call time
 
         return check_configurations(self, q, world, **options)

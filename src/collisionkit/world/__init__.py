@@ -1,7 +1,7 @@
 """The World: many named objects, their poses, a broad phase, exact pair queries."""
 
 from .broadphases import BROADPHASES
-from .records import Pairs, WorldContacts
+from .records import FramePairs, Pairs, WorldContacts
 from .world import World
 
-__all__ = ["BROADPHASES", "Pairs", "World", "WorldContacts"]
+__all__ = ["BROADPHASES", "FramePairs", "Pairs", "World", "WorldContacts"]

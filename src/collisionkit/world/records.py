@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..query.deferred import Computable, to_dataframe
+
 
 def _freeze(*arrays: np.ndarray) -> None:
     for a in arrays:
-        a.flags.writeable = False
+        if isinstance(a, np.ndarray):  # Dask arrays (a lazy FramePairs) are immutable already
+            a.flags.writeable = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +57,73 @@ class Pairs:
 
     def __repr__(self) -> str:
         return f"Pairs({len(self)} of {len(self.object_names)} objects)"
+
+
+@dataclass(frozen=True, eq=False)
+class FramePairs(Computable):
+    """The colliding pairs of every frame of a trajectory (``World.run``): one row per
+    (frame, pair).
+
+    Attributes
+    ----------
+    frame : (M,) int64
+        Frame of each row (0-based over the frames given), rows sorted by (frame, a, b).
+    a, b : (M,) int64
+        Object indices (insertion order, ``object_names``), a < b.
+    counts : (F,) int64
+        Colliding pairs per frame.
+    object_names : tuple of str
+        ``World.names`` when the frames ran.
+
+    ``rows`` is the (M, 3) int64 array of (frame, a, b); ``pairs(f)`` one frame's ``Pairs``.
+    Given a Dask array of frames, the fields are Dask arrays (``compute()`` gives numpy;
+    ``to_dataframe()`` a Dask DataFrame).
+    """
+
+    PER_POSE: ClassVar[tuple[str, ...]] = ("counts",)
+
+    frame: NDArray[np.int64]
+    a: NDArray[np.int64]
+    b: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    object_names: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        _freeze(self.frame, self.a, self.b, self.counts)
+
+    def __len__(self) -> int:
+        return int(self.frame.shape[0])
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def rows(self) -> NDArray[np.int64]:
+        """(M, 3) int64 rows (frame, a, b)."""
+        return np.stack([self.frame, self.a, self.b], axis=1)
+
+    @property
+    def colliding(self) -> NDArray[np.bool_]:
+        """(F,) bool: the frames with at least one colliding pair."""
+        return self.counts > 0
+
+    def pairs(self, frame: int) -> Pairs:
+        """The colliding pairs of one frame (as ``World.step`` returned them)."""
+        if not 0 <= frame < self.n_frames:
+            raise IndexError(f"frame {frame} out of range for {self.n_frames} frames")
+        start = int(self.counts[:frame].sum())
+        stop = start + int(self.counts[frame])
+        return Pairs(np.stack([self.a[start:stop], self.b[start:stop]], axis=1), self.object_names)
+
+    def to_dataframe(self) -> Any:
+        """The rows as a pandas DataFrame (frame, a, b); a Dask DataFrame when lazy."""
+        return to_dataframe(self, ("frame", "a", "b"))
+
+    def __repr__(self) -> str:
+        if self.lazy:
+            return f"FramePairs(frames={self.n_frames}, lazy)"
+        return f"FramePairs(frames={self.n_frames}, rows={len(self)}, objects={len(self.object_names)})"
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,6 +13,7 @@ through ``query.registry``), one call per pair.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,11 +33,11 @@ from ..constants import (
 from ..geometry.mesh import Mesh
 from ..kernels.broadphase.common import finish_pairs, world_boxes
 from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF
-from ..query import batch
+from ..query import batch, deferred
 from ..query.engine import descent_rows, pose_error
 from . import broadphases
 from .filters import PairFilter, as_bits
-from .records import Pairs, WorldContacts
+from .records import FramePairs, Pairs, WorldContacts
 
 _I64 = np.int64
 _F64 = np.dtype(np.float64)
@@ -78,6 +79,7 @@ class World:
 
     def __init__(self, broadphase: str = "sap", *, threads: int | None = None, **options: Any) -> None:
         self._bp = broadphases.make(broadphase, **options)
+        self._bp_options = dict(options)
         self.broadphase = broadphase
         self._threads = threads if threads is None else batch.thread_count(threads)
         cap = 16
@@ -474,18 +476,26 @@ class World:
         self.set_poses(poses)
         return self.colliding_pairs()
 
-    def run(self, frames: Any) -> list[Pairs]:
-        """``step`` over many frames: the colliding pairs of each.
+    def run(self, frames: Any) -> FramePairs:
+        """``step`` over many frames: the colliding pairs of each, as rows (frame, a, b).
+
+        The broad phase keeps its state from frame to frame inside the call (and the
+        world is left at the last frame's poses, as after ``step``).
 
         Parameters
         ----------
-        frames : array_like (F, N, 4, 4) or iterable of (N, 4, 4)
-            Poses of all N objects (insertion order) per frame.
+        frames : array_like (F, N, 4, 4), iterable of (N, 4, 4), or dask.array (F, N, 4, 4)
+            Poses of all N objects (insertion order) per frame. A Dask array
+            (chunked along F) runs each chunk on a copy of the world with its own
+            broad phase (fresh at the chunk's first frame) and returns a lazy
+            ``FramePairs``; its rows equal the local answer; the world itself is
+            not changed.
 
         Returns
         -------
-        list of Pairs
-            One record per frame, in order.
+        FramePairs
+            ``frame``, ``a``, ``b`` (M,) int64 rows sorted by (frame, a, b) and
+            ``counts`` (F,) pairs per frame; ``pairs(f)`` is frame f's ``Pairs``.
 
         Raises
         ------
@@ -496,9 +506,43 @@ class World:
             (``constants.WORLD_TASKS_PER_CALL`` pair tasks at most), and the
             signal is seen between them.
         """
+        if deferred.is_lazy(frames):
+            return deferred.run("world_run", self, frames)
         if isinstance(frames, np.ndarray) and (frames.ndim != 4 or frames.shape[1:] != (len(self), 4, 4)):
             raise ValueError(f"frames must have shape (F, {len(self)}, 4, 4), got {frames.shape}")
-        return [self.step(T) for T in frames]
+        found: list[NDArray[np.int64]] = []
+        for T in frames:
+            self.set_poses(T)
+            found.append(self._colliding())
+        counts = np.array([f.shape[0] for f in found], dtype=_I64)
+        rows = np.concatenate(found) if found else np.empty((0, 2), _I64)
+        frame = np.repeat(np.arange(counts.shape[0], dtype=_I64), counts)
+        return FramePairs(frame, rows[:, 0].copy(), rows[:, 1].copy(), counts, self._names)
+
+    def _replica(self, threads: int | None = None) -> World:
+        """A copy for one chunk of frames (``collisionkit.distributed``): the same objects,
+        shapes (shared, with their trees), poses and filters, and a fresh broad phase of
+        the same kind; running it leaves this world unchanged. ``threads`` replaces the
+        world's thread count when given."""
+        w = copy.copy(self)
+        w._bp = broadphases.make(self.broadphase, **self._bp_options)
+        for name in ("_local", "_poses", "_lo", "_hi", "_group", "_mask", "_rank"):
+            setattr(w, name, getattr(self, name).copy())
+        w._shapes = list(self._shapes)
+        w._slot_names = list(self._slot_names)
+        w._slot_of = dict(self._slot_of)
+        w._free = list(self._free)
+        w._order_list = list(self._order_list)
+        w._added = dict.fromkeys(self._order_list)
+        w._removed = set()
+        w._filter = copy.deepcopy(self._filter)
+        w._bp_dirty = True
+        w._cand = w._coll = None
+        w._pools = dict(self._pools)
+        w._raw = np.empty_like(self._raw)
+        if threads is not None:
+            w._threads = batch.thread_count(threads)
+        return w
 
     def broadphase_stats(self) -> dict:
         """What the broad phase did on the last frame (swaps, relinks, entries...)."""
