@@ -190,7 +190,7 @@ def involute_outline(
     teeth: int, module: float, backlash: float, flank: int, tip: int, root: int, pressure_deg: float = 20.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """(N, 2) counter-clockwise outline of an involute spur gear, tooth 0 centred on +x,
-    and each point's polar angle in [0, 2 pi).
+    and each point's polar angle (increasing, one turn).
 
     Pitch radius m z / 2, base radius r_p cos(alpha), addendum m, dedendum 1.25 m; below
     the base circle the flank is radial. Each tooth is thinned by ``backlash / 2`` of arc
@@ -225,14 +225,20 @@ def involute_outline(
         pts.append(np.column_stack([np.full(len(ta), ra), ta]))
         pts.append(np.column_stack([r_flank[::-1], c + half[::-1]]))  # trailing flank, inwards
     p = np.concatenate(pts)
-    return np.column_stack([p[:, 0] * np.cos(p[:, 1]), p[:, 0] * np.sin(p[:, 1])]), np.mod(p[:, 1], 2 * np.pi)
+    return np.column_stack([p[:, 0] * np.cos(p[:, 1]), p[:, 0] * np.sin(p[:, 1])]), p[:, 1]
 
 
 def gear(teeth: int, module: float, backlash: float, width: float, fine: int, layers: int, name: str) -> MeshData:
     """A closed spur gear (involute teeth, round bore of 0.4 x the root radius)."""
     outline, ang = involute_outline(teeth, module, backlash, flank=3 * fine, tip=fine, root=fine)
     rf = module * teeth / 2 - 1.25 * module
-    hole = 0.4 * rf * np.column_stack([np.cos(ang), np.sin(ang)])
+    # bore points at the outline's angles, smoothed: strictly increasing where the outline's
+    # radial root segments repeat an angle (else the cap would get zero-area triangles)
+    prev, nxt = np.roll(ang, 1), np.roll(ang, -1)
+    prev[0] -= 2 * np.pi
+    nxt[-1] += 2 * np.pi
+    bang = 0.25 * (prev + 2 * ang + nxt)
+    hole = 0.4 * rf * np.column_stack([np.cos(bang), np.sin(bang)])
     v, f = extrude_ring(outline, hole, -width / 2, width / 2, layers)
     src = f"hard_scenes.gear(teeth={teeth}, module={module}, backlash={backlash}, width={width}, fine={fine}, layers={layers})"
     return _freeze(name, v, f, src)
