@@ -33,7 +33,8 @@ scan-large      a scanned-like part: a torus (R 50, r 20) displaced along its no
                 0.08 along the normals (~50k triangles): near contact everywhere.
 thin-links      two thin robot links (tubes of radius 0.025 m, length 0.4 m, 25,856 triangles
                 each: 128 sections x 100 layers), side by side with a 2.5e-5 m gap and
-                overlapping by 3/4 of their length.
+                overlapping by 3/4 of their length; their axis is oblique in the mesh frame
+                (rotated 0.9 rad about (1, 2, 3)), as CAD exports of links often are.
 
 ``gear_train()`` and ``flange_assembly()`` give the assemblies (lists of (name, mesh,
 pose)); the pair scenes are made from them.
@@ -443,12 +444,14 @@ def _pair(name: str, res: str) -> tuple[MeshData, MeshData, np.ndarray]:
         a, b = scanned_part(res)
         return a, b, np.eye(4)
     if name == "thin-links":
-        if res == "tiny":
-            link = thin_link(sections=24, layers=6)
-        else:
-            link = thin_link()
+        link = thin_link(sections=24, layers=6) if res == "tiny" else thin_link()
+        # as CAD exports come: the link's axis is not a coordinate axis of its mesh frame
+        R0 = axis_angle_to_matrix(np.array([[1.0, 2.0, 3.0]]) / math.sqrt(14.0), np.array([0.9]))[0]
+        link = _freeze(link.name, link.vertices @ R0.T, link.faces, link.source + ", rotated 0.9 rad about (1, 2, 3)")
         r = 0.025
-        return link, link, _pose((2 * r + 2.5e-5, 0.0, 0.1))
+        T = np.eye(4)
+        T[:3, 3] = R0 @ np.array([2 * r + 2.5e-5, 0.0, 0.1])  # side by side, 3/4 overlap
+        return link, link, T
     raise KeyError(name)
 
 
