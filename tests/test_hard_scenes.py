@@ -86,10 +86,29 @@ def test_quick_benchmark_runs_on_tiny_scenes_and_its_referee_passes(tmp_path, ca
 
     rc = hard_cases.main(
         ["--quick", "--res", "tiny", "--rounds", "1", "--poses", "4", "--scenes", "gears-15k,thin-links",
-         "--peers", "coal-obbrss,parry3d", "--out", str(tmp_path)]
+         "--peers", "coal-obbrss,fcl,parry3d", "--out", str(tmp_path)]
     )  # fmt: skip
     out = capsys.readouterr().out
     assert rc == 0, out[-3000:]
     assert (tmp_path / "hard_cases.md").exists() and (tmp_path / "hard_cases.json").exists()
     assert "Provenance: commit" in out and "UNEXPLAINED" not in out
     assert "| gears-15k |" in out and "AABB/OBB tri tests" in out
+
+
+def test_referee_explains_fcl_coplanar_pairs_only_when_exactly_coplanar():
+    from types import SimpleNamespace
+
+    from benchmarks import referee as R
+
+    tri = SimpleNamespace(vertices=np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]]), faces=np.array([[0, 1, 2]]))
+    eye = np.eye(4)[None]
+    beside = np.eye(4)[None].copy()
+    beside[0, :3, 3] = [1.5, 0.0, 0.0]  # same plane, disjoint
+    above = beside.copy()
+    above[0, 2, 3] = 1e-3  # parallel plane, disjoint
+    for Pb, want in ((beside, "explained"), (above, "FAIL")):
+        sets = {"collisionkit": [set()], "fcl": [{(0, 0)}], "trueform": [{(0, 0)}]}
+        out = R.referee_pairs(tri, tri, eye, Pb, sets, sample=0)
+        assert out["engines"]["collisionkit"]["status"] == "exact"
+        assert out["engines"]["fcl"]["status"] == want
+        assert out["engines"]["trueform"]["status"] == "FAIL"  # no such explanation for it
