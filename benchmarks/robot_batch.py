@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -190,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
                 times[k].append(time.perf_counter() - t)
                 answers.setdefault(k, h)
         row["us_per_config"] = {k: statistics.median(v) / n * 1e6 for k, v in times.items()}
+        row["samples_us_per_config"] = {k: [t / n * 1e6 for t in v] for k, v in times.items()}
+        row["loadavg"] = list(os.getloadavg())
         row["colliding"] = float(answers["collisionkit"].mean())
         for k in pools:
             ours, theirs = answers["collisionkit"], answers[k]
@@ -212,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
         f"`python -m benchmarks.robot_batch{' --quick' if args.quick else ''}`: links vs the cell of benchmarks/robot.py "
         "(table, posts, shelf), no self-collision, equal threads; Pinocchio's geometry built from our meshes (Coal "
         "BVHModelOBBRSS), its kinematics from the URDF (checked against ours). x = Pinocchio time / ours.",
+        "",
+        "Medians of interleaved rounds; every round's time per configuration is in the JSON (the VM is shared: "
+        "single rounds move by 2x or more).",
         "",
         "| robot | configurations | threads | colliding | ck us/config | GeometryPool us/config (x) | BroadPhasePool us/config (x) | disagreements | referee |",
         "|---|---|---|---|---|---|---|---|---|",
