@@ -48,6 +48,7 @@ JOBS: dict[str, tuple[list[str], int, list[str]]] = {
     "queries": (["benchmarks.queries"], 8, ["queries.md", "queries.json"]),
     "obb_tests": (["benchmarks.obb_tests"], 2, ["obb_tests.md", "obb_tests.json"]),
     "robot": (["benchmarks.robot"], 5, ["robot.md", "robot.json"]),
+    "robot_batch": (["benchmarks.robot_batch", "--rounds", "3"], 3, ["robot_batch.md", "robot_batch.json"]),
     "seed000": (["benchmarks.seed000", "--sweep-m"], 8, ["seed000.md", "seed000.json"]),
     "seed002": (["benchmarks.seed002"], 6, ["seed002.md", "seed002.json"]),
     "seed003": (["benchmarks.seed003"], 15, ["seed003.md", "seed003.json"]),

@@ -124,7 +124,7 @@ def referee(robot, q, obs, ours: np.ndarray, theirs: np.ndarray, tolerance: floa
     agree = np.flatnonzero(ours == theirs)
     todo = np.concatenate([differ, rng.choice(agree, size=min(sample, agree.size), replace=False)])
     poses = robot.link_poses(q[todo])
-    links = [(i, robot.link_meshes[n]) for i, n in enumerate(robot.links) if robot.link_meshes[n] is not None]
+    links = [(i, robot.link_meshes[n]) for i, n in enumerate(robot.links) if robot.link_meshes.get(n) is not None]
     out = {e: {"wrong": 0, "explained": {}, "unexplained": []} for e in ("ours", "peer")}
     for k, c in enumerate(todo.tolist()):
         truth = any(bool(brute_colliding(m, om, poses[k, i], oT)[0]) for i, m in links for _, om, oT in obs)
