@@ -13,6 +13,7 @@ through ``query.registry``), one call per pair.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -36,6 +37,7 @@ from ..query import batch
 from ..query.engine import descent_rows, pose_error
 from . import broadphases
 from .filters import PairFilter, as_bits
+from .nearest import NearestPair, nearest
 from .records import Pairs, WorldContacts
 
 _I64 = np.int64
@@ -503,6 +505,100 @@ class World:
     def broadphase_stats(self) -> dict:
         """What the broad phase did on the last frame (swaps, relinks, entries...)."""
         return self._bp.describe()
+
+    def _allowed(self, ii: NDArray[np.int64], jj: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Which index pairs (i, j) the filters let through (groups, masks, exclusions)."""
+        order = self._order
+        si, sj = order[ii], order[jj]
+        ok = ((self._group[si] & self._mask[sj]) != 0) & ((self._group[sj] & self._mask[si]) != 0)
+        if len(self._filter) and ok.any():
+            keys = (np.minimum(si, sj) << 32) + np.maximum(si, sj)
+            ok &= ~np.isin(keys, self._filter.array)
+        return ok
+
+    def nearest_pair(self, name: str | None = None, *, upper_bound: float = math.inf) -> NearestPair:
+        """The closest pair of objects (broad-phase pruned exact distance).
+
+        Every allowed pair (filters apply, as in ``colliding_pairs``) gets a lower
+        and an upper bound of its distance from the two world boxes; only the
+        pairs whose lower bound does not exceed the smallest upper bound are
+        measured with ``collisionkit.distance``, in increasing lower-bound order,
+        each with the best distance so far as its ``upper_bound``; the search
+        stops when the next lower bound is not below the best distance
+        (``world.nearest`` has the bounds). The answer is the brute-force minimum
+        over all pairs.
+
+        Parameters
+        ----------
+        name : str, optional
+            Only pairs of this object with the others.
+        upper_bound : float
+            Only distances below it are searched for (> 0; inf for none).
+
+        Returns
+        -------
+        NearestPair
+            ``distance`` (0.0 exactly when some pair intersects; unsigned), the
+            pair's insertion-order ``index`` (i < j) and ``names``, the closest
+            points (world frame) and faces, and how many pairs were measured.
+            ``distance`` is inf with fewer than two objects, when the filters
+            leave no pair, or when no pair is closer than ``upper_bound``.
+
+        Raises
+        ------
+        KeyError
+            ``name`` is not an object of the world.
+        ValueError
+            ``upper_bound`` is not a number > 0.
+
+        Examples
+        --------
+        >>> import collisionkit as ck
+        >>> w = ck.World()
+        >>> box = ck.primitives.box_mesh([1, 1, 1])
+        >>> for k, x in enumerate([0.0, 3.0, 4.5]):
+        ...     _ = w.add(f"b{k}", box, ck.translation([x, 0, 0]))
+        >>> p = w.nearest_pair()
+        >>> p.names, p.distance
+        (('b1', 'b2'), 0.5)
+        """
+        from ..query.distance import distance as measure_distance
+
+        try:
+            ub = float(upper_bound)
+        except (TypeError, ValueError):
+            raise ValueError(f"upper_bound must be a number, got {upper_bound!r}") from None
+        if not ub > 0.0:
+            raise ValueError(f"upper_bound must be > 0 (inf for none), got {upper_bound!r}")
+        order = self._order
+        lo, hi = self._lo[order], self._hi[order]
+        shapes, poses = self._shapes, self._poses
+
+        def measure(i: int, j: int, upper: float):
+            si, sj = int(order[i]), int(order[j])
+            d = measure_distance(shapes[si], shapes[sj], poses[si], poses[sj], upper_bound=upper)
+            return float(d.distance), d.point_a, d.point_b, int(d.face_a), int(d.face_b)
+
+        if name is None:
+            res = nearest(lo, hi, lo, hi, measure, same=True, allowed=self._allowed, upper_bound=ub)
+            d, i, j, pa, pb, fa, fb, measured, cand = res
+        else:
+            k = self.index(name)
+            one = np.array([k], _I64)
+
+            def measure_one(_: int, j: int, upper: float):
+                return measure(k, j, upper)
+
+            def allowed_one(_: NDArray[np.int64], jj: NDArray[np.int64]) -> NDArray[np.bool_]:
+                return (jj != k) & self._allowed(np.full(jj.shape[0], k, _I64), jj)
+
+            res = nearest(lo[one], hi[one], lo, hi, measure_one, same=False, allowed=allowed_one, upper_bound=ub)
+            d, _, j, pa, pb, fa, fb, measured, cand = res
+            i = k if j >= 0 else -1
+            if j >= 0 and j < k:  # report (i < j), points and faces following the objects
+                i, j, pa, pb, fa, fb = j, k, pb, pa, fb, fa
+        names = None if i < 0 else (self._names[i], self._names[j])
+        return NearestPair(d, (int(i), int(j)), names, pa, pb, fa, fb, measured, cand)
 
     # -- narrow phase ------------------------------------------------------------------
     def _mesh_kinds(self) -> NDArray[np.int64]:
