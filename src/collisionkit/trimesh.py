@@ -32,7 +32,8 @@ triangle pairs within ~1e-6           float tolerances decide      exact predica
 signed distance, overlapping          convex pairs: -EPA depth;    -depth for closed meshes: exact for
                                       non-convex meshes: 0.0       convex pairs (``method="convex"``),
                                                                    else the upper end of the certified
-                                                                   bracket (``method="bounds"``),
+                                                                   bracket (``method="bounds"``,
+                                                                   ``refine=True``),
                                                                    0.0 for open meshes
 contacts (``return_data``)            convex pairs: 1 contact,     one per intersecting triangle pair
                                       faces -1; meshes: 1 per      (faces, midpoint of the exact
@@ -230,11 +231,16 @@ def _contained(a: Mesh, b: Mesh, Ta, Tb) -> bool | NDArray[np.bool_]:
 
 
 def _depth(a: Mesh, b: Mesh, Ta, Tb) -> float:
-    """Penetration depth of an overlapping pair: exact for two convex meshes, the upper
-    end of the certified bracket for other closed meshes, 0.0 for open ones (no volume)."""
+    """Penetration depth of an overlapping pair (``collisionkit.penetration``).
+
+    Two convex meshes: the exact depth (``method="convex"``, float64 rounding only).
+    Other closed meshes: ``method="bounds", refine=True``, the upper end of a certified
+    bracket ``depth_lower <= true depth <= depth_upper`` (a translation that separates;
+    its gap is the record's ``error_bound``). Open meshes enclose no volume: 0.0.
+    """
     if not (_closed(a) and _closed(b)):
         return 0.0
-    return float(penetration(a, b, Ta, Tb).depth)
+    return float(penetration(a, b, Ta, Tb, refine=True).depth)
 
 
 def _signed(depth: float) -> float:
@@ -262,6 +268,14 @@ def _distance_data(names: tuple[Any, Any], d: float, pa, pb, fa: int, fb: int):
     return trimesh.collision.DistanceData(
         names, _DistanceResult(int(fa), int(fb), (np.asarray(pa, np.float64), np.asarray(pb, np.float64)), d)
     )
+
+
+def _sorted(names: tuple[Any, Any]) -> tuple[Any, Any]:
+    """The pair's names sorted (trimesh's form); names of unlike types by their repr."""
+    try:
+        return tuple(sorted(names))  # type: ignore[return-value]
+    except TypeError:
+        return tuple(sorted(names, key=repr))  # type: ignore[return-value]
 
 
 def _returns(result: Any, names: Any, data: Any, return_names: bool, return_data: bool) -> Any:
@@ -506,7 +520,7 @@ class CollisionManager:
         """
         pairs = self._internal_pairs()
         objs, _ = self._entries()
-        names = {tuple(sorted((objs[i].name, objs[j].name))) for i, j in pairs}
+        names = {_sorted((objs[i].name, objs[j].name)) for i, j in pairs}
         data = []
         if return_data:
             for i, j in pairs:
@@ -611,7 +625,7 @@ class CollisionManager:
         if na is None:
             return _returns(s, None, None, return_names, return_data)
         data = _distance_data((na, nb), s, pa, pb, fa, fb)
-        return _returns(s, tuple(sorted((na, nb))), data, return_names, return_data)
+        return _returns(s, _sorted((na, nb)), data, return_names, return_data)
 
     def min_distance_other(self, other_manager: CollisionManager, return_names: bool = False, return_data: bool = False):
         """Signed minimum distance between an object of this manager and one of ``other_manager``.
