@@ -57,7 +57,7 @@ batched calls per manager object.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -461,11 +461,23 @@ class CollisionManager:
         return out
 
     @staticmethod
-    def _deepest(pairs: Iterable[tuple[ManagedObject, ManagedObject, Any, Any]]):
-        """The most negative signed distance over colliding pairs (a, b, name_a, name_b):
-        (signed, name_a, name_b, point_a, point_b, face_a, face_b)."""
+    def _deepest(pairs: list[tuple[ManagedObject, ManagedObject, Any, Any]], boxes_a, boxes_b):
+        """The most negative signed distance over colliding pairs (a, b, name_a, name_b), row k
+        of ``boxes_a`` / ``boxes_b`` ((K, 2, 3) world boxes) holding pair k's boxes:
+        (signed, name_a, name_b, point_a, point_b, face_a, face_b).
+
+        A pair's depth is at most its boxes' (a translation separating the boxes separates
+        what they hold), the least overlap of the two boxes along an axis; pairs are
+        measured in decreasing order of that bound, stopping when it is not above the
+        deepest found.
+        """
+        over = np.minimum(boxes_a[:, 1] - boxes_b[:, 0], boxes_b[:, 1] - boxes_a[:, 0])
+        bound = over.min(axis=1)
         best = None
-        for a, b, na, nb in pairs:
+        for k in np.argsort(-bound, kind="stable").tolist():
+            if best is not None and bound[k] <= -best[0]:
+                break
+            a, b, na, nb = pairs[k]
             s = _signed(_depth(a.mesh, b.mesh, a.transform, b.transform))
             if best is None or s < best[0]:
                 d = ck_distance(a.mesh, b.mesh, a.transform, b.transform)
@@ -574,7 +586,10 @@ class CollisionManager:
         hits = self._single_hits(m, T)
         if hits:
             ext = ManagedObject(EXTERNAL, m, T)
-            s, name, _, pa, pb, fa, fb = self._deepest((objs[i], ext, objs[i].name, EXTERNAL) for i in hits)
+            box = _world_box(m, T[None])
+            s, name, _, pa, pb, fa, fb = self._deepest(
+                [(objs[i], ext, objs[i].name, EXTERNAL) for i in hits], boxes[hits], np.repeat(box, len(hits), 0)
+            )
         else:
             box = _world_box(m, T[None])
 
@@ -613,11 +628,14 @@ class CollisionManager:
         """
         if name is not None:
             self._check(name)
-        objs, _ = self._entries()
+        objs, boxes = self._entries()
         k = None if name is None else self._world.index(self._key[name])
         pairs = [(i, j) for i, j in self._internal_pairs() if k is None or k in (i, j)]
         if pairs:
-            s, na, nb, pa, pb, fa, fb = self._deepest((objs[i], objs[j], objs[i].name, objs[j].name) for i, j in pairs)
+            ij = np.array(pairs, dtype=_I64)
+            s, na, nb, pa, pb, fa, fb = self._deepest(
+                [(objs[i], objs[j], objs[i].name, objs[j].name) for i, j in pairs], boxes[ij[:, 0]], boxes[ij[:, 1]]
+            )
         else:
             p = self._world.nearest_pair(None if name is None else self._key[name])
             s, pa, pb, fa, fb = p.distance, p.point_a, p.point_b, p.face_a, p.face_b
@@ -645,7 +663,10 @@ class CollisionManager:
         objs_b, boxes_b = other_manager._entries()
         pairs = self._other_pairs(other_manager)
         if pairs:
-            s, na, nb, pa, pb, fa, fb = self._deepest((objs_a[i], objs_b[j], objs_a[i].name, objs_b[j].name) for i, j in pairs)
+            ij = np.array(pairs, dtype=_I64)
+            s, na, nb, pa, pb, fa, fb = self._deepest(
+                [(objs_a[i], objs_b[j], objs_a[i].name, objs_b[j].name) for i, j in pairs], boxes_a[ij[:, 0]], boxes_b[ij[:, 1]]
+            )
         else:
 
             def measure(i: int, j: int, upper: float):
@@ -735,12 +756,16 @@ class CollisionManager:
         if not objs or n == 0:
             return (best, [None] * n) if return_names else best
         hit = self._many_hits(m, T)
-        for i, o in enumerate(objs):  # overlapping pairs: minus the depth
-            rows = np.flatnonzero(hit[:, i])
-            for r in rows.tolist():
-                s = _signed(_depth(o.mesh, m, o.transform, T[r]))
-                if s < best[r] or who[r] < 0:
-                    best[r], who[r] = s, i
+        index = {id(o): i for i, o in enumerate(objs)}
+        for r in np.flatnonzero(hit.any(axis=1)).tolist():  # overlapping: minus the deepest depth
+            hits = np.flatnonzero(hit[r])
+            ext = ManagedObject(EXTERNAL, m, T[r])
+            box = _world_box(m, T[r][None])
+            # the objects themselves stand as the "names": the deepest one's index comes back
+            s, deepest, *_ = self._deepest(
+                [(objs[i], ext, objs[i], EXTERNAL) for i in hits.tolist()], boxes[hits], np.repeat(box, hits.size, 0)
+            )
+            best[r], who[r] = s, index[id(deepest)]
         free = np.flatnonzero(~hit.any(axis=1))
         if free.size:
             box = _world_box(m, T[free])
