@@ -172,12 +172,9 @@ def check_distance(got, want, pairs):
     for the pair FCL names (its broad phase stops at the first overlapping pair, and
     its GJK on two fcl.Convex can stop short of the minimum: then FCL's is larger).
     """
-    # NOTE: rel 1e-7, not 1e-12: ck.distance(b, a) can differ from ck.distance(a, b) by
-    # ~2e-8 relative on face-parallel convex pairs (seed 3 here: a cube face and an
-    # icosphere face; a closest point 2e-8 off its plane), a kernel-side rounding issue
     best = min(pairs.values())
-    assert got[0] == pytest.approx(best, rel=1e-7, abs=1e-12)
-    assert pairs[got[1]] == pytest.approx(got[0], rel=1e-7, abs=1e-12)
+    assert got[0] == pytest.approx(best, rel=1e-9, abs=1e-12)
+    assert pairs[got[1]] == pytest.approx(got[0], rel=1e-9, abs=1e-12)
     if want[0] == pytest.approx(got[0], abs=1e-5):
         return "equal"
     assert want[0] > got[0]
@@ -198,6 +195,7 @@ def test_convex_scene_equals_fcl(seed, require_overlap=True):
     hit, names = c.in_collision_internal(return_names=True)
     assert (hit, names) == f.in_collision_internal(return_names=True)
     assert names or not require_overlap  # the scene has overlaps
+    objs = [(n, m, c._objs[n].transform) for n, m, _ in objs]  # the oracles at the poses stored
     ref = {}
     for i, (na, ma, Ta) in enumerate(objs):
         for nb, mb, Tb in objs[i + 1 :]:
@@ -445,6 +443,12 @@ def test_errors_and_bookkeeping():
     assert np.array_equal(c.world.pose(c._key["a"]), rounded(pose))
     c.set_transform("a", pose)
     assert np.array_equal(c.world.pose(c._key["a"]), pose)
+    # a rotated pose: rounded to float32, then its rotation made orthogonal again
+    turned = T(0.1, 0.2, 0.3, R=trimesh.transformations.rotation_matrix(0.7, [1, 2, 3])[:3, :3])
+    R = c.add_object("r", BOX, turned).transform[:3, :3]
+    assert np.abs(R.T @ R - np.eye(3)).max() < 1e-15 < np.abs(rounded(turned)[:3, :3].T @ rounded(turned)[:3, :3] - np.eye(3)).max()
+    assert np.abs(R - rounded(turned)[:3, :3]).max() < 1e-7
+    c.remove_object("r")
     with pytest.raises(ValueError, match=r"\(4, 4\)"):
         c.set_transform("a", np.eye(4).ravel())
     # replacing a name keeps one object, at the new pose and mesh

@@ -47,8 +47,10 @@ no pair to measure                    1.797e308 (DBL_MAX);         ``inf``; name
 ====================================  ===========================  ==================================
 
 Poses: ``add_object`` rounds the transform to float32 as trimesh does (FCL
-then sees the same pose), ``set_transform`` and the ``*_single`` queries keep
-float64 as trimesh 5.2 does; every answer is exact at the pose stored.
+then sees the same pose to ~1e-7; the rounded rotation is made exactly orthogonal
+again, see ``_transform``), ``set_transform`` and the ``*_single`` queries keep
+float64 as trimesh 5.2 does; every answer is exact at the pose stored
+(``ManagedObject.transform``).
 
 Batches trimesh lacks: ``in_collision_many`` and ``min_distance_many`` take an
 (N, 4, 4) stack of transforms of one mesh and answer all of them in a few
@@ -65,6 +67,7 @@ import numpy as np
 import trimesh  # the real trimesh: absolute import (this module is collisionkit.trimesh)
 from numpy.typing import NDArray
 
+from .constants import POSE_RIGIDITY_TOL
 from .geometry.mesh import Mesh
 from .query.classify import classify
 from .query.contact_geometry import contact_geometry
@@ -96,7 +99,8 @@ class ManagedObject:
         The geometry the manager queries (shared by every object added from the
         same trimesh mesh).
     transform : (4, 4) float64
-        The pose stored (the transform given, rounded to float32 like trimesh).
+        The pose stored (the transform given, rounded to float32 like trimesh, its
+        rotation block made orthogonal again).
     """
 
     name: Hashable
@@ -171,7 +175,16 @@ def as_mesh(mesh: Any) -> Mesh:
 
 
 def _transform(transform: Any, *, float32: bool) -> NDArray[np.float64]:
-    """(4, 4) float64 pose (identity for None), rounded through float32 if asked."""
+    """(4, 4) float64 pose (identity for None).
+
+    ``float32``: rounded through float32 as trimesh does in ``add_object``, then the
+    rotation block replaced by the nearest rotation (polar factor) when the rounding left
+    it measurably non-orthogonal. NOTE: the kernels invert a pose as its transpose
+    (ARCHITECTURE.md, "Frames"); a float32-rounded rotation is orthogonal only to ~1e-7,
+    which would move b's mapped vertices by ~1e-8 relative and make answers depend on the
+    argument order at that level. The stored pose is exactly rigid (to float64 rounding)
+    and within ~1e-7 of the float32 one.
+    """
     if transform is None:
         return np.eye(4)
     try:
@@ -180,7 +193,16 @@ def _transform(transform: Any, *, float32: bool) -> NDArray[np.float64]:
         raise ValueError(f"transform must be a (4, 4) numeric array, got {transform!r}") from None
     if t.shape != (4, 4):
         raise ValueError(f"transform must be (4, 4), got shape {t.shape}")
-    return np.ascontiguousarray(t, dtype=np.float64)
+    T = np.array(t, dtype=np.float64)
+    if float32 and np.all(np.isfinite(T)):
+        R = T[:3, :3]
+        # only what float32 rounding explains (a pose beyond the rigidity tolerance is refused)
+        if 1e-15 < np.abs(R.T @ R - np.eye(3)).max() <= POSE_RIGIDITY_TOL:
+            u, _, vt = np.linalg.svd(R)
+            Q = u @ vt
+            if np.linalg.det(Q) > 0:  # a reflection stays as given: the pose check refuses it
+                T[:3, :3] = Q
+    return T
 
 
 def _transforms(transforms: Any) -> NDArray[np.float64]:
@@ -343,7 +365,7 @@ class CollisionManager:
             Its geometry (converted once per mesh; see ``as_mesh``).
         transform : (4, 4) float, optional
             World-from-object transform (None: identity), rounded to float32 as
-            trimesh does.
+            trimesh does (the rounded rotation made orthogonal again: ``_transform``).
 
         Returns
         -------
