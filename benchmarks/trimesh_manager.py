@@ -245,9 +245,10 @@ def run_scene(title: str, parts, queries: list[str], repeats: int, probe_poses: 
                     else:
                         ref["unexplained"].append((name, label))
             answer = f"{len(probe_poses)} poses, {sum(map(bool, kh))} colliding (FCL {sum(map(bool, fh))})"
-        elif q == "min_distance_single":
+        elif q in ("min_distance_single", "min_distance_single bounds"):
+            k = c if q == "min_distance_single" else build(parts, lambda: ckt.CollisionManager(depth="bounds"))
             tf, fres = timed(lambda: [f.min_distance_single(probe, T, return_name=True) for T in probe_poses], repeats)
-            tk, kres = timed(lambda: [c.min_distance_single(probe, T, return_name=True) for T in probe_poses], repeats)
+            tk, kres = timed(lambda: [k.min_distance_single(probe, T, return_name=True) for T in probe_poses], repeats)  # noqa: B023
             kdist, fdist = [d for d, _ in kres], [d for d, _ in fres]
             ref = {"equal": True, "explained": 0, "unexplained": []}
             ext = ckt.as_mesh(probe)
@@ -256,7 +257,8 @@ def run_scene(title: str, parts, queries: list[str], repeats: int, probe_poses: 
                 ref["equal"] &= r["equal"]
                 ref["explained"] += r["explained"]
                 ref["unexplained"] += r["unexplained"]
-            answer = f"{len(probe_poses)} poses, min {min(kdist):.6g} (FCL {min(fdist):.6g})"
+            over = sum(d < 0 for d in kdist)
+            answer = f"{len(probe_poses)} poses ({over} overlapping), min {min(kdist):.6g} (FCL {min(fdist):.6g})"
         else:
             raise ValueError(q)
         ok = not ref["unexplained"]
@@ -334,8 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     poses = probes(50 if args.quick else 200, 0.0, side, seed=3)
     rows += run_scene(
         f"scatter-{n} probe", scatter(n, 0.35, seed=1),
-        ["in_collision_single", "in_collision_many", "min_distance_single"], repeats, poses,
+        ["in_collision_single", "in_collision_many", "min_distance_single", "min_distance_single bounds"], repeats, poses,
     )  # fmt: skip
+    grid = spread(n, seed=2)
+    top = max(T[2, 3] for _, _, T in grid)
+    above = probes(50 if args.quick else 200, 0.0, 1.4 * math.ceil(n ** (1 / 3)), seed=4)
+    above[:, 2, 3] = top + 1.2 + 2.0 * np.random.default_rng(5).random(above.shape[0])
+    rows += run_scene(f"spread-{n} probe", grid, ["min_distance_single"], repeats, above)
     k = 4 if args.quick else 8
     rows += run_scene(f"pegboard-{k}x{k}", pegboard(k), ["in_collision_internal", "min_distance_internal"], repeats)
     if args.out:

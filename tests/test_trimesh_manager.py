@@ -306,6 +306,14 @@ def test_nonconvex_signed_distance_refereed():
     p = ck.penetration(pl.mesh, ring.mesh, pl.transform, ring.transform, method="bounds")
     assert p.depth_lower <= -d <= p.depth_upper
     assert -d == pytest.approx(sink, rel=1e-6)
+    # depth="bounds": the unrefined bracket's upper end, still a certified upper bound
+    loose = CollisionManager(depth="bounds")
+    loose.add_object("plate", plate)
+    loose.add_object("ring", RING, T(0, 0, 0.75 - sink))
+    q = ck.penetration(pl.mesh, ring.mesh, pl.transform, ring.transform, method="bounds")
+    assert loose.min_distance_internal() == -q.depth_upper and q.depth_lower <= sink <= q.depth_upper
+    with pytest.raises(ValueError, match="depth must be one of"):
+        CollisionManager(depth="exact")
     # FCL (an fcl.Convex plate, a BVH ring) finds the same depth: inside our certified bracket
     assert p.depth_lower - 1e-9 <= -f.min_distance_internal() <= p.depth_upper + 1e-9
     # two rings (two BVHs): FCL gives no depth, 0.0; ours is the bracket's upper end
