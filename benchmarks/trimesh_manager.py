@@ -10,7 +10,7 @@ compared and refereed BEFORE a ratio is printed:
 * collision names: equal sets, or every pair in which they differ decided by
   ``collisionkit.classify`` (surfaces meeting by the exact triangle test, or one
   closed mesh inside the other) and stated;
-* distances: equal to 1e-6 relative, or explained: FCL's value is achieved by two
+* distances: equal to 1e-6 relative or 1e-8 absolute, or explained: FCL's value is achieved by two
   real surface points, so the true minimum is at most FCL's (ours must not be
   larger); on overlaps FCL's broad phase stops at the first overlapping pair it
   meets (ours is the deepest; FCL's must not be below it).
@@ -43,6 +43,10 @@ from . import referee as R
 from .pairs import machine, provenance, stamp, versions
 
 HERE = Path(__file__).resolve().parent
+#: Distances equal to 1e-6 relative or this absolute (scene units ~1): python-fcl's own pose
+#: arithmetic moves its answers by ~1e-8 here (a positive distance FCL reports below the
+#: brute-force minimum of the same pose by up to 4e-8 was seen and refereed).
+EQUAL_ABS = 1e-8
 
 
 # -- scenes ------------------------------------------------------------------------------
@@ -158,14 +162,14 @@ def referee_names(c: ckt.CollisionManager, ours: set, theirs: set, other: ckt.Co
 
 
 def referee_distance(ours: float, theirs: float, our_pair, their_pair) -> dict:
-    """Equal to 1e-6 relative (1e-9 absolute), or refereed (module notes).
+    """Equal to 1e-6 relative or 1e-8 absolute, or refereed (module notes).
 
     ``our_pair`` / ``their_pair``: (mesh_a, pose_a, mesh_b, pose_b, convex) of the pair each
     manager names. A positive distance is checked against the brute-force minimum over all
     triangle pairs (``benchmarks.referee.brute_distance``), an overlap of two convex meshes
     against the reference depth (``benchmarks.referee.convex_depth``).
     """
-    if math.isclose(ours, theirs, rel_tol=1e-6, abs_tol=1e-9):
+    if math.isclose(ours, theirs, rel_tol=1e-6, abs_tol=EQUAL_ABS):
         return {"equal": True, "explained": 0, "unexplained": []}
 
     def reference(pair) -> float | None:
@@ -181,7 +185,7 @@ def referee_distance(ours: float, theirs: float, our_pair, their_pair) -> dict:
         why = "FCL stopped at the first overlapping pair (ours: the deepest)" if theirs <= 0 else "FCL's GJK stopped short"
         return {"equal": False, "explained": 1, "why": why, "unexplained": []}
     theirs_ref = reference(their_pair)
-    if mine is not None and theirs_ref is not None and theirs_ref >= ours - 1e-12 * max(1.0, abs(ours)):
+    if mine is not None and theirs_ref is not None and theirs_ref >= ours - 1e-9 * max(1.0, abs(ours)):
         return {"equal": False, "explained": 1, "why": "FCL's value is below the reference minimum by "
                 f"{ours - theirs:.1e} (its own rounding); ours equals the reference", "unexplained": []}  # fmt: skip
     return {"equal": False, "explained": 0, "unexplained": [(ours, theirs)]}

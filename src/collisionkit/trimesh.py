@@ -75,7 +75,7 @@ from .query.distance import distance as ck_distance
 from .query.pair import intersects
 from .query.penetration import is_convex, penetration
 from .world import World
-from .world.nearest import box_bounds, nearest
+from .world.nearest import box_bounds, nearest, pair_measure
 
 __all__ = ["COLLISION_PER_PAIR_CAP", "CollisionManager", "ManagedObject", "scene_to_collision"]
 
@@ -637,12 +637,7 @@ class CollisionManager:
             )
         else:
             box = _world_box(m, T[None])
-
-            def measure(i: int, _: int, upper: float):
-                o = objs[i]
-                d = ck_distance(o.mesh, m, o.transform, T, upper_bound=upper)
-                return float(d.distance), d.point_a, d.point_b, int(d.face_a), int(d.face_b)
-
+            measure = pair_measure([o.mesh for o in objs], self._world.poses, [m], T[None])
             s, i, _, pa, pb, fa, fb, _, _ = nearest(boxes[:, 0], boxes[:, 1], box[:, 0], box[:, 1], measure, same=False)
             name = objs[i].name if i >= 0 else None
         data = None if name is None else _distance_data((name, EXTERNAL), s, pa, pb, fa, fb)
@@ -713,12 +708,9 @@ class CollisionManager:
                 [(objs_a[i], objs_b[j], objs_a[i].name, objs_b[j].name) for i, j in pairs], boxes_a[ij[:, 0]], boxes_b[ij[:, 1]]
             )
         else:
-
-            def measure(i: int, j: int, upper: float):
-                a, b = objs_a[i], objs_b[j]
-                d = ck_distance(a.mesh, b.mesh, a.transform, b.transform, upper_bound=upper)
-                return float(d.distance), d.point_a, d.point_b, int(d.face_a), int(d.face_b)
-
+            measure = pair_measure(
+                [o.mesh for o in objs_a], self._world.poses, [o.mesh for o in objs_b], other_manager._world.poses
+            )
             s, i, j, pa, pb, fa, fb, _, _ = nearest(boxes_a[:, 0], boxes_a[:, 1], boxes_b[:, 0], boxes_b[:, 1], measure, same=False)
             na, nb = (objs_a[i].name, objs_b[j].name) if i >= 0 else (None, None)
         if na is None:

@@ -11,8 +11,9 @@ Two world boxes bound the distance of whatever they hold from both sides:
 
 The search (``nearest``) takes the smallest upper bound U over all allowed pairs,
 keeps only the pairs whose lower bound is at most U (the answer's pair is among
-them), and measures them exactly in increasing lower-bound order, each with the
-best distance so far as the measuring query's ``upper_bound``; it stops when the
+them), and measures them exactly in increasing lower-bound order, in batches
+(pairs of the same two shapes in one batched ``collisionkit.distance`` call), each
+with the best distance so far as the query's ``upper_bound``; it stops when the
 next lower bound is not below the best distance. Pairs are scanned in blocks of
 rows, so memory stays bounded for many objects (O(n^2) box arithmetic in NumPy,
 O(k) exact queries for the k pairs that survive).
@@ -21,8 +22,9 @@ O(k) exact queries for the k pairs that survive).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -113,12 +115,48 @@ def _blocks(n_a: int, n_b: int, same: bool):
             yield ii, jj
 
 
+Measure = Callable[[NDArray[np.int64], NDArray[np.int64], float], tuple]
+
+#: Pairs measured in the first batch; each later batch doubles, up to ``MAX_BATCH``.
+#: PERF: 1 first: one probe against a manager usually ends after a pair or two
+#: (benchmarks/trimesh_manager.py: 8 first cost 1.9x on 50 probes of a 60-object grid).
+FIRST_BATCH = 1
+MAX_BATCH = 256
+
+
+def pair_measure(shapes_a: Sequence[Any], poses_a: NDArray[np.float64], shapes_b: Sequence[Any],
+                 poses_b: NDArray[np.float64]) -> Measure:  # fmt: skip
+    """A batched ``measure`` for ``nearest``: pair k is (shapes_a[ii[k]] at poses_a[ii[k]],
+    shapes_b[jj[k]] at poses_b[jj[k]]); pairs of the same two shapes go into one batched
+    ``collisionkit.distance`` call (one compiled call for all their poses)."""
+    from ..query.distance import distance
+
+    def measure(ii: NDArray[np.int64], jj: NDArray[np.int64], upper: float):
+        k = ii.shape[0]
+        d = np.empty(k)
+        pa, pb = np.empty((k, 3)), np.empty((k, 3))
+        fa, fb = np.empty(k, _I64), np.empty(k, _I64)
+        groups: dict[tuple[int, int], list[int]] = {}
+        for r, (i, j) in enumerate(zip(ii.tolist(), jj.tolist(), strict=True)):
+            groups.setdefault((id(shapes_a[i]), id(shapes_b[j])), []).append(r)
+        for rows in groups.values():
+            r = np.array(rows, dtype=_I64)
+            a, b = shapes_a[int(ii[r[0]])], shapes_b[int(jj[r[0]])]
+            res = distance(a, b, np.ascontiguousarray(poses_a[ii[r]]), np.ascontiguousarray(poses_b[jj[r]]), upper_bound=upper)
+            d[r] = res.distance
+            pa[r], pb[r] = res.point_a, res.point_b
+            fa[r], fb[r] = res.face_a, res.face_b
+        return d, pa, pb, fa, fb
+
+    return measure
+
+
 def nearest(
     lo_a: NDArray[np.float64],
     hi_a: NDArray[np.float64],
     lo_b: NDArray[np.float64],
     hi_b: NDArray[np.float64],
-    measure: Callable[[int, int, float], tuple[float, NDArray, NDArray, int, int]],
+    measure: Measure,
     *,
     same: bool,
     allowed: Callable[[NDArray[np.int64], NDArray[np.int64]], NDArray[np.bool_]] | None = None,
@@ -131,8 +169,9 @@ def nearest(
     lo_a, hi_a : (n_a, 3) float64
         World boxes of the first set; ``lo_b, hi_b`` of the second (the same
         arrays when ``same``: then only pairs i < j are searched).
-    measure : callable (i, j, upper) -> (distance, point_a, point_b, face_a, face_b)
-        Exact distance of a pair, ``inf`` when not below ``upper``.
+    measure : callable (ii, jj, upper) -> (distance, point_a, point_b, face_a, face_b)
+        Exact distances of pairs (ii[k], jj[k]) as (k,), (k, 3), (k, 3), (k,), (k,)
+        arrays, ``inf`` where not below ``upper`` (``pair_measure``).
     allowed : callable (ii, jj) -> (k,) bool, optional
         Which candidate pairs may be reported (filters).
     upper_bound : float
@@ -143,6 +182,12 @@ def nearest(
     tuple
         (distance, i, j, point_a, point_b, face_a, face_b, measured, candidates);
         i = j = -1 and distance inf when no pair is below ``upper_bound``.
+
+    Pairs are measured in batches in increasing lower-bound order (1, then doubling
+    to 256 a batch, each with the best distance so far as its ``upper``); a batch
+    holds only pairs whose lower bound is below the best so far. The minimum is the
+    brute-force one: a pair left out has a lower bound not below it. Among pairs at
+    the same least distance, the first in (lower bound, i, j) order is reported.
     """
     n_a, n_b = lo_a.shape[0], lo_b.shape[0]
     # pass 1: the smallest upper bound over the allowed pairs
@@ -169,20 +214,22 @@ def nearest(
         return math.inf, -1, -1, nan3, nan3.copy(), -1, -1, 0, 0
     ci, cj, cl = np.concatenate(kept_i), np.concatenate(kept_j), np.concatenate(kept_l)
     order = np.lexsort((cj, ci, cl))  # deterministic: ties by (i, j)
+    ci, cj, cl = ci[order], cj[order], cl[order]
     best = math.inf
     found = (-1, -1, nan3, nan3.copy(), -1, -1)
-    measured = 0
-    for k in order.tolist():
-        lb = float(cl[k])
-        if lb >= best or lb >= upper_bound:
-            break
-        i, j = int(ci[k]), int(cj[k])
-        d, pa, pb, fa, fb = measure(i, j, min(best, upper_bound))
-        measured += 1
-        if d < best:
-            best = d
-            found = (i, j, pa, pb, fa, fb)
-            if best == 0.0:
-                break
+    measured, pos, size = 0, 0, FIRST_BATCH
+    limit = float(upper_bound)
+    while pos < ci.shape[0] and best > 0.0:
+        stop = min(ci.shape[0], pos + size)
+        take = np.flatnonzero(cl[pos:stop] < min(best, limit)) + pos
+        if take.size == 0:
+            break  # sorted: every later lower bound is at least as large
+        d, pa, pb, fa, fb = measure(ci[take], cj[take], min(best, limit))
+        measured += int(take.size)
+        k = int(np.argmin(d))  # the first least value: lower-bound order among ties
+        if d[k] < best:
+            best = float(d[k])
+            found = (int(ci[take[k]]), int(cj[take[k]]), pa[k], pb[k], int(fa[k]), int(fb[k]))
+        pos, size = stop, min(2 * size, MAX_BATCH)
     i, j, pa, pb, fa, fb = found
-    return best, i, j, np.asarray(pa, np.float64), np.asarray(pb, np.float64), fa, fb, measured, int(ci.shape[0])
+    return best, i, j, np.array(pa, np.float64), np.array(pb, np.float64), fa, fb, measured, int(ci.shape[0])

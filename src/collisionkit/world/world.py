@@ -37,7 +37,7 @@ from ..query import batch
 from ..query.engine import descent_rows, pose_error
 from . import broadphases
 from .filters import PairFilter, as_bits
-from .nearest import NearestPair, nearest
+from .nearest import NearestPair, nearest, pair_measure
 from .records import Pairs, WorldContacts
 
 _I64 = np.int64
@@ -562,8 +562,6 @@ class World:
         >>> p.names, p.distance
         (('b1', 'b2'), 0.5)
         """
-        from ..query.distance import distance as measure_distance
-
         try:
             ub = float(upper_bound)
         except (TypeError, ValueError):
@@ -572,27 +570,21 @@ class World:
             raise ValueError(f"upper_bound must be > 0 (inf for none), got {upper_bound!r}")
         order = self._order
         lo, hi = self._lo[order], self._hi[order]
-        shapes, poses = self._shapes, self._poses
-
-        def measure(i: int, j: int, upper: float):
-            si, sj = int(order[i]), int(order[j])
-            d = measure_distance(shapes[si], shapes[sj], poses[si], poses[sj], upper_bound=upper)
-            return float(d.distance), d.point_a, d.point_b, int(d.face_a), int(d.face_b)
-
+        shapes = [self._shapes[s] for s in order.tolist()]
+        poses = self._poses[order]
         if name is None:
+            measure = pair_measure(shapes, poses, shapes, poses)
             res = nearest(lo, hi, lo, hi, measure, same=True, allowed=self._allowed, upper_bound=ub)
             d, i, j, pa, pb, fa, fb, measured, cand = res
         else:
             k = self.index(name)
             one = np.array([k], _I64)
-
-            def measure_one(_: int, j: int, upper: float):
-                return measure(k, j, upper)
+            measure = pair_measure([shapes[k]], poses[one], shapes, poses)
 
             def allowed_one(_: NDArray[np.int64], jj: NDArray[np.int64]) -> NDArray[np.bool_]:
                 return (jj != k) & self._allowed(np.full(jj.shape[0], k, _I64), jj)
 
-            res = nearest(lo[one], hi[one], lo, hi, measure_one, same=False, allowed=allowed_one, upper_bound=ub)
+            res = nearest(lo[one], hi[one], lo, hi, measure, same=False, allowed=allowed_one, upper_bound=ub)
             d, _, j, pa, pb, fa, fb, measured, cand = res
             i = k if j >= 0 else -1
             if j >= 0 and j < k:  # report (i < j), points and faces following the objects
