@@ -270,6 +270,36 @@ def test_exact_touching_is_a_collision_refereed():
     assert c.min_distance_internal() == pytest.approx(gap, rel=1e-6)
 
 
+@pytest.mark.parametrize("shape", ["ring", "box"])
+def test_near_touching_edge_on_face_refereed(shape):
+    # a bar turned 45 degrees about x, its lowest edge (0.4 long) at `gap` above the top face
+    # of a ring's wall (FCL: a BVH) or of a cube (FCL: two fcl.Convex)
+    mesh, x = {"ring": (RING, 0.75), "box": (BOX, 0.0)}[shape]
+    bar = trimesh.creation.box([0.4, 1, 1])
+    R = trimesh.transformations.rotation_matrix(np.pi / 4, [1, 0, 0])[:3, :3]
+    f, c = pair(lambda m: m.add_object("m", mesh))
+    a = c._objs["m"].mesh
+    for gap in (1e-6, 1e-9, 1e-12, 0.0, -1e-9):
+        P = T(x, 0, 0.5 + np.sqrt(0.5) + gap, R=R)
+        hit = c.in_collision_single(bar, P)
+        assert hit == bool(brute_colliding(a, as_mesh(bar), np.eye(4), P)[0]), gap  # the exact oracle
+        d = c.min_distance_single(bar, P)
+        if not hit:
+            assert d == pytest.approx(brute_distance(a, as_mesh(bar), np.eye(4), P)[0], rel=1e-9, abs=1e-15)
+            assert f.in_collision_single(bar, P) is False and f.min_distance_single(bar, P) == pytest.approx(d, rel=1e-3)
+        elif gap == 0.0:
+            assert d == 0.0  # touching: no overlap
+            assert f.in_collision_single(bar, P) is (shape == "ring")  # FCL's GJK misses the touching convex pair
+        else:
+            p = ck.penetration(a, as_mesh(bar), np.eye(4), P, method="bounds", refine=True)
+            assert p.depth_lower <= -d <= p.depth_upper and -d == pytest.approx(-gap, rel=1e-3)
+            fd = f.min_distance_single(bar, P)
+            if shape == "box":
+                assert fd == pytest.approx(d, rel=1e-3)
+            else:  # FCL's depth for a BVH and an fcl.Convex (7.1e-10 here): below the certified lower bound
+                assert -fd < p.depth_lower
+
+
 def test_mesh_inside_a_closed_mesh_collides_refereed():
     # a small sphere inside the ring's wall: FCL (fcl.Convex vs a BVH) sees no collision
     small = trimesh.creation.icosphere(1, 0.1)

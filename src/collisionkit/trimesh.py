@@ -28,13 +28,19 @@ surfaces touching (shared point)      convex pairs: no collision   collision (ex
                                       (GJK tolerance), -0.0
 one mesh inside a closed one          reported only when both      reported (winding number of a
                                       are convex (``fcl.Convex``)  vertex, ``collisionkit.classify``)
-triangle pairs within ~1e-6           float tolerances decide      exact predicates decide
-signed distance, overlapping          convex pairs: -EPA depth;    -depth for closed meshes: exact for
-                                      non-convex meshes: 0.0       convex pairs (``method="convex"``),
-                                                                   else the upper end of the certified
-                                                                   bracket (``method="bounds"``,
-                                                                   ``refine=True``),
-                                                                   0.0 for open meshes
+near touching (gaps 1e-6 .. 1e-12)    the same answers (tested)    the same answers (exact predicates)
+signed distance of an overlap         convex pairs: -EPA depth;    minus the depth for closed meshes:
+                                      two non-convex (BVH)         exact for convex pairs (``method=
+                                      meshes: 0.0; a BVH and a     "convex"``), else the upper end of
+                                      convex mesh: a depth, not    the certified bracket (``method=
+                                      certified (7.1e-10 for a     "bounds", refine=True``; 0.1 s a
+                                      1e-9 sink, below the lower   pair of 300-1000 triangles); 0.0
+                                      bound)                       for open meshes
+``min_distance_*`` with overlaps      the first overlapping pair   the deepest pair (pruned by the
+                                      its broad phase meets        boxes' depth bound)
+distance of two convex meshes         GJK can stop short (1.26     the exact minimum (pruned BVH
+                                      for two icospheres 1.0       distance)
+                                      apart)
 contacts (``return_data``)            convex pairs: 1 contact,     one per intersecting triangle pair
                                       faces -1; meshes: 1 per      (faces, midpoint of the exact
                                       triangle pair, depth 0       segment, a's face normal); depth:
