@@ -349,7 +349,7 @@ class CollisionManager:
     >>> _ = m.add_object("b", box, trimesh.transformations.translation_matrix([1.0, 0, 0]))
     >>> m.in_collision_internal(return_names=True)      # touching faces collide
     (True, {('a', 'b')})
-    >>> m.min_distance_single(box, trimesh.transformations.translation_matrix([0, 3, 0]), return_name=True)
+    >>> m.min_distance_single(box, trimesh.transformations.translation_matrix([-1, 3, 0]), return_name=True)
     (2.0, 'a')
     """
 
