@@ -14,7 +14,7 @@ import pytest
 from tests.distance_oracle import brute_distance
 
 import collisionkit as ck
-from collisionkit.world.nearest import box_bounds
+from collisionkit.world.nearest import box_bounds, local_sphere, sphere_bounds
 
 
 def brute_nearest(world: ck.World, name: str | None = None) -> tuple[float, set[tuple[int, int]]]:
@@ -126,3 +126,27 @@ def test_box_bounds_bracket_point_distances():
     d = np.linalg.norm(pa[:, :, None] - pb[:, None], axis=3)
     assert np.all(d.min(axis=(1, 2)) >= lower)
     assert np.all(d.max(axis=(1, 2)) <= upper)
+
+
+def test_sphere_bounds_bracket_point_distances():
+    rng = np.random.default_rng(1)
+    ca, cb = rng.uniform(-3, 3, (300, 3)), rng.uniform(-3, 3, (300, 3))
+    ra, rb = rng.uniform(0, 1, 300), rng.uniform(0, 1, 300)
+    lower, upper = sphere_bounds(ca, ra, cb, rb)
+
+    def inside(c, r):  # points in each ball
+        u = rng.normal(size=(300, 64, 3))
+        u /= np.linalg.norm(u, axis=2, keepdims=True)
+        return c[:, None] + u * (r[:, None, None] * rng.uniform(0, 1, (300, 64, 1)) ** (1 / 3))
+
+    d = np.linalg.norm(inside(ca, ra)[:, :, None] - inside(cb, rb)[:, None], axis=3)
+    assert np.all(d.min(axis=(1, 2)) >= lower) and np.all(d.max(axis=(1, 2)) <= upper)
+
+
+def test_local_sphere_holds_every_vertex():
+    for mesh in (ck.primitives.box_mesh([0.6, 0.3, 0.4]), ck.primitives.torus_mesh(1.0, 0.2), ck.primitives.uv_sphere_mesh(0.3, 6, 10)):
+        s = local_sphere(mesh, np.asarray(mesh.bounds))
+        assert np.all(np.linalg.norm(mesh.vertices - s[:3], axis=1) <= s[3])
+        assert s[3] <= np.linalg.norm(mesh.bounds[1] - mesh.bounds[0]) / 2 * (1 + 1e-9)  # never looser than the box
+    ball = ck.Sphere(0.5)  # a smooth shape has no vertices: its box's half diagonal
+    assert local_sphere(ball, np.asarray(ball.bounds))[3] == pytest.approx(np.sqrt(3) / 2)

@@ -81,7 +81,7 @@ from .query.distance import distance as ck_distance
 from .query.pair import intersects
 from .query.penetration import is_convex, penetration
 from .world import World
-from .world.nearest import box_bounds, nearest, pair_measure
+from .world.nearest import box_bounds, local_sphere, nearest, pair_measure
 
 __all__ = ["COLLISION_PER_PAIR_CAP", "CollisionManager", "ManagedObject", "scene_to_collision"]
 
@@ -222,13 +222,15 @@ def _transforms(transforms: Any) -> NDArray[np.float64]:
 
 
 def _world_box(mesh: Mesh, T: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(N, 2, 3) world boxes of ``mesh`` at poses (N, 4, 4) (box of the 8 moved corners)."""
+    """(N, 2, 3) world boxes of ``mesh`` at poses (N, 4, 4): the box of its local box moved
+    (centre R c + t, half extents |R| h), padded by 1e-9 of its coordinates for rounding."""
     b = np.asarray(mesh.bounds, dtype=np.float64)
-    corners = np.array([[b[i, 0], b[j, 1], b[k, 2]] for i in (0, 1) for j in (0, 1) for k in (0, 1)])
-    p = np.einsum("nij,kj->nki", T[:, :3, :3], corners) + T[:, None, :3, 3]
-    lo, hi = p.min(axis=1), p.max(axis=1)
-    pad = 1e-9 * (np.abs(p).max(axis=(1, 2)) + 1e-300)[:, None]  # rounding of the moved corners
-    return np.stack([lo - pad, hi + pad], axis=1)
+    c, h = (b[0] + b[1]) * 0.5, (b[1] - b[0]) * 0.5
+    R = T[:, :3, :3]
+    cw = R @ c + T[:, :3, 3]
+    hw = np.abs(R) @ h
+    pad = 1e-9 * (np.abs(cw).max(axis=1, keepdims=True) + hw.max(axis=1, keepdims=True) + 1e-300)
+    return np.stack([cw - hw - pad, cw + hw + pad], axis=1)
 
 
 def _overlap(lo_a, hi_a, lo_b, hi_b) -> NDArray[np.bool_]:
@@ -363,6 +365,7 @@ class CollisionManager:
         self._name: dict[str, Hashable] = {}
         self._count = 0
         self._cached: tuple[list[ManagedObject], NDArray[np.float64]] | None = None
+        self._cached_arrays: tuple | None = None
 
     # -- objects ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -410,7 +413,7 @@ class CollisionManager:
         key = f"o{self._count}"
         self._world.add(key, m, T)  # validates the pose before anything changes
         self._count += 1
-        self._cached = None
+        self._cached = self._cached_arrays = None
         if name in self._objs:
             self._drop(name)
         obj = ManagedObject(name, m, T)
@@ -423,7 +426,7 @@ class CollisionManager:
     def _drop(self, name: Hashable) -> None:
         key = self._key.pop(name)
         self._world.remove(key)
-        self._cached = None
+        self._cached = self._cached_arrays = None
         del self._name[key]
         del self._objs[name]
 
@@ -448,7 +451,7 @@ class CollisionManager:
         self._check(name)
         T = _transform(transform, float32=False)
         self._world.set_pose(self._key[name], T)
-        self._cached = None
+        self._cached = self._cached_arrays = None
         T.flags.writeable = False
         obj = self._objs[name]
         self._objs[name] = ManagedObject(name, obj.mesh, T)
@@ -460,6 +463,13 @@ class CollisionManager:
             objs = [self._objs[self._name[k]] for k in self._world.names]
             self._cached = (objs, self._world.boxes() if objs else np.empty((0, 2, 3)))
         return self._cached
+
+    def _arrays(self) -> tuple[list[Mesh], NDArray[np.float64], tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        """Meshes, poses (N, 4, 4) and world bounding spheres in the World's order."""
+        if self._cached_arrays is None:  # PERF: kept until an object is added, removed or moved
+            objs, _ = self._entries()
+            self._cached_arrays = ([o.mesh for o in objs], self._world.poses, self._world._spheres())
+        return self._cached_arrays
 
     def _internal_pairs(self) -> list[tuple[int, int]]:
         """Colliding pairs (i < j, World order): surfaces meet, or one solid holds the other."""
@@ -477,12 +487,12 @@ class CollisionManager:
                     hits.add((i, j))
         return sorted(hits)
 
-    def _single_hits(self, m: Mesh, T: NDArray[np.float64]) -> list[int]:
+    def _single_hits(self, m: Mesh, T: NDArray[np.float64], box: NDArray[np.float64] | None = None) -> list[int]:
         """World-order indices of the objects that collide with ``m`` at ``T``."""
         objs, boxes = self._entries()
         if not objs:
             return []
-        box = _world_box(m, T[None])[0]
+        box = _world_box(m, T[None])[0] if box is None else box[0]
         near = np.flatnonzero(_overlap(boxes[:, 0], boxes[:, 1], box[0], box[1]))
         out = []
         for i in near.tolist():
@@ -634,17 +644,21 @@ class CollisionManager:
         m = as_mesh(mesh)
         T = _transform(transform, float32=False)
         objs, boxes = self._entries()
-        hits = self._single_hits(m, T)
+        box = _world_box(m, T[None])
+        hits = self._single_hits(m, T, box)
         if hits:
             ext = ManagedObject(EXTERNAL, m, T)
-            box = _world_box(m, T[None])
             s, name, _, pa, pb, fa, fb = self._deepest(
                 [(objs[i], ext, objs[i].name, EXTERNAL) for i in hits], boxes[hits], np.repeat(box, len(hits), 0)
             )
         else:
-            box = _world_box(m, T[None])
-            measure = pair_measure([o.mesh for o in objs], self._world.poses, [m], T[None])
-            s, i, _, pa, pb, fa, fb, _, _ = nearest(boxes[:, 0], boxes[:, 1], box[:, 0], box[:, 1], measure, same=False)
+            meshes, poses, spheres = self._arrays()
+            measure = pair_measure(meshes, poses, [m], T[None])
+            sph = local_sphere(m, np.asarray(m.bounds))
+            ext = (T[None, :3, :3] @ sph[:3] + T[None, :3, 3], sph[3:])
+            s, i, _, pa, pb, fa, fb, _, _ = nearest(
+                boxes[:, 0], boxes[:, 1], box[:, 0], box[:, 1], measure, same=False, spheres_a=spheres, spheres_b=ext
+            )
             name = objs[i].name if i >= 0 else None
         data = None if name is None else _distance_data((name, EXTERNAL), s, pa, pb, fa, fb)
         return _returns(s, name, data, return_name, return_data)
@@ -714,10 +728,12 @@ class CollisionManager:
                 [(objs_a[i], objs_b[j], objs_a[i].name, objs_b[j].name) for i, j in pairs], boxes_a[ij[:, 0]], boxes_b[ij[:, 1]]
             )
         else:
-            measure = pair_measure(
-                [o.mesh for o in objs_a], self._world.poses, [o.mesh for o in objs_b], other_manager._world.poses
-            )
-            s, i, j, pa, pb, fa, fb, _, _ = nearest(boxes_a[:, 0], boxes_a[:, 1], boxes_b[:, 0], boxes_b[:, 1], measure, same=False)
+            meshes_a, poses_a, spheres_a = self._arrays()
+            meshes_b, poses_b, spheres_b = other_manager._arrays()
+            s, i, j, pa, pb, fa, fb, _, _ = nearest(
+                boxes_a[:, 0], boxes_a[:, 1], boxes_b[:, 0], boxes_b[:, 1], pair_measure(meshes_a, poses_a, meshes_b, poses_b),
+                same=False, spheres_a=spheres_a, spheres_b=spheres_b,
+            )  # fmt: skip
             na, nb = (objs_a[i].name, objs_b[j].name) if i >= 0 else (None, None)
         if na is None:
             return _returns(s, None, None, return_names, return_data)

@@ -1,6 +1,8 @@
 """Broad-phase nearest pair: the closest pair of objects, pruned by box distances.
 
-Two world boxes bound the distance of whatever they hold from both sides:
+Two world boxes (and two bounding spheres: ``sphere_bounds``, the tighter of
+each pair of bounds is used) bound the distance of whatever they hold from both
+sides:
 
 * lower bound: the distance between the boxes (0 when they overlap), since every
   point of an object lies in its box;
@@ -30,8 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 _I64 = np.int64
-#: Box-pair rows evaluated per NumPy block (bounds the scratch memory: ~40 bytes a row).
-BLOCK_ROWS = 1 << 21
+#: Box pairs evaluated per NumPy block (bounds the scratch memory: ~100 bytes a pair).
+BLOCK_ROWS = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +77,39 @@ class NearestPair:
         self.point_b.flags.writeable = False
 
 
+#: Relative slack of the sphere bounds: far above the rounding of a few float64
+#: operations on the centres and radii (and of the kernels' own mapping, ~1e-16).
+SPHERE_RTOL = 1e-12
+
+
+def local_sphere(shape: Any, bounds: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(4,) bounding sphere (centre, radius) of a shape in its own frame: the centre of
+    its local box; the radius the farthest vertex of a mesh (cached per geometry), or
+    the box's half diagonal for other shapes. The radius is rounded up by SPHERE_RTOL."""
+    c = (bounds[0] + bounds[1]) * 0.5
+    vertices = getattr(shape, "vertices", None)
+    if vertices is not None and hasattr(shape, "cached"):
+
+        def build() -> float:
+            v = np.asarray(vertices, dtype=np.float64)
+            return float(np.sqrt(((v - c) ** 2).sum(axis=1)).max()) if v.shape[0] else 0.0
+
+        r = float(shape.cached(("bounding-sphere", tuple(c.tolist())), build))
+    else:
+        r = float(np.linalg.norm(bounds[1] - bounds[0])) * 0.5
+    return np.array([c[0], c[1], c[2], r * (1.0 + SPHERE_RTOL)])
+
+
+def sphere_bounds(ca, ra, cb, rb) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Lower and upper bounds of the distance between whatever two spheres hold (row k of
+    a with row k of b): ``|ca - cb| -/+ (ra + rb)``, widened by SPHERE_RTOL of the
+    magnitudes involved (so rounding cannot make the lower bound too large)."""
+    d = ca - cb
+    dist = np.sqrt(np.einsum("ij,ij->i", d, d))
+    slack = SPHERE_RTOL * (np.abs(ca).max(axis=1) + np.abs(cb).max(axis=1) + ra + rb + dist)
+    return dist - ra - rb - slack, dist + ra + rb + slack
+
+
 def box_bounds(lo_a, hi_a, lo_b, hi_b) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Lower and upper bounds of the distance between whatever the boxes hold.
 
@@ -97,22 +132,6 @@ def box_bounds(lo_a, hi_a, lo_b, hi_b) -> tuple[NDArray[np.float64], NDArray[np.
     upper = (np.sqrt(np.einsum("ij,ij->i", d, d)) + ra + rb) * (1.0 + 1e-12)
     # and the lower bound rounds down by as much (never above the true box distance)
     return lower * (1.0 - 1e-12), upper
-
-
-def _blocks(n_a: int, n_b: int, same: bool):
-    """Row blocks (i, j) of all pairs: i < j when ``same``, else the full n_a x n_b grid."""
-    if n_a == 0 or n_b == 0:
-        return
-    rows = max(1, BLOCK_ROWS // max(n_b, 1))
-    for i0 in range(0, n_a, rows):
-        i1 = min(n_a, i0 + rows)
-        ii = np.repeat(np.arange(i0, i1, dtype=_I64), n_b)
-        jj = np.tile(np.arange(n_b, dtype=_I64), i1 - i0)
-        if same:
-            keep = jj > ii
-            ii, jj = ii[keep], jj[keep]
-        if ii.size:
-            yield ii, jj
 
 
 Measure = Callable[[NDArray[np.int64], NDArray[np.int64], float], tuple]
@@ -161,6 +180,8 @@ def nearest(
     same: bool,
     allowed: Callable[[NDArray[np.int64], NDArray[np.int64]], NDArray[np.bool_]] | None = None,
     upper_bound: float = math.inf,
+    spheres_a: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    spheres_b: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> tuple[float, int, int, NDArray, NDArray, int, int, int, int]:
     """The pair (i of a, j of b) at the least exact distance, pruned by box bounds.
 
@@ -176,6 +197,9 @@ def nearest(
         Which candidate pairs may be reported (filters).
     upper_bound : float
         Only distances below it are searched for.
+    spheres_a, spheres_b : ((n, 3), (n,)) float64, optional
+        World bounding spheres (centres, radii) of each set: the bounds are then the
+        tighter of the boxes' and the spheres' (``sphere_bounds``).
 
     Returns
     -------
@@ -190,29 +214,51 @@ def nearest(
     the same least distance, the first in (lower bound, i, j) order is reported.
     """
     n_a, n_b = lo_a.shape[0], lo_b.shape[0]
-    # pass 1: the smallest upper bound over the allowed pairs
-    cap = float(upper_bound)
-    for ii, jj in _blocks(n_a, n_b, same):
-        lower, upper = box_bounds(lo_a[ii], hi_a[ii], lo_b[jj], hi_b[jj])
-        near = lower < cap
-        if allowed is not None and near.any():
-            near[near] = allowed(ii[near], jj[near])
-        if near.any():
-            cap = min(cap, float(upper[near].min()))
-    # pass 2: the pairs whose lower bound does not exceed it, in increasing lower-bound order
-    kept_i, kept_j, kept_l = [], [], []
-    for ii, jj in _blocks(n_a, n_b, same):
-        lower, _ = box_bounds(lo_a[ii], hi_a[ii], lo_b[jj], hi_b[jj])
-        near = lower <= cap
-        if allowed is not None and near.any():
-            near[near] = allowed(ii[near], jj[near])
-        kept_i.append(ii[near])
-        kept_j.append(jj[near])
-        kept_l.append(lower[near])
     nan3 = np.full(3, np.nan)
+    # PERF: rows of a against all of b by broadcasting (no gathered copies), one pass: a
+    # block keeps its pairs whose lower bound is not above the smallest upper bound so far
+    # (which only falls), and a last filter applies the final one
+    cen_a, cen_b = (lo_a + hi_a) * 0.5, (lo_b + hi_b) * 0.5
+    rad_a = np.sqrt(np.einsum("ij,ij->i", hi_a - lo_a, hi_a - lo_a)) * 0.5
+    rad_b = np.sqrt(np.einsum("ij,ij->i", hi_b - lo_b, hi_b - lo_b)) * 0.5
+    use_spheres = spheres_a is not None and spheres_b is not None
+    rows = max(1, BLOCK_ROWS // max(n_b, 1))
+    cap = float(upper_bound)
+    kept_i, kept_j, kept_l = [], [], []
+    for i0 in range(0, n_a, rows):
+        i1 = min(n_a, i0 + rows)
+        gap = np.maximum(np.maximum(lo_a[i0:i1, None] - hi_b[None], lo_b[None] - hi_a[i0:i1, None]), 0.0)
+        lower = np.sqrt(np.einsum("ijk,ijk->ij", gap, gap)) * (1.0 - 1e-12)
+        d = cen_a[i0:i1, None] - cen_b[None]
+        dist = np.sqrt(np.einsum("ijk,ijk->ij", d, d))
+        upper = (dist + rad_a[i0:i1, None] + rad_b[None]) * (1.0 + 1e-12)
+        if use_spheres:
+            d = spheres_a[0][i0:i1, None] - spheres_b[0][None]
+            dist = np.sqrt(np.einsum("ijk,ijk->ij", d, d))
+            ra, rb = spheres_a[1][i0:i1, None], spheres_b[1][None]
+            slack = SPHERE_RTOL * (np.abs(spheres_a[0][i0:i1]).max(axis=1)[:, None] + np.abs(spheres_b[0]).max(axis=1)[None] + ra + rb + dist)
+            lower = np.maximum(lower, dist - ra - rb - slack)
+            upper = np.minimum(upper, dist + ra + rb + slack)
+        if same:
+            lower[np.tril_indices(i1 - i0, i0, n_b)] = np.inf  # only pairs i < j
+        ii, jj = np.nonzero(lower < cap)
+        ii += i0
+        if allowed is not None and ii.size:
+            ok = allowed(ii, jj)
+            ii, jj = ii[ok], jj[ok]
+        if not ii.size:
+            continue
+        cap = min(cap, float(upper[ii - i0, jj].min()))
+        low = lower[ii - i0, jj]
+        keep = low <= cap
+        kept_i.append(ii[keep])
+        kept_j.append(jj[keep])
+        kept_l.append(low[keep])
     if not kept_i:
         return math.inf, -1, -1, nan3, nan3.copy(), -1, -1, 0, 0
     ci, cj, cl = np.concatenate(kept_i), np.concatenate(kept_j), np.concatenate(kept_l)
+    keep = cl <= cap
+    ci, cj, cl = ci[keep], cj[keep], cl[keep]
     order = np.lexsort((cj, ci, cl))  # deterministic: ties by (i, j)
     ci, cj, cl = ci[order], cj[order], cl[order]
     best = math.inf

@@ -37,7 +37,7 @@ from ..query import batch
 from ..query.engine import descent_rows, pose_error
 from . import broadphases
 from .filters import PairFilter, as_bits
-from .nearest import NearestPair, nearest, pair_measure
+from .nearest import NearestPair, local_sphere, nearest, pair_measure
 from .records import Pairs, WorldContacts
 
 _I64 = np.int64
@@ -84,6 +84,7 @@ class World:
         self._threads = threads if threads is None else batch.thread_count(threads)
         cap = 16
         self._local = np.zeros((cap, 6))
+        self._sphere = np.zeros((cap, 4))  # local bounding sphere (centre, radius) per slot
         self._poses = np.zeros((cap, 4, 4))
         self._lo = np.zeros((cap, 3))
         self._hi = np.zeros((cap, 3))
@@ -171,6 +172,7 @@ class World:
             return new
 
         self._local = grown(self._local, 0.0)
+        self._sphere = grown(self._sphere, 0.0)
         self._poses = grown(self._poses, 0.0)
         self._lo = grown(self._lo, 0.0)
         self._hi = grown(self._hi, 0.0)
@@ -222,6 +224,7 @@ class World:
         s = self._free.pop()
         self._local[s, :3] = b[0]
         self._local[s, 3:] = b[1]
+        self._sphere[s] = local_sphere(shape, b)
         self._boxes(T, np.array([s], _I64), "pose", False)
         self._poses[s] = T[0]
         self._group[s] = g
@@ -516,11 +519,18 @@ class World:
             ok &= ~np.isin(keys, self._filter.array)
         return ok
 
+    def _spheres(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """World bounding spheres in insertion order: centres (N, 3), radii (N,)."""
+        order = self._order
+        sph, T = self._sphere[order], self._poses[order]
+        return np.einsum("nij,nj->ni", T[:, :3, :3], sph[:, :3]) + T[:, :3, 3], sph[:, 3]
+
     def nearest_pair(self, name: str | None = None, *, upper_bound: float = math.inf) -> NearestPair:
         """The closest pair of objects (broad-phase pruned exact distance).
 
         Every allowed pair (filters apply, as in ``colliding_pairs``) gets a lower
-        and an upper bound of its distance from the two world boxes; only the
+        and an upper bound of its distance from the two world boxes and bounding
+        spheres; only the
         pairs whose lower bound does not exceed the smallest upper bound are
         measured with ``collisionkit.distance``, in increasing lower-bound order,
         each with the best distance so far as its ``upper_bound``; the search
@@ -572,9 +582,11 @@ class World:
         lo, hi = self._lo[order], self._hi[order]
         shapes = [self._shapes[s] for s in order.tolist()]
         poses = self._poses[order]
+        cen, rad = self._spheres()
         if name is None:
             measure = pair_measure(shapes, poses, shapes, poses)
-            res = nearest(lo, hi, lo, hi, measure, same=True, allowed=self._allowed, upper_bound=ub)
+            res = nearest(lo, hi, lo, hi, measure, same=True, allowed=self._allowed, upper_bound=ub,
+                          spheres_a=(cen, rad), spheres_b=(cen, rad))  # fmt: skip
             d, i, j, pa, pb, fa, fb, measured, cand = res
         else:
             k = self.index(name)
@@ -584,7 +596,8 @@ class World:
             def allowed_one(_: NDArray[np.int64], jj: NDArray[np.int64]) -> NDArray[np.bool_]:
                 return (jj != k) & self._allowed(np.full(jj.shape[0], k, _I64), jj)
 
-            res = nearest(lo[one], hi[one], lo, hi, measure, same=False, allowed=allowed_one, upper_bound=ub)
+            res = nearest(lo[one], hi[one], lo, hi, measure, same=False, allowed=allowed_one, upper_bound=ub,
+                          spheres_a=(cen[one], rad[one]), spheres_b=(cen, rad))  # fmt: skip
             d, _, j, pa, pb, fa, fb, measured, cand = res
             i = k if j >= 0 else -1
             if j >= 0 and j < k:  # report (i < j), points and faces following the objects
