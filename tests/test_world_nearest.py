@@ -150,3 +150,15 @@ def test_local_sphere_holds_every_vertex():
         assert s[3] <= np.linalg.norm(mesh.bounds[1] - mesh.bounds[0]) / 2 * (1 + 1e-9)  # never looser than the box
     ball = ck.Sphere(0.5)  # a smooth shape has no vertices: its box's half diagonal
     assert local_sphere(ball, np.asarray(ball.bounds))[3] == pytest.approx(np.sqrt(3) / 2)
+
+
+def test_nearest_pair_with_convex_shapes():
+    w = ck.World()
+    w.add("ball", ck.Sphere(0.5))
+    w.add("box", ck.primitives.box_mesh([1, 1, 1]), ck.translation([2.0, 0.2, 0.0]))
+    w.add("capsule", ck.Capsule(0.2, 1.0), ck.translation([-1.5, 0.0, 0.3]))
+    w.add("far", ck.Sphere(0.5), ck.translation([0.0, 9.0, 0.0]))
+    p = w.nearest_pair()
+    best, arg = brute_nearest(w)
+    assert p.distance == pytest.approx(best, rel=1e-12) and p.index in arg
+    assert w.nearest_pair("far").distance == pytest.approx(brute_nearest(w, "far")[0], rel=1e-12)
