@@ -313,6 +313,20 @@ def write(rows: list[dict], out: Path, argv: list[str], repeats: int) -> None:
             f"| {r['scene']} | {r['objects']} | {r['triangles']} | `{r['query']}` | {r['fcl_s'] * 1e3:.2f} ms | "
             f"{r['ck_s'] * 1e3:.2f} ms | {ratio} | {r['answer']} | {_referee_text(r['referee'])} |"
         )
+    lines += [
+        "",
+        "Notes:",
+        "",
+        "* The internal queries are timed after one `set_transform` (to the same pose) in each call: the World "
+        "keeps its answers until something moves, FCL's manager recomputes anyway.",
+        "* `min_distance_*` with overlaps: collisionkit returns minus the deepest overlap (exact for convex pairs, "
+        "the upper end of a certified bracket for non-convex ones: `penetration(method=\"bounds\", refine=True)`, "
+        "~0.1 s a pair here); FCL returns the first overlapping pair its broad phase meets, with an EPA depth for two "
+        "convex meshes, an uncertified depth for a BVH and a convex mesh and 0 for two BVHs. The scatter probes overlap "
+        "non-convex objects often, so that row measures mostly the certified depths; `depth=\"bounds\"` "
+        "(`CollisionManager(depth=\"bounds\")`) skips the refinement.",
+        "* Timings on a shared 2-core VM with other jobs running: single-scene ratios carry up to 2x noise.",
+    ]
     lines += ["", "Building the managers (add_object for every object; not timed above):", ""]
     seen = set()
     for r in rows:
