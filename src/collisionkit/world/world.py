@@ -14,6 +14,7 @@ through ``query.registry``), one call per pair.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -37,6 +38,7 @@ from ..query import batch, deferred
 from ..query.engine import descent_rows, pose_error
 from . import broadphases
 from .filters import PairFilter, as_bits
+from .nearest import NearestPair, local_sphere, nearest, pair_measure
 from .records import FramePairs, Pairs, WorldContacts
 
 _I64 = np.int64
@@ -84,6 +86,7 @@ class World:
         self._threads = threads if threads is None else batch.thread_count(threads)
         cap = 16
         self._local = np.zeros((cap, 6))
+        self._sphere = np.zeros((cap, 4))  # local bounding sphere (centre, radius) per slot
         self._poses = np.zeros((cap, 4, 4))
         self._lo = np.zeros((cap, 3))
         self._hi = np.zeros((cap, 3))
@@ -171,6 +174,7 @@ class World:
             return new
 
         self._local = grown(self._local, 0.0)
+        self._sphere = grown(self._sphere, 0.0)
         self._poses = grown(self._poses, 0.0)
         self._lo = grown(self._lo, 0.0)
         self._hi = grown(self._hi, 0.0)
@@ -222,6 +226,7 @@ class World:
         s = self._free.pop()
         self._local[s, :3] = b[0]
         self._local[s, 3:] = b[1]
+        self._sphere[s] = local_sphere(shape, b)
         self._boxes(T, np.array([s], _I64), "pose", False)
         self._poses[s] = T[0]
         self._group[s] = g
@@ -547,6 +552,102 @@ class World:
     def broadphase_stats(self) -> dict:
         """What the broad phase did on the last frame (swaps, relinks, entries...)."""
         return self._bp.describe()
+
+    def _allowed(self, ii: NDArray[np.int64], jj: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Which index pairs (i, j) the filters let through (groups, masks, exclusions)."""
+        order = self._order
+        si, sj = order[ii], order[jj]
+        ok = ((self._group[si] & self._mask[sj]) != 0) & ((self._group[sj] & self._mask[si]) != 0)
+        if len(self._filter) and ok.any():
+            keys = (np.minimum(si, sj) << 32) + np.maximum(si, sj)
+            ok &= ~np.isin(keys, self._filter.array)
+        return ok
+
+    def _spheres(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """World bounding spheres in insertion order: centres (N, 3), radii (N,)."""
+        order = self._order
+        sph, T = self._sphere[order], self._poses[order]
+        return np.einsum("nij,nj->ni", T[:, :3, :3], sph[:, :3]) + T[:, :3, 3], sph[:, 3]
+
+    def nearest_pair(self, name: str | None = None, *, upper_bound: float = math.inf) -> NearestPair:
+        """The closest pair of objects (broad-phase pruned exact distance).
+
+        Every allowed pair (filters apply, as in ``colliding_pairs``) gets a lower
+        and an upper bound of its distance from the two world boxes and bounding
+        spheres; only the
+        pairs whose lower bound does not exceed the smallest upper bound are
+        measured with ``collisionkit.distance``, in increasing lower-bound order,
+        each with the best distance so far as its ``upper_bound``; the search
+        stops when the next lower bound is not below the best distance
+        (``world.nearest`` has the bounds). The answer is the brute-force minimum
+        over all pairs.
+
+        Parameters
+        ----------
+        name : str, optional
+            Only pairs of this object with the others.
+        upper_bound : float
+            Only distances below it are searched for (> 0; inf for none).
+
+        Returns
+        -------
+        NearestPair
+            ``distance`` (0.0 exactly when some pair intersects; unsigned), the
+            pair's insertion-order ``index`` (i < j) and ``names``, the closest
+            points (world frame) and faces, and how many pairs were measured.
+            ``distance`` is inf with fewer than two objects, when the filters
+            leave no pair, or when no pair is closer than ``upper_bound``.
+
+        Raises
+        ------
+        KeyError
+            ``name`` is not an object of the world.
+        ValueError
+            ``upper_bound`` is not a number > 0.
+
+        Examples
+        --------
+        >>> import collisionkit as ck
+        >>> w = ck.World()
+        >>> box = ck.primitives.box_mesh([1, 1, 1])
+        >>> for k, x in enumerate([0.0, 3.0, 4.5]):
+        ...     _ = w.add(f"b{k}", box, ck.translation([x, 0, 0]))
+        >>> p = w.nearest_pair()
+        >>> p.names, p.distance
+        (('b1', 'b2'), 0.5)
+        """
+        try:
+            ub = float(upper_bound)
+        except (TypeError, ValueError):
+            raise ValueError(f"upper_bound must be a number, got {upper_bound!r}") from None
+        if not ub > 0.0:
+            raise ValueError(f"upper_bound must be > 0 (inf for none), got {upper_bound!r}")
+        order = self._order
+        lo, hi = self._lo[order], self._hi[order]
+        shapes = [self._shapes[s] for s in order.tolist()]
+        poses = self._poses[order]
+        cen, rad = self._spheres()
+        if name is None:
+            measure = pair_measure(shapes, poses, shapes, poses)
+            res = nearest(lo, hi, lo, hi, measure, same=True, allowed=self._allowed, upper_bound=ub,
+                          spheres_a=(cen, rad), spheres_b=(cen, rad))  # fmt: skip
+            d, i, j, pa, pb, fa, fb, measured, cand = res
+        else:
+            k = self.index(name)
+            one = np.array([k], _I64)
+            measure = pair_measure([shapes[k]], poses[one], shapes, poses)
+
+            def allowed_one(_: NDArray[np.int64], jj: NDArray[np.int64]) -> NDArray[np.bool_]:
+                return (jj != k) & self._allowed(np.full(jj.shape[0], k, _I64), jj)
+
+            res = nearest(lo[one], hi[one], lo, hi, measure, same=False, allowed=allowed_one, upper_bound=ub,
+                          spheres_a=(cen[one], rad[one]), spheres_b=(cen, rad))  # fmt: skip
+            d, _, j, pa, pb, fa, fb, measured, cand = res
+            i = k if j >= 0 else -1
+            if j >= 0 and j < k:  # report (i < j), points and faces following the objects
+                i, j, pa, pb, fa, fb = j, k, pb, pa, fb, fa
+        names = None if i < 0 else (self._names[i], self._names[j])
+        return NearestPair(d, (int(i), int(j)), names, pa, pb, fa, fb, measured, cand)
 
     # -- narrow phase ------------------------------------------------------------------
     def _mesh_kinds(self) -> NDArray[np.int64]:

@@ -1,0 +1,874 @@
+"""A drop-in for ``trimesh.collision.CollisionManager``: change one import.
+
+>>> from collisionkit.trimesh import CollisionManager   # was: from trimesh.collision import ...
+
+The manager keeps trimesh's signatures and return forms (trimesh >= 5.2: the
+same arguments, the same ``bool`` / ``set`` / tuple results, the same
+``ValueError`` for an unknown name, and trimesh's own
+``trimesh.collision.ContactData`` and ``DistanceData`` records), and answers
+with collisionkit's exact queries instead of python-fcl:
+
+* one ``collisionkit.World`` per manager, kept in step on ``add_object``,
+  ``remove_object`` and ``set_transform``; ``in_collision_internal`` is its
+  broad phase and one batched narrow phase over every candidate pair, and
+  ``min_distance_internal`` its broad-phase nearest pair (``World.nearest_pair``);
+* a trimesh mesh becomes one ``collisionkit.Mesh`` (cached per trimesh object and
+  its vertex/face contents), so instances of shared geometry share one tree;
+* triangle tests are exact (touching counts), and closed meshes are solids: a
+  mesh inside a closed mesh collides (FCL reports that only when both are convex);
+* distances are signed: minus the penetration depth for overlapping closed meshes.
+
+Where the answers differ from FCL's on purpose
+-----------------------------------------------
+
+====================================  ===========================  ==================================
+case                                  trimesh + python-fcl         collisionkit.trimesh
+====================================  ===========================  ==================================
+surfaces touching (shared point)      convex pairs: no collision   collision (exact test), distance 0
+                                      (GJK tolerance), -0.0
+one mesh inside a closed one          reported only when both      reported (winding number of a
+                                      are convex (``fcl.Convex``)  vertex, ``collisionkit.classify``)
+near touching (gaps 1e-6 .. 1e-12)    the same answers (tested)    the same answers (exact predicates)
+signed distance of an overlap         convex pairs: -EPA depth;    minus the depth for closed meshes:
+                                      two non-convex (BVH)         exact for convex pairs (``method=
+                                      meshes: 0.0; a BVH and a     "convex"``), else the upper end of
+                                      convex mesh: a depth, not    the certified bracket (``method=
+                                      certified (7.1e-10 for a     "bounds", refine=True``; 0.1 s a
+                                      1e-9 sink, below the lower   pair of 300-1000 triangles); 0.0
+                                      bound)                       for open meshes
+``min_distance_*`` with overlaps      the first overlapping pair   the deepest pair (pruned by the
+                                      its broad phase meets        boxes' depth bound)
+distance of two convex meshes         GJK can stop short (1.26     the exact minimum (pruned BVH
+                                      for two icospheres 1.0       distance)
+                                      apart)
+contacts (``return_data``)            convex pairs: 1 contact,     one per intersecting triangle pair
+                                      faces -1; meshes: 1 per      (faces, midpoint of the exact
+                                      triangle pair, depth 0       segment, a's face normal); depth:
+                                                                   the pair's exact depth for convex
+                                                                   pairs, else 0.0; a contained pair:
+                                                                   one contact, faces -1
+``add_object`` returns                ``fcl.CollisionObject``      ``ManagedObject`` (name, mesh, pose)
+no pair to measure                    1.797e308 (DBL_MAX);         ``inf``; names and data None
+                                      names: ``TypeError``
+====================================  ===========================  ==================================
+
+Poses: ``add_object`` rounds the transform to float32 as trimesh does (FCL
+then sees the same pose to ~1e-7; the rounded rotation is made exactly orthogonal
+again, see ``_transform``), ``set_transform`` and the ``*_single`` queries keep
+float64 as trimesh 5.2 does; every answer is exact at the pose stored
+(``ManagedObject.transform``).
+
+Batches trimesh lacks: ``in_collision_many`` and ``min_distance_many`` take an
+(N, 4, 4) stack of transforms of one mesh and answer all of them in a few
+batched calls per manager object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import trimesh  # the real trimesh: absolute import (this module is collisionkit.trimesh)
+from numpy.typing import NDArray
+
+from .constants import POSE_RIGIDITY_TOL
+from .geometry.mesh import Mesh
+from .query.classify import classify
+from .query.contact_geometry import contact_geometry
+from .query.distance import distance as ck_distance
+from .query.pair import intersects
+from .query.penetration import is_convex, penetration
+from .world import World
+from .world.nearest import box_bounds, local_sphere, nearest, pair_measure
+
+__all__ = ["COLLISION_PER_PAIR_CAP", "CollisionManager", "ManagedObject", "scene_to_collision"]
+
+#: Contacts reported per object pair with ``return_data`` (trimesh's cap).
+COLLISION_PER_PAIR_CAP = 100000
+#: The name trimesh gives the query mesh of the ``*_single`` methods in ContactData/DistanceData.
+EXTERNAL = "__external"
+
+_I64 = np.int64
+
+
+@dataclass(frozen=True, eq=False)
+class ManagedObject:
+    """What ``add_object`` returns (trimesh returns an ``fcl.CollisionObject``).
+
+    Attributes
+    ----------
+    name : hashable
+        The manager's name of the object.
+    mesh : collisionkit.Mesh
+        The geometry the manager queries (shared by every object added from the
+        same trimesh mesh).
+    transform : (4, 4) float64
+        The pose stored (the transform given, rounded to float32 like trimesh, its
+        rotation block made orthogonal again).
+    """
+
+    name: Hashable
+    mesh: Mesh
+    transform: NDArray[np.float64]
+
+
+class _Contact(NamedTuple):
+    # the attributes trimesh.collision.ContactData reads from an fcl.Contact
+    b1: int
+    b2: int
+    normal: NDArray[np.float64]
+    pos: NDArray[np.float64]
+    penetration_depth: float
+
+
+class _DistanceResult(NamedTuple):
+    # the attributes trimesh.collision.DistanceData reads from an fcl.DistanceResult
+    b1: int
+    b2: int
+    nearest_points: tuple[NDArray[np.float64], NDArray[np.float64]]
+    min_distance: float
+
+
+# -- inputs ------------------------------------------------------------------------------
+
+
+def _closed(mesh: Mesh) -> bool:
+    """Every edge (vertices merged by exact coordinates) on an even number of faces: a solid."""
+
+    def build() -> bool:
+        used = np.unique(mesh.faces)
+        _, inv = np.unique(mesh.vertices[used], axis=0, return_inverse=True)
+        remap = np.zeros(mesh.n_vertices, _I64)
+        remap[used] = inv.reshape(-1)
+        f = remap[mesh.faces]
+        e = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+        _, counts = np.unique(e, axis=0, return_counts=True)
+        return bool(np.all(counts % 2 == 0))
+
+    return bool(mesh.cached(("trimesh-closed",), build))
+
+
+_MESHES: dict[int, tuple[Any, tuple[int, int], Mesh]] = {}
+
+
+def as_mesh(mesh: Any) -> Mesh:
+    """A ``collisionkit.Mesh`` for a ``trimesh.Trimesh`` (or a Mesh as is).
+
+    Conversions are cached per trimesh object and its contents (trimesh's hash of
+    its vertex and face arrays), so adding the same trimesh mesh many times (the
+    instances of a ``trimesh.Scene``) builds one tree.
+
+    Raises
+    ------
+    TypeError
+        Neither a ``trimesh.Trimesh`` nor a ``collisionkit.Mesh``.
+    """
+    if isinstance(mesh, Mesh):
+        return mesh
+    if not isinstance(mesh, trimesh.Trimesh):
+        raise TypeError(f"mesh must be a trimesh.Trimesh (or a collisionkit.Mesh), got {type(mesh).__name__}")
+    key = (hash(mesh.vertices), hash(mesh.faces))
+    hit = _MESHES.get(id(mesh))
+    if hit is not None and hit[0] is mesh and hit[1] == key:
+        return hit[2]
+    if len(_MESHES) > 4096:  # NOTE: strong references keep ids valid; bounded like a cache
+        _MESHES.clear()
+    m = Mesh(np.asarray(mesh.vertices, dtype=np.float64), np.asarray(mesh.faces))
+    _MESHES[id(mesh)] = (mesh, key, m)
+    return m
+
+
+def _transform(transform: Any, *, float32: bool) -> NDArray[np.float64]:
+    """(4, 4) float64 pose (identity for None).
+
+    ``float32``: rounded through float32 as trimesh does in ``add_object``, then the
+    rotation block replaced by the nearest rotation (polar factor) when the rounding left
+    it measurably non-orthogonal. NOTE: the kernels invert a pose as its transpose
+    (ARCHITECTURE.md, "Frames"); a float32-rounded rotation is orthogonal only to ~1e-7,
+    which would move b's mapped vertices by ~1e-8 relative and make answers depend on the
+    argument order at that level. The stored pose is exactly rigid (to float64 rounding)
+    and within ~1e-7 of the float32 one.
+    """
+    if transform is None:
+        return np.eye(4)
+    try:
+        t = np.asarray(transform, dtype=np.float32 if float32 else np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"transform must be a (4, 4) numeric array, got {transform!r}") from None
+    if t.shape != (4, 4):
+        raise ValueError(f"transform must be (4, 4), got shape {t.shape}")
+    T = np.array(t, dtype=np.float64)
+    if float32 and np.all(np.isfinite(T)):
+        R = T[:3, :3]
+        # only what float32 rounding explains (a pose beyond the rigidity tolerance is refused)
+        if 1e-15 < np.abs(R.T @ R - np.eye(3)).max() <= POSE_RIGIDITY_TOL:
+            u, _, vt = np.linalg.svd(R)
+            Q = u @ vt
+            if np.linalg.det(Q) > 0:  # a reflection stays as given: the pose check refuses it
+                T[:3, :3] = Q
+    return T
+
+
+def _transforms(transforms: Any) -> NDArray[np.float64]:
+    try:
+        t = np.ascontiguousarray(transforms, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("transforms must be an (N, 4, 4) numeric array") from None
+    if t.ndim != 3 or t.shape[1:] != (4, 4):
+        raise ValueError(f"transforms must be (N, 4, 4), got shape {t.shape}")
+    return t
+
+
+def _world_box(mesh: Mesh, T: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(N, 2, 3) world boxes of ``mesh`` at poses (N, 4, 4): the box of its local box moved
+    (centre R c + t, half extents |R| h), padded by 1e-9 of its coordinates for rounding."""
+    b = np.asarray(mesh.bounds, dtype=np.float64)
+    c, h = (b[0] + b[1]) * 0.5, (b[1] - b[0]) * 0.5
+    R = T[:, :3, :3]
+    cw = R @ c + T[:, :3, 3]
+    hw = np.abs(R) @ h
+    pad = 1e-9 * (np.abs(cw).max(axis=1, keepdims=True) + hw.max(axis=1, keepdims=True) + 1e-300)
+    return np.stack([cw - hw - pad, cw + hw + pad], axis=1)
+
+
+def _overlap(lo_a, hi_a, lo_b, hi_b) -> NDArray[np.bool_]:
+    return np.all((lo_a <= hi_b) & (lo_b <= hi_a), axis=-1)
+
+
+def _nested(lo_a, hi_a, lo_b, hi_b) -> NDArray[np.bool_]:
+    """Either box inside the other (a containment needs it)."""
+    a_in_b = np.all((lo_b <= lo_a) & (hi_a <= hi_b), axis=-1)
+    b_in_a = np.all((lo_a <= lo_b) & (hi_b <= hi_a), axis=-1)
+    return a_in_b | b_in_a
+
+
+# -- pair answers (a, b: collisionkit meshes; Ta, Tb: (4, 4) or (N, 4, 4) poses) -----------
+
+
+def _contained(a: Mesh, b: Mesh, Ta, Tb) -> bool | NDArray[np.bool_]:
+    """One mesh inside the other, closed one (surfaces apart): the exact winding-number
+    test of ``collisionkit.classify`` (every piece of the inner mesh inside)."""
+    batched = np.ndim(Ta) == 3 or np.ndim(Tb) == 3
+    ca, cb = _closed(a), _closed(b)
+    if not (ca or cb):
+        n = max(np.shape(Ta)[0] if np.ndim(Ta) == 3 else 1, np.shape(Tb)[0] if np.ndim(Tb) == 3 else 1)
+        return np.zeros(n, bool) if batched else False
+    c = classify(a, b, Ta, Tb)
+    r = (np.asarray(c.a_inside_b) & cb) | (np.asarray(c.b_inside_a) & ca)
+    return r if batched else bool(r)
+
+
+#: ``CollisionManager(depth=...)``: how a non-convex overlap's depth is bracketed.
+DEPTH_MODES = ("refined", "bounds")
+
+
+def _depth(a: Mesh, b: Mesh, Ta, Tb, mode: str = "refined") -> float:
+    """Penetration depth of an overlapping pair (``collisionkit.penetration``).
+
+    Two convex meshes: the exact depth (``method="convex"``, float64 rounding only).
+    Other closed meshes: ``method="bounds"`` (``refine=True`` in the "refined" mode), the
+    upper end of a certified bracket ``depth_lower <= true depth <= depth_upper`` (a
+    translation that separates; the gap is the record's ``error_bound``). Open meshes
+    enclose no volume: 0.0.
+    """
+    if not (_closed(a) and _closed(b)):
+        return 0.0
+    return float(penetration(a, b, Ta, Tb, refine=mode == "refined").depth)
+
+
+def _signed(depth: float) -> float:
+    return -depth if depth > 0.0 else 0.0
+
+
+def _contacts(a: Mesh, b: Mesh, Ta, Tb, names: tuple[Any, Any], mode: str) -> list:
+    """trimesh ContactData of one colliding pair (a named names[0])."""
+    g = contact_geometry(a, b, Ta, Tb, max_pairs=COLLISION_PER_PAIR_CAP)
+    convex = is_convex(a) and is_convex(b)
+    depth = float(penetration(a, b, Ta, Tb).depth) if convex else 0.0
+    out = []
+    if len(g) == 0:  # contained: one contact at a vertex of the inner mesh
+        inner, T = (a, Ta) if bool(classify(a, b, Ta, Tb).a_inside_b) else (b, Tb)
+        p = T[:3, :3] @ inner.vertices[inner.faces[0, 0]] + T[:3, 3]
+        depth = _depth(a, b, Ta, Tb, mode)
+        return [trimesh.collision.ContactData(names, _Contact(-1, -1, np.full(3, np.nan), p, depth))]
+    for k in range(len(g)):
+        c = _Contact(int(g.face_a[k]), int(g.face_b[k]), np.array(g.normals[k]), np.array(g.points[k]), depth)
+        out.append(trimesh.collision.ContactData(names, c))
+    return out
+
+
+def _distance_data(names: tuple[Any, Any], d: float, pa, pb, fa: int, fb: int):
+    return trimesh.collision.DistanceData(
+        names, _DistanceResult(int(fa), int(fb), (np.asarray(pa, np.float64), np.asarray(pb, np.float64)), d)
+    )
+
+
+def _sorted(names: tuple[Any, Any]) -> tuple[Any, Any]:
+    """The pair's names sorted (trimesh's form); names of unlike types by their repr."""
+    try:
+        return tuple(sorted(names))  # type: ignore[return-value]
+    except TypeError:
+        return tuple(sorted(names, key=repr))  # type: ignore[return-value]
+
+
+def _returns(result: Any, names: Any, data: Any, return_names: bool, return_data: bool) -> Any:
+    if return_names and return_data:
+        return result, names, data
+    if return_names:
+        return result, names
+    if return_data:
+        return result, data
+    return result
+
+
+class CollisionManager:
+    """A mesh collision manager with trimesh's interface and exact answers.
+
+    Replaces ``trimesh.collision.CollisionManager`` (same methods, arguments and
+    return forms; the module notes list where answers differ from FCL's and
+    why). Objects are ``trimesh.Trimesh`` meshes (a ``collisionkit.Mesh`` is
+    accepted too) at rigid (4, 4) world-from-object transforms.
+
+    Parameters
+    ----------
+    depth : {"refined", "bounds"}
+        Keyword only (trimesh's manager takes no arguments): the depth reported for an
+        overlap of closed non-convex meshes by ``min_distance_*``. "refined" (default):
+        the upper end of ``collisionkit.penetration(method="bounds", refine=True)``'s
+        certified bracket (tight: 1e-9 relative on a plate and a ring); "bounds": the
+        same without refinement (about 4x faster, the upper end looser: 0.2% on the same
+        pair). Convex pairs always get their exact depth.
+
+    Examples
+    --------
+    >>> import numpy as np, trimesh
+    >>> from collisionkit.trimesh import CollisionManager
+    >>> m = CollisionManager()
+    >>> box = trimesh.creation.box([1, 1, 1])
+    >>> _ = m.add_object("a", box)
+    >>> _ = m.add_object("b", box, trimesh.transformations.translation_matrix([1.0, 0, 0]))
+    >>> m.in_collision_internal(return_names=True)      # touching faces collide
+    (True, {('a', 'b')})
+    >>> m.min_distance_single(box, trimesh.transformations.translation_matrix([-1, 3, 0]), return_name=True)
+    (2.0, 'a')
+    """
+
+    def __init__(self, *, depth: str = "refined") -> None:
+        if depth not in DEPTH_MODES:
+            raise ValueError(f"depth must be one of {DEPTH_MODES}, got {depth!r}")
+        self._depth_mode = depth
+        self._world = World()
+        self._objs: dict[Hashable, ManagedObject] = {}
+        self._key: dict[Hashable, str] = {}  # name -> the World's (str) name
+        self._name: dict[str, Hashable] = {}
+        self._count = 0
+        self._cached: tuple[list[ManagedObject], NDArray[np.float64]] | None = None
+        self._cached_arrays: tuple | None = None
+
+    # -- objects ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._objs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._objs
+
+    def __repr__(self) -> str:
+        return f"CollisionManager({len(self)} objects, depth={self._depth_mode!r})"
+
+    @property
+    def world(self) -> World:
+        """The ``collisionkit.World`` the manager keeps (object names are internal keys)."""
+        return self._world
+
+    def add_object(self, name: Hashable, mesh: Any, transform: Any = None) -> ManagedObject:
+        """Add an object, replacing any object of the same name.
+
+        Parameters
+        ----------
+        name : hashable
+            Identifier of the object.
+        mesh : trimesh.Trimesh
+            Its geometry (converted once per mesh; see ``as_mesh``).
+        transform : (4, 4) float, optional
+            World-from-object transform (None: identity), rounded to float32 as
+            trimesh does (the rounded rotation made orthogonal again: ``_transform``).
+
+        Returns
+        -------
+        ManagedObject
+            The name, the collisionkit mesh and the stored pose.
+
+        Raises
+        ------
+        ValueError
+            ``transform`` is not (4, 4); ``InvalidPoseError`` (a ValueError) when it
+            is not a finite rigid transform.
+        TypeError
+            ``mesh`` is not a mesh.
+        """
+        T = _transform(transform, float32=True)
+        m = as_mesh(mesh)
+        key = f"o{self._count}"
+        self._world.add(key, m, T)  # validates the pose before anything changes
+        self._count += 1
+        self._cached = self._cached_arrays = None
+        if name in self._objs:
+            self._drop(name)
+        obj = ManagedObject(name, m, T)
+        T.flags.writeable = False
+        self._objs[name] = obj
+        self._key[name] = key
+        self._name[key] = name
+        return obj
+
+    def _drop(self, name: Hashable) -> None:
+        key = self._key.pop(name)
+        self._world.remove(key)
+        self._cached = self._cached_arrays = None
+        del self._name[key]
+        del self._objs[name]
+
+    def _check(self, name: Any) -> None:
+        if name not in self._objs:
+            raise ValueError(f"{name} not in collision manager!")
+
+    def remove_object(self, name: Hashable) -> None:
+        """Remove an object (``ValueError`` when no object has that name, as trimesh)."""
+        self._check(name)
+        self._drop(name)
+
+    def set_transform(self, name: Hashable, transform: Any) -> None:
+        """Replace an object's transform ((4, 4); kept in float64 as trimesh 5.2 does).
+
+        Raises
+        ------
+        ValueError
+            Unknown name (as trimesh), a transform that is not (4, 4), or (an
+            ``InvalidPoseError``) not a finite rigid transform.
+        """
+        self._check(name)
+        T = _transform(transform, float32=False)
+        self._world.set_pose(self._key[name], T)
+        self._cached = self._cached_arrays = None
+        T.flags.writeable = False
+        obj = self._objs[name]
+        self._objs[name] = ManagedObject(name, obj.mesh, T)
+
+    # -- internal helpers ------------------------------------------------------------------
+    def _entries(self) -> tuple[list[ManagedObject], NDArray[np.float64]]:
+        """Objects in the World's order and their world boxes (N, 2, 3)."""
+        if self._cached is None:  # PERF: kept until an object is added, removed or moved
+            objs = [self._objs[self._name[k]] for k in self._world.names]
+            self._cached = (objs, self._world.boxes() if objs else np.empty((0, 2, 3)))
+        return self._cached
+
+    def _arrays(self) -> tuple[list[Mesh], NDArray[np.float64], tuple[NDArray[np.float64], NDArray[np.float64]]]:
+        """Meshes, poses (N, 4, 4) and world bounding spheres in the World's order."""
+        if self._cached_arrays is None:  # PERF: kept until an object is added, removed or moved
+            objs, _ = self._entries()
+            self._cached_arrays = ([o.mesh for o in objs], self._world.poses, self._world._spheres())
+        return self._cached_arrays
+
+    def _internal_pairs(self) -> list[tuple[int, int]]:
+        """Colliding pairs (i < j, World order): surfaces meet, or one solid holds the other."""
+        w = self._world
+        hits = {(int(i), int(j)) for i, j in w.colliding_pairs().index.tolist()}
+        cand = w.candidate_pairs().index
+        if cand.shape[0] > len(hits):
+            boxes = w.boxes()
+            rest = np.array([p for p in cand.tolist() if (p[0], p[1]) not in hits], dtype=_I64).reshape(-1, 2)
+            nested = _nested(boxes[rest[:, 0], 0], boxes[rest[:, 0], 1], boxes[rest[:, 1], 0], boxes[rest[:, 1], 1])
+            objs, _ = self._entries()
+            for i, j in rest[nested].tolist():
+                a, b = objs[i], objs[j]
+                if _contained(a.mesh, b.mesh, a.transform, b.transform):
+                    hits.add((i, j))
+        return sorted(hits)
+
+    def _single_hits(self, m: Mesh, T: NDArray[np.float64], box: NDArray[np.float64] | None = None) -> list[int]:
+        """World-order indices of the objects that collide with ``m`` at ``T``."""
+        objs, boxes = self._entries()
+        if not objs:
+            return []
+        box = _world_box(m, T[None])[0] if box is None else box[0]
+        near = np.flatnonzero(_overlap(boxes[:, 0], boxes[:, 1], box[0], box[1]))
+        out = []
+        for i in near.tolist():
+            o = objs[i]
+            if intersects(o.mesh, m, o.transform, T) or (
+                _nested(boxes[i, 0], boxes[i, 1], box[0], box[1]) and _contained(o.mesh, m, o.transform, T)
+            ):
+                out.append(i)
+        return out
+
+    def _other_pairs(self, other: CollisionManager) -> list[tuple[int, int]]:
+        """(i of self, j of other) colliding, World orders."""
+        objs_a, boxes_a = self._entries()
+        objs_b, boxes_b = other._entries()
+        out = []
+        if not objs_a or not objs_b:
+            return out
+        lo_a, hi_a = boxes_a[:, None, 0], boxes_a[:, None, 1]
+        lo_b, hi_b = boxes_b[None, :, 0], boxes_b[None, :, 1]
+        near = _overlap(lo_a, hi_a, lo_b, hi_b)
+        nested = _nested(lo_a, hi_a, lo_b, hi_b)
+        for i, j in np.argwhere(near).tolist():
+            a, b = objs_a[i], objs_b[j]
+            if intersects(a.mesh, b.mesh, a.transform, b.transform) or (
+                nested[i, j] and _contained(a.mesh, b.mesh, a.transform, b.transform)
+            ):
+                out.append((i, j))
+        return out
+
+    def _deepest(self, pairs: list[tuple[ManagedObject, ManagedObject, Any, Any]], boxes_a, boxes_b):
+        """The most negative signed distance over colliding pairs (a, b, name_a, name_b), row k
+        of ``boxes_a`` / ``boxes_b`` ((K, 2, 3) world boxes) holding pair k's boxes:
+        (signed, name_a, name_b, point_a, point_b, face_a, face_b).
+
+        A pair's depth is at most its boxes' (a translation separating the boxes separates
+        what they hold), the least overlap of the two boxes along an axis; pairs are
+        measured in decreasing order of that bound, stopping when it is not above the
+        deepest found.
+        """
+        over = np.minimum(boxes_a[:, 1] - boxes_b[:, 0], boxes_b[:, 1] - boxes_a[:, 0])
+        bound = over.min(axis=1)
+        best = None
+        for k in np.argsort(-bound, kind="stable").tolist():
+            if best is not None and bound[k] <= -best[0]:
+                break
+            a, b, na, nb = pairs[k]
+            s = _signed(_depth(a.mesh, b.mesh, a.transform, b.transform, self._depth_mode))
+            if best is None or s < best[0]:
+                d = ck_distance(a.mesh, b.mesh, a.transform, b.transform)
+                best = (s, na, nb, d.point_a, d.point_b, int(d.face_a), int(d.face_b))
+        return best
+
+    # -- collision -------------------------------------------------------------------------
+    def in_collision_single(self, mesh: Any, transform: Any = None, return_names: bool = False, return_data: bool = False):
+        """Does ``mesh`` at ``transform`` collide with any object of the manager?
+
+        Parameters
+        ----------
+        mesh : trimesh.Trimesh
+        transform : (4, 4) float, optional
+            World-from-object transform (None: identity).
+        return_names : bool
+            Also return the set of names of the objects it collides with.
+        return_data : bool
+            Also return a list of ``trimesh.collision.ContactData`` (the query
+            mesh is named ``"__external"``).
+
+        Returns
+        -------
+        is_collision : bool
+        names : set
+            [optional] Names of the colliding objects.
+        contacts : list of ContactData
+            [optional] One per intersecting triangle pair (module notes).
+        """
+        m = as_mesh(mesh)
+        T = _transform(transform, float32=False)
+        hits = self._single_hits(m, T)
+        objs, _ = self._entries()
+        names = {objs[i].name for i in hits}
+        data = []
+        if return_data:
+            for i in hits:
+                o = objs[i]
+                data += _contacts(o.mesh, m, o.transform, T, (o.name, EXTERNAL), self._depth_mode)
+        return _returns(bool(hits), names, data, return_names, return_data)
+
+    def in_collision_internal(self, return_names: bool = False, return_data: bool = False):
+        """Does any pair of the manager's objects collide?
+
+        Returns
+        -------
+        is_collision : bool
+        names : set of (str, str)
+            [optional] The colliding pairs, each pair's names sorted.
+        contacts : list of ContactData
+            [optional] One per intersecting triangle pair (module notes).
+        """
+        pairs = self._internal_pairs()
+        objs, _ = self._entries()
+        names = {_sorted((objs[i].name, objs[j].name)) for i, j in pairs}
+        data = []
+        if return_data:
+            for i, j in pairs:
+                a, b = objs[i], objs[j]
+                data += _contacts(a.mesh, b.mesh, a.transform, b.transform, (a.name, b.name), self._depth_mode)
+        return _returns(bool(pairs), names, data, return_names, return_data)
+
+    def in_collision_other(self, other_manager: CollisionManager, return_names: bool = False, return_data: bool = False):
+        """Does any object of this manager collide with any object of ``other_manager``?
+
+        Returns
+        -------
+        is_collision : bool
+        names : set of (str, str)
+            [optional] (name in this manager, name in the other) per colliding pair.
+        contacts : list of ContactData
+            [optional] One per intersecting triangle pair (module notes).
+        """
+        if not isinstance(other_manager, CollisionManager):
+            raise TypeError(f"other_manager must be a collisionkit.trimesh.CollisionManager, got {type(other_manager).__name__}")
+        pairs = self._other_pairs(other_manager)
+        objs_a, _ = self._entries()
+        objs_b, _ = other_manager._entries()
+        names = {(objs_a[i].name, objs_b[j].name) for i, j in pairs}
+        data = []
+        if return_data:
+            for i, j in pairs:
+                a, b = objs_a[i], objs_b[j]
+                data += _contacts(a.mesh, b.mesh, a.transform, b.transform, (a.name, b.name), self._depth_mode)
+        return _returns(bool(pairs), names, data, return_names, return_data)
+
+    # -- distance --------------------------------------------------------------------------
+    def min_distance_single(self, mesh: Any, transform: Any = None, return_name: bool = False, return_data: bool = False):
+        """Signed minimum distance between ``mesh`` at ``transform`` and the manager's objects.
+
+        Returns
+        -------
+        distance : float
+            The least distance to any object; minus the penetration depth when
+            it overlaps closed ones (module notes: method and bound); ``inf``
+            for an empty manager.
+        name : hashable
+            [optional] The closest (or deepest) object (None when empty).
+        data : DistanceData
+            [optional] Closest points and faces (the query mesh is
+            ``"__external"``; None when empty).
+        """
+        m = as_mesh(mesh)
+        T = _transform(transform, float32=False)
+        objs, boxes = self._entries()
+        box = _world_box(m, T[None])
+        hits = self._single_hits(m, T, box)
+        if hits:
+            ext = ManagedObject(EXTERNAL, m, T)
+            s, name, _, pa, pb, fa, fb = self._deepest(
+                [(objs[i], ext, objs[i].name, EXTERNAL) for i in hits], boxes[hits], np.repeat(box, len(hits), 0)
+            )
+        else:
+            meshes, poses, spheres = self._arrays()
+            measure = pair_measure(meshes, poses, [m], T[None])
+            sph = local_sphere(m, np.asarray(m.bounds))
+            ext = (T[None, :3, :3] @ sph[:3] + T[None, :3, 3], sph[3:])
+            s, i, _, pa, pb, fa, fb, _, _ = nearest(
+                boxes[:, 0], boxes[:, 1], box[:, 0], box[:, 1], measure, same=False, spheres_a=spheres, spheres_b=ext
+            )
+            name = objs[i].name if i >= 0 else None
+        data = None if name is None else _distance_data((name, EXTERNAL), s, pa, pb, fa, fb)
+        return _returns(s, name, data, return_name, return_data)
+
+    def min_distance_internal(self, name: Hashable | None = None, return_names: bool = False, return_data: bool = False):
+        """Signed minimum distance between the manager's objects (or between ``name`` and the rest).
+
+        Parameters
+        ----------
+        name : hashable, optional
+            Only distances from this object to the others (``ValueError`` when unknown).
+        return_names : bool
+            Also return the two names, sorted.
+        return_data : bool
+            Also return a ``trimesh.collision.DistanceData``.
+
+        Returns
+        -------
+        distance : float
+            Minus the largest penetration depth when some pair overlaps
+            (module notes), else the least distance (``World.nearest_pair``);
+            ``inf`` with no pair.
+        names : (2,) tuple
+            [optional] Sorted names of the pair (None with no pair).
+        data : DistanceData
+            [optional] (None with no pair.)
+        """
+        if name is not None:
+            self._check(name)
+        objs, boxes = self._entries()
+        k = None if name is None else self._world.index(self._key[name])
+        pairs = [(i, j) for i, j in self._internal_pairs() if k is None or k in (i, j)]
+        if pairs:
+            ij = np.array(pairs, dtype=_I64)
+            s, na, nb, pa, pb, fa, fb = self._deepest(
+                [(objs[i], objs[j], objs[i].name, objs[j].name) for i, j in pairs], boxes[ij[:, 0]], boxes[ij[:, 1]]
+            )
+        else:
+            p = self._world.nearest_pair(None if name is None else self._key[name])
+            s, pa, pb, fa, fb = p.distance, p.point_a, p.point_b, p.face_a, p.face_b
+            na, nb = (None, None) if p.names is None else (self._name[p.names[0]], self._name[p.names[1]])
+        if na is None:
+            return _returns(s, None, None, return_names, return_data)
+        data = _distance_data((na, nb), s, pa, pb, fa, fb)
+        return _returns(s, _sorted((na, nb)), data, return_names, return_data)
+
+    def min_distance_other(self, other_manager: CollisionManager, return_names: bool = False, return_data: bool = False):
+        """Signed minimum distance between an object of this manager and one of ``other_manager``.
+
+        Returns
+        -------
+        distance : float
+            As ``min_distance_internal``, over pairs across the two managers.
+        names : (2,) tuple
+            [optional] (name in this manager, name in the other).
+        data : DistanceData
+            [optional]
+        """
+        if not isinstance(other_manager, CollisionManager):
+            raise TypeError(f"other_manager must be a collisionkit.trimesh.CollisionManager, got {type(other_manager).__name__}")
+        objs_a, boxes_a = self._entries()
+        objs_b, boxes_b = other_manager._entries()
+        pairs = self._other_pairs(other_manager)
+        if pairs:
+            ij = np.array(pairs, dtype=_I64)
+            s, na, nb, pa, pb, fa, fb = self._deepest(
+                [(objs_a[i], objs_b[j], objs_a[i].name, objs_b[j].name) for i, j in pairs], boxes_a[ij[:, 0]], boxes_b[ij[:, 1]]
+            )
+        else:
+            meshes_a, poses_a, spheres_a = self._arrays()
+            meshes_b, poses_b, spheres_b = other_manager._arrays()
+            s, i, j, pa, pb, fa, fb, _, _ = nearest(
+                boxes_a[:, 0], boxes_a[:, 1], boxes_b[:, 0], boxes_b[:, 1], pair_measure(meshes_a, poses_a, meshes_b, poses_b),
+                same=False, spheres_a=spheres_a, spheres_b=spheres_b,
+            )  # fmt: skip
+            na, nb = (objs_a[i].name, objs_b[j].name) if i >= 0 else (None, None)
+        if na is None:
+            return _returns(s, None, None, return_names, return_data)
+        data = _distance_data((na, nb), s, pa, pb, fa, fb)
+        return _returns(s, (na, nb), data, return_names, return_data)
+
+    # -- batches (not in trimesh) -------------------------------------------------------------
+    def _many_hits(self, m: Mesh, T: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """(N, n_objects) bool: pose n of ``m`` collides with object i."""
+        objs, boxes = self._entries()
+        hit = np.zeros((T.shape[0], len(objs)), bool)
+        if not objs or T.shape[0] == 0:
+            return hit
+        box = _world_box(m, T)
+        for i, o in enumerate(objs):
+            near = np.flatnonzero(_overlap(box[:, 0], box[:, 1], boxes[i, 0], boxes[i, 1]))
+            if not near.size:
+                continue
+            h = np.asarray(intersects(o.mesh, m, o.transform, T[near]), bool)
+            hit[near, i] = h
+            rest = near[~h]
+            rest = rest[_nested(box[rest, 0], box[rest, 1], boxes[i, 0], boxes[i, 1])]
+            if rest.size:
+                hit[rest, i] = _contained(o.mesh, m, o.transform, T[rest])
+        return hit
+
+    def in_collision_many(self, mesh: Any, transforms: Any, return_names: bool = False):
+        """``in_collision_single`` for a stack of transforms of one mesh, in batched calls.
+
+        Parameters
+        ----------
+        mesh : trimesh.Trimesh
+        transforms : (N, 4, 4) float
+            World-from-object transforms (float64, not rounded).
+        return_names : bool
+            Also return, per transform, the set of names it collides with.
+
+        Returns
+        -------
+        is_collision : (N,) bool
+        names : list of set
+            [optional]
+
+        Examples
+        --------
+        >>> import numpy as np, trimesh
+        >>> from collisionkit.trimesh import CollisionManager
+        >>> m = CollisionManager()
+        >>> _ = m.add_object("box", trimesh.creation.box([1, 1, 1]))
+        >>> T = np.tile(np.eye(4), (3, 1, 1)); T[:, 0, 3] = [0.5, 1.0, 1.5]
+        >>> m.in_collision_many(trimesh.creation.box([1, 1, 1]), T).tolist()
+        [True, True, False]
+        """
+        m = as_mesh(mesh)
+        T = _transforms(transforms)
+        hit = self._many_hits(m, T)
+        res = hit.any(axis=1)
+        if not return_names:
+            return res
+        objs, _ = self._entries()
+        return res, [{objs[i].name for i in np.flatnonzero(row).tolist()} for row in hit]
+
+    def min_distance_many(self, mesh: Any, transforms: Any, return_names: bool = False):
+        """``min_distance_single`` for a stack of transforms of one mesh, in batched calls.
+
+        Returns
+        -------
+        distance : (N,) float64
+            Signed, as ``min_distance_single`` (``inf`` for an empty manager).
+        names : list
+            [optional] The closest (or deepest) object per transform (None when empty).
+        """
+        m = as_mesh(mesh)
+        T = _transforms(transforms)
+        n = T.shape[0]
+        objs, boxes = self._entries()
+        best = np.full(n, np.inf)
+        who = np.full(n, -1, _I64)
+        if not objs or n == 0:
+            return (best, [None] * n) if return_names else best
+        hit = self._many_hits(m, T)
+        index = {id(o): i for i, o in enumerate(objs)}
+        for r in np.flatnonzero(hit.any(axis=1)).tolist():  # overlapping: minus the deepest depth
+            hits = np.flatnonzero(hit[r])
+            ext = ManagedObject(EXTERNAL, m, T[r])
+            box = _world_box(m, T[r][None])
+            # the objects themselves stand as the "names": the deepest one's index comes back
+            s, deepest, *_ = self._deepest(
+                [(objs[i], ext, objs[i], EXTERNAL) for i in hits.tolist()], boxes[hits], np.repeat(box, hits.size, 0)
+            )
+            best[r], who[r] = s, index[id(deepest)]
+        free = np.flatnonzero(~hit.any(axis=1))
+        if free.size:
+            box = _world_box(m, T[free])
+            nb = len(objs)
+            lo_o, hi_o = np.repeat(boxes[None, :, 0], free.size, 0), np.repeat(boxes[None, :, 1], free.size, 0)
+            lo_m, hi_m = np.repeat(box[:, None, 0], nb, 1), np.repeat(box[:, None, 1], nb, 1)
+            lower, upper = (x.reshape(free.size, nb) for x in box_bounds(
+                lo_o.reshape(-1, 3), hi_o.reshape(-1, 3), lo_m.reshape(-1, 3), hi_m.reshape(-1, 3)))  # fmt: skip
+            cap = upper.min(axis=1)
+            sub_best = np.full(free.size, np.inf)
+            sub_who = np.full(free.size, -1, _I64)
+            for i in np.argsort(lower.min(axis=0), kind="stable").tolist():
+                rows = np.flatnonzero((lower[:, i] <= cap) & (lower[:, i] < sub_best))
+                if not rows.size:
+                    continue
+                ub = float(sub_best[rows].max())
+                o = objs[i]
+                d = np.atleast_1d(ck_distance(o.mesh, m, o.transform, T[free[rows]], upper_bound=ub).distance)
+                better = d < sub_best[rows]
+                sub_best[rows[better]] = d[better]
+                sub_who[rows[better]] = i
+            best[free], who[free] = sub_best, sub_who
+        if not return_names:
+            return best
+        return best, [objs[i].name if i >= 0 else None for i in who.tolist()]
+
+
+def scene_to_collision(scene: Any) -> tuple[CollisionManager, dict[Hashable, ManagedObject]]:
+    """A manager holding every geometry node of a ``trimesh.Scene`` at its world transform.
+
+    Instances of one geometry share one ``collisionkit.Mesh`` (and so one tree).
+
+    Returns
+    -------
+    manager : CollisionManager
+    objects : dict
+        Node name -> the ``ManagedObject`` added for it.
+    """
+    if not isinstance(scene, trimesh.Scene):
+        raise TypeError(f"scene must be a trimesh.Scene, got {type(scene).__name__}")
+    manager = CollisionManager()
+    objects: dict[Hashable, ManagedObject] = {}
+    for node in scene.graph.nodes_geometry:
+        T, geometry = scene.graph[node]
+        objects[node] = manager.add_object(node, scene.geometry[geometry], T)
+    return manager, objects
+

@@ -1,0 +1,281 @@
+"""Broad-phase nearest pair: the closest pair of objects, pruned by box distances.
+
+Two world boxes (and two bounding spheres: ``sphere_bounds``, the tighter of
+each pair of bounds is used) bound the distance of whatever they hold from both
+sides:
+
+* lower bound: the distance between the boxes (0 when they overlap), since every
+  point of an object lies in its box;
+* upper bound: ``|c_i - c_j| + r_i + r_j`` (centres and half diagonals), the
+  distance of two points of the boxes that are certainly no closer than the two
+  nearest points of the objects (each object has a point in its box, and every
+  point of a box is within ``r`` of its centre).
+
+The search (``nearest``) takes the smallest upper bound U over all allowed pairs,
+keeps only the pairs whose lower bound is at most U (the answer's pair is among
+them), and measures them exactly in increasing lower-bound order, in batches
+(pairs of the same two shapes in one batched ``collisionkit.distance`` call), each
+with the best distance so far as the query's ``upper_bound``; it stops when the
+next lower bound is not below the best distance. Pairs are scanned in blocks of
+rows, so memory stays bounded for many objects (O(n^2) box arithmetic in NumPy,
+O(k) exact queries for the k pairs that survive).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+_I64 = np.int64
+#: Box pairs evaluated per NumPy block (bounds the scratch memory: ~100 bytes a pair).
+BLOCK_ROWS = 1 << 18
+
+
+@dataclass(frozen=True, eq=False)
+class NearestPair:
+    """The closest pair of objects and where they are closest (world frame).
+
+    Attributes
+    ----------
+    distance : float
+        Minimum distance over the pairs searched: 0.0 exactly when some pair
+        intersects (``collisionkit.distance``'s exact test); ``inf`` when no pair
+        was searched (fewer than two objects, or every pair filtered out), or no
+        pair is closer than the ``upper_bound`` asked for.
+    index : tuple of int
+        (i, j), i < j, insertion-order indices of the pair (``(-1, -1)`` when
+        ``distance`` is inf).
+    names : tuple of str or None
+        Their names (None when ``distance`` is inf).
+    point_a, point_b : (3,) float64
+        Closest points on object i and on object j (NaN when inf).
+    face_a, face_b : int
+        Faces holding them (-1 when inf or not a mesh).
+    measured : int
+        Pairs measured exactly (the rest were pruned by their box lower bound).
+    candidates : int
+        Pairs whose box lower bound did not exceed the smallest box upper bound.
+    """
+
+    distance: float
+    index: tuple[int, int]
+    names: tuple[str, str] | None
+    point_a: NDArray[np.float64]
+    point_b: NDArray[np.float64]
+    face_a: int
+    face_b: int
+    measured: int
+    candidates: int
+
+    def __post_init__(self) -> None:
+        self.point_a.flags.writeable = False
+        self.point_b.flags.writeable = False
+
+
+#: Relative slack of the sphere bounds: far above the rounding of a few float64
+#: operations on the centres and radii (and of the kernels' own mapping, ~1e-16).
+SPHERE_RTOL = 1e-12
+
+
+def local_sphere(shape: Any, bounds: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(4,) bounding sphere (centre, radius) of a shape in its own frame: the centre of
+    its local box; the radius the farthest vertex of a mesh (cached per geometry), or
+    the box's half diagonal for other shapes. The radius is rounded up by SPHERE_RTOL."""
+    c = (bounds[0] + bounds[1]) * 0.5
+    vertices = getattr(shape, "vertices", None)
+    if vertices is not None and hasattr(shape, "cached"):
+
+        def build() -> float:
+            v = np.asarray(vertices, dtype=np.float64)
+            return float(np.sqrt(((v - c) ** 2).sum(axis=1)).max()) if v.shape[0] else 0.0
+
+        r = float(shape.cached(("bounding-sphere", tuple(c.tolist())), build))
+    else:
+        r = float(np.linalg.norm(bounds[1] - bounds[0])) * 0.5
+    return np.array([c[0], c[1], c[2], r * (1.0 + SPHERE_RTOL)])
+
+
+def sphere_bounds(ca, ra, cb, rb) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Lower and upper bounds of the distance between whatever two spheres hold (row k of
+    a with row k of b): ``|ca - cb| -/+ (ra + rb)``, widened by SPHERE_RTOL of the
+    magnitudes involved (so rounding cannot make the lower bound too large)."""
+    d = ca - cb
+    dist = np.sqrt(np.einsum("ij,ij->i", d, d))
+    slack = SPHERE_RTOL * (np.abs(ca).max(axis=1) + np.abs(cb).max(axis=1) + ra + rb + dist)
+    return dist - ra - rb - slack, dist + ra + rb + slack
+
+
+def box_bounds(lo_a, hi_a, lo_b, hi_b) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Lower and upper bounds of the distance between whatever the boxes hold.
+
+    Parameters
+    ----------
+    lo_a, hi_a, lo_b, hi_b : (M, 3) float64
+        Box corners, row k of a paired with row k of b.
+
+    Returns
+    -------
+    lower, upper : (M,) float64
+    """
+    gap = np.maximum(np.maximum(lo_a - hi_b, lo_b - hi_a), 0.0)
+    lower = np.sqrt(np.einsum("ij,ij->i", gap, gap))
+    ca, cb = (lo_a + hi_a) * 0.5, (lo_b + hi_b) * 0.5
+    d = ca - cb
+    ra = np.sqrt(np.einsum("ij,ij->i", hi_a - lo_a, hi_a - lo_a)) * 0.5
+    rb = np.sqrt(np.einsum("ij,ij->i", hi_b - lo_b, hi_b - lo_b)) * 0.5
+    # NOTE: rounding: 1 + 1e-12 covers the few float64 operations above, so U stays an upper bound
+    upper = (np.sqrt(np.einsum("ij,ij->i", d, d)) + ra + rb) * (1.0 + 1e-12)
+    # and the lower bound rounds down by as much (never above the true box distance)
+    return lower * (1.0 - 1e-12), upper
+
+
+Measure = Callable[[NDArray[np.int64], NDArray[np.int64], float], tuple]
+
+#: Pairs measured in the first batch; each later batch doubles, up to ``MAX_BATCH``.
+#: PERF: 1 first: one probe against a manager usually ends after a pair or two
+#: (benchmarks/trimesh_manager.py: 8 first cost 1.9x on 50 probes of a 60-object grid).
+FIRST_BATCH = 1
+MAX_BATCH = 256
+
+
+def pair_measure(shapes_a: Sequence[Any], poses_a: NDArray[np.float64], shapes_b: Sequence[Any],
+                 poses_b: NDArray[np.float64]) -> Measure:  # fmt: skip
+    """A batched ``measure`` for ``nearest``: pair k is (shapes_a[ii[k]] at poses_a[ii[k]],
+    shapes_b[jj[k]] at poses_b[jj[k]]); pairs of the same two shapes go into one batched
+    ``collisionkit.distance`` call (one compiled call for all their poses)."""
+    from ..query.distance import distance
+
+    def measure(ii: NDArray[np.int64], jj: NDArray[np.int64], upper: float):
+        k = ii.shape[0]
+        d = np.empty(k)
+        pa, pb = np.empty((k, 3)), np.empty((k, 3))
+        fa, fb = np.empty(k, _I64), np.empty(k, _I64)
+        groups: dict[tuple[int, int], list[int]] = {}
+        for r, (i, j) in enumerate(zip(ii.tolist(), jj.tolist(), strict=True)):
+            groups.setdefault((id(shapes_a[i]), id(shapes_b[j])), []).append(r)
+        for rows in groups.values():
+            r = np.array(rows, dtype=_I64)
+            a, b = shapes_a[int(ii[r[0]])], shapes_b[int(jj[r[0]])]
+            res = distance(a, b, np.ascontiguousarray(poses_a[ii[r]]), np.ascontiguousarray(poses_b[jj[r]]), upper_bound=upper)
+            d[r] = res.distance
+            pa[r], pb[r] = res.point_a, res.point_b
+            fa[r], fb[r] = res.face_a, res.face_b
+        return d, pa, pb, fa, fb
+
+    return measure
+
+
+def nearest(
+    lo_a: NDArray[np.float64],
+    hi_a: NDArray[np.float64],
+    lo_b: NDArray[np.float64],
+    hi_b: NDArray[np.float64],
+    measure: Measure,
+    *,
+    same: bool,
+    allowed: Callable[[NDArray[np.int64], NDArray[np.int64]], NDArray[np.bool_]] | None = None,
+    upper_bound: float = math.inf,
+    spheres_a: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    spheres_b: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+) -> tuple[float, int, int, NDArray, NDArray, int, int, int, int]:
+    """The pair (i of a, j of b) at the least exact distance, pruned by box bounds.
+
+    Parameters
+    ----------
+    lo_a, hi_a : (n_a, 3) float64
+        World boxes of the first set; ``lo_b, hi_b`` of the second (the same
+        arrays when ``same``: then only pairs i < j are searched).
+    measure : callable (ii, jj, upper) -> (distance, point_a, point_b, face_a, face_b)
+        Exact distances of pairs (ii[k], jj[k]) as (k,), (k, 3), (k, 3), (k,), (k,)
+        arrays, ``inf`` where not below ``upper`` (``pair_measure``).
+    allowed : callable (ii, jj) -> (k,) bool, optional
+        Which candidate pairs may be reported (filters).
+    upper_bound : float
+        Only distances below it are searched for.
+    spheres_a, spheres_b : ((n, 3), (n,)) float64, optional
+        World bounding spheres (centres, radii) of each set: the bounds are then the
+        tighter of the boxes' and the spheres' (``sphere_bounds``).
+
+    Returns
+    -------
+    tuple
+        (distance, i, j, point_a, point_b, face_a, face_b, measured, candidates);
+        i = j = -1 and distance inf when no pair is below ``upper_bound``.
+
+    Pairs are measured in batches in increasing lower-bound order (1, then doubling
+    to 256 a batch, each with the best distance so far as its ``upper``); a batch
+    holds only pairs whose lower bound is below the best so far. The minimum is the
+    brute-force one: a pair left out has a lower bound not below it. Among pairs at
+    the same least distance, the first in (lower bound, i, j) order is reported.
+    """
+    n_a, n_b = lo_a.shape[0], lo_b.shape[0]
+    nan3 = np.full(3, np.nan)
+    # PERF: rows of a against all of b by broadcasting (no gathered copies), one pass: a
+    # block keeps its pairs whose lower bound is not above the smallest upper bound so far
+    # (which only falls), and a last filter applies the final one
+    cen_a, cen_b = (lo_a + hi_a) * 0.5, (lo_b + hi_b) * 0.5
+    rad_a = np.sqrt(np.einsum("ij,ij->i", hi_a - lo_a, hi_a - lo_a)) * 0.5
+    rad_b = np.sqrt(np.einsum("ij,ij->i", hi_b - lo_b, hi_b - lo_b)) * 0.5
+    use_spheres = spheres_a is not None and spheres_b is not None
+    rows = max(1, BLOCK_ROWS // max(n_b, 1))
+    cap = float(upper_bound)
+    kept_i, kept_j, kept_l = [], [], []
+    for i0 in range(0, n_a, rows):
+        i1 = min(n_a, i0 + rows)
+        gap = np.maximum(np.maximum(lo_a[i0:i1, None] - hi_b[None], lo_b[None] - hi_a[i0:i1, None]), 0.0)
+        lower = np.sqrt(np.einsum("ijk,ijk->ij", gap, gap)) * (1.0 - 1e-12)
+        d = cen_a[i0:i1, None] - cen_b[None]
+        dist = np.sqrt(np.einsum("ijk,ijk->ij", d, d))
+        upper = (dist + rad_a[i0:i1, None] + rad_b[None]) * (1.0 + 1e-12)
+        if use_spheres:
+            d = spheres_a[0][i0:i1, None] - spheres_b[0][None]
+            dist = np.sqrt(np.einsum("ijk,ijk->ij", d, d))
+            ra, rb = spheres_a[1][i0:i1, None], spheres_b[1][None]
+            slack = SPHERE_RTOL * (np.abs(spheres_a[0][i0:i1]).max(axis=1)[:, None] + np.abs(spheres_b[0]).max(axis=1)[None] + ra + rb + dist)
+            lower = np.maximum(lower, dist - ra - rb - slack)
+            upper = np.minimum(upper, dist + ra + rb + slack)
+        if same:
+            lower[np.tril_indices(i1 - i0, i0, n_b)] = np.inf  # only pairs i < j
+        ii, jj = np.nonzero(lower < cap)
+        ii += i0
+        if allowed is not None and ii.size:
+            ok = allowed(ii, jj)
+            ii, jj = ii[ok], jj[ok]
+        if not ii.size:
+            continue
+        cap = min(cap, float(upper[ii - i0, jj].min()))
+        low = lower[ii - i0, jj]
+        keep = low <= cap
+        kept_i.append(ii[keep])
+        kept_j.append(jj[keep])
+        kept_l.append(low[keep])
+    if not kept_i:
+        return math.inf, -1, -1, nan3, nan3.copy(), -1, -1, 0, 0
+    ci, cj, cl = np.concatenate(kept_i), np.concatenate(kept_j), np.concatenate(kept_l)
+    keep = cl <= cap
+    ci, cj, cl = ci[keep], cj[keep], cl[keep]
+    order = np.lexsort((cj, ci, cl))  # deterministic: ties by (i, j)
+    ci, cj, cl = ci[order], cj[order], cl[order]
+    best = math.inf
+    found = (-1, -1, nan3, nan3.copy(), -1, -1)
+    measured, pos, size = 0, 0, FIRST_BATCH
+    limit = float(upper_bound)
+    while pos < ci.shape[0] and best > 0.0:
+        stop = min(ci.shape[0], pos + size)
+        take = np.flatnonzero(cl[pos:stop] < min(best, limit)) + pos
+        if take.size == 0:
+            break  # sorted: every later lower bound is at least as large
+        d, pa, pb, fa, fb = measure(ci[take], cj[take], min(best, limit))
+        measured += int(take.size)
+        k = int(np.argmin(d))  # the first least value: lower-bound order among ties
+        if d[k] < best:
+            best = float(d[k])
+            found = (int(ci[take[k]]), int(cj[take[k]]), pa[k], pb[k], int(fa[k]), int(fb[k]))
+        pos, size = stop, min(2 * size, MAX_BATCH)
+    i, j, pa, pb, fa, fb = found
+    return best, i, j, np.array(pa, np.float64), np.array(pb, np.float64), fa, fb, measured, int(ci.shape[0])
