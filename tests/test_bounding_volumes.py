@@ -349,6 +349,7 @@ def test_bv_report_runs_and_cli(tmp_path):
     bv_report.chart(rep, png)
     assert png.stat().st_size > 1000
     assert "Fastest all-pairs" in bv_report.to_markdown(rep)
+    assert rep["auto"]["pair"] in ("aabb", "obb") and "Default bv=\"auto\": a -> " in bv_report.to_markdown(rep)
     obj = tmp_path / "box.obj"
     obj.write_text(
         "".join(f"v {x} {y} {z}\n" for x, y, z in box.vertices)

@@ -23,7 +23,7 @@ OPTION_IDS = [f"{o.bv}-{o.split}-{o.leaf_size}" for o in ALL_OPTIONS]
 
 def test_build_options_defaults_and_equality():
     o = ck.BuildOptions()
-    assert (o.bv, o.split, o.leaf_size) == ("aabb", "sah", 4)
+    assert (o.bv, o.split, o.leaf_size) == ("auto", "sah", 4)
     assert ck.BuildOptions(bv="obb", split="mean", leaf_size=2) == ck.BuildOptions("obb", "mean", 2)
     assert hash(ck.BuildOptions(leaf_size=3)) == hash(ck.BuildOptions(leaf_size=3))
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .bvh import bvh_of
+from .bvh import bvh_of, choose_volume, pair_volume
 from .bvh.quality import UnitCosts, tree_quality, unit_costs
 from .bvh.tree import build_bvh
 from .constants import BUILDS, BV_KINDS, SPLIT_RULES
@@ -205,6 +205,12 @@ def evaluate(
         "colliding_fraction": colliding,
         "unit_costs_ns": {k: {"c_v": v.c_v * 1e9, "c_p": v.c_p * 1e9, "c_u": v.c_u * 1e9} for k, v in costs.items()},
         "rows": [asdict(r) for r in rows],
+        # what the default, bv="auto", picks for these meshes and why (bvh/auto.py)
+        "auto": {
+            "a": choose_volume(a)._asdict(),
+            "b": choose_volume(b)._asdict(),
+            "pair": pair_volume(a.with_options(bv="auto"), b.with_options(bv="auto")),
+        },
     }
 
 
@@ -235,6 +241,14 @@ def to_markdown(rep: dict) -> str:
             f"{r['pairs_nv']:.0f} | {r['pairs_np']:.0f} | {r['pairs_nu']:.0f} | {r['model_pairs_us']:.1f} | "
             f"{r['static_bool_us']:.1f} | {r['static_pairs_us']:.1f} |"
         )
+    auto = rep.get("auto")
+    if auto:
+        lines += [
+            "",
+            f"Default bv=\"auto\": a -> {auto['a']['bv']} (leaf thickness ratio {auto['a']['leaf_thickness_ratio']:.2f}), "
+            f"b -> {auto['b']['bv']} ({auto['b']['leaf_thickness_ratio']:.2f}); OBB from a ratio of "
+            f"{auto['a']['threshold']:g}; the pair runs as {auto['pair']} trees.",
+        ]
     best = min(rep["rows"], key=lambda r: r["pairs_us"])
     bestb = min(rep["rows"], key=lambda r: r["bool_us"])
     lines += [

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from .constants import BUILDS, BV_KINDS, OBB_FITS, SPHERE_FITS, SPLIT_RULES
 
+#: ``BuildOptions.bv`` that resolves per mesh (``bvh.auto``).
+AUTO_BV = "auto"
+
 
 @dataclass(frozen=True)
 class BuildOptions:
@@ -13,9 +16,14 @@ class BuildOptions:
 
     Parameters
     ----------
-    bv : {"aabb", "obb", "sphere", "kdop6", "kdop14", "kdop18", "kdop26", ...}
+    bv : {"auto", "aabb", "obb", "sphere", "kdop6", "kdop14", "kdop18", "kdop26", ...}
         Bounding-volume kind of the nodes (``constants.BV_KINDS`` lists all).
-        "aabb" (default) is tested against a rotated box by the 15-axis
+        "auto" (default): "obb" for meshes whose small patches are much thinner
+        than their axis-aligned boxes (curved or oblique surfaces: gears, shafts,
+        tubes, scans), else "aabb"; a pair of "auto" meshes runs as OBB trees when
+        either prefers them (``bvh.auto``: the measure, its threshold and the
+        measured cases; ``query_stats(...).volume`` and ``collisionkit bv-report``
+        show the choice). "aabb" is tested against a rotated box by the 15-axis
         separating-axis test with the query's fixed relative rotation, so b's
         boxes never need updating; "obb" fits each node by ``obb_fit``;
         "sphere" by ``sphere_fit``; "kdopK" keeps K/2 slabs over fixed normals
@@ -49,9 +57,11 @@ class BuildOptions:
     --------
     >>> BuildOptions(bv="obb", split="median", leaf_size=2)
     BuildOptions(bv='obb', split='median', leaf_size=2)
+    >>> BuildOptions().bv
+    'auto'
     """
 
-    bv: str = "aabb"
+    bv: str = AUTO_BV
     split: str = "sah"
     leaf_size: int = 4
     build: str = "topdown"
@@ -59,8 +69,8 @@ class BuildOptions:
     sphere_fit: str = "minimal"
 
     def __post_init__(self) -> None:
-        if self.bv not in BV_KINDS:
-            raise ValueError(f"unknown bounding volume {self.bv!r}; choose one of {sorted(BV_KINDS)}")
+        if self.bv not in BV_KINDS and self.bv != AUTO_BV:
+            raise ValueError(f"unknown bounding volume {self.bv!r}; choose one of {sorted([*BV_KINDS, AUTO_BV])}")
         if self.split not in SPLIT_RULES:
             raise ValueError(f"unknown split rule {self.split!r}; choose one of {sorted(SPLIT_RULES)}")
         if isinstance(self.leaf_size, bool) or not isinstance(self.leaf_size, int) or self.leaf_size < 1:
@@ -74,6 +84,9 @@ class BuildOptions:
 
     @property
     def bv_code(self) -> int:
+        """The kernels' code of ``bv``; "auto" has none (a tree's options name its resolved kind)."""
+        if self.bv == AUTO_BV:
+            raise ValueError('bv="auto" is resolved per mesh (collisionkit.bvh.auto); it has no kernel code')
         return BV_KINDS[self.bv]
 
     @property

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..geometry.mesh import Mesh
-from ..options import BuildOptions
+from ..options import AUTO_BV, BuildOptions
+from .auto import choose_volume
 from .tree import BVH, build_bvh
 
 
@@ -25,6 +26,8 @@ def bvh_of(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
     3
     """
     opts = options or mesh.options
+    if opts.bv == AUTO_BV:
+        opts = replace(opts, bv=choose_volume(mesh).bv)
     return mesh.cached(("bvh", opts), lambda: build_bvh(mesh.triangles, opts))
 
 
@@ -36,6 +39,8 @@ def tree_for(mesh: Mesh, bv: str) -> BVH:
     """
     tree = mesh._trees.get(bv)
     if tree is None:
+        if bv == AUTO_BV:
+            return tree_for(mesh, choose_volume(mesh).bv)
         opts = mesh.options if mesh.options.bv == bv else replace(mesh.options, bv=bv)
         tree = bvh_of(mesh, opts)
         mesh._trees[bv] = tree

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -22,7 +23,7 @@ from ..kernels.core.layout import (
     META_WIDTH,
 )
 from ..kernels.volumes.saabb import fit_saabb
-from ..options import BuildOptions
+from ..options import AUTO_BV, BuildOptions
 
 
 class BVHArrays(NamedTuple):
@@ -103,8 +104,17 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 
 def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
-    """Build a BVH over ``triangles`` (F, 3, 3) float64, F >= 1, face order."""
+    """Build a BVH over ``triangles`` (F, 3, 3) float64, F >= 1, face order.
+
+    ``options.bv == "auto"`` builds the kind ``bvh.auto`` picks for these triangles (the
+    tree's options name it).
+    """
     import time
+
+    if options.bv == AUTO_BV:
+        from .auto import volume_choice
+
+        options = replace(options, bv=volume_choice(triangles).bv)
 
     # A private writable copy: every kernel sees one array type (read-only inputs
     # such as Mesh.triangles would compile a second signature).

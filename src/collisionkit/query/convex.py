@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import strategies
-from ..bvh import tree_for
+from ..bvh import pair_volume, tree_for
 from ..constants import MODE_ANY
 from ..convex.shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere
 from ..errors import UnsupportedOptionError, UnsupportedPairError
@@ -178,7 +178,7 @@ def _single_bool_mesh(a, b, Ta, Tb) -> int:
     convex_is_a = isinstance(a, ConvexShape)
     ma = a.mesh if convex_is_a else a
     mb = b if convex_is_a else b.mesh
-    bv = ma.options.bv
+    bv = pair_volume(ma, mb)
     ta = ma._trees.get(bv) or tree_for(ma, bv)
     tb = mb._trees.get(bv) or tree_for(mb, bv)
     x, y = ta.arrays, tb.arrays

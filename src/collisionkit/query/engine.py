@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..bvh import BVH, tree_for
+from ..bvh import BVH, pair_volume, tree_for
 from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST
 from ..errors import InvalidPoseError, UnsupportedPairError
 from ..geometry.mesh import Mesh
@@ -46,8 +46,8 @@ def check_mesh(x: Any, name: str) -> Mesh:
 
 
 def trees(a: Mesh, b: Mesh) -> tuple[BVH, BVH]:
-    """a's tree, and b's tree built with a's volume kind (cached on both meshes)."""
-    bv = a.options.bv
+    """Both trees in the pair's volume kind (``bvh.pair_volume``; cached on both meshes)."""
+    bv = pair_volume(a, b)
     return tree_for(a, bv), tree_for(b, bv)
 
 

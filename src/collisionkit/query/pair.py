@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..bvh import tree_for
+from ..bvh import pair_volume, tree_for
 from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
@@ -94,7 +94,7 @@ def intersects(
         strat = _DEFAULT if strategy == "bvh" else resolve(strategy)
         if Ta is not None and Tb is not None and type(strat) is BVH:
             tri_code = strat.tri_test_code
-            bv = a.options.bv
+            bv = pair_volume(a, b)
             ta = a._trees.get(bv) or tree_for(a, bv)
             tb = b._trees.get(bv) or tree_for(b, bv)
             x, y = ta.arrays, tb.arrays
@@ -254,7 +254,7 @@ def _contacts_one(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: in
     Tb = _single_pose(pose_b)
     if Ta is None or Tb is None:
         return None
-    bv = a.options.bv
+    bv = pair_volume(a, b)
     ta = a._trees.get(bv) or tree_for(a, bv)
     tb = b._trees.get(bv) or tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
@@ -337,7 +337,7 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     Tb = _single_pose(pose_b)
     if Ta is None or Tb is None:
         raise ValueError("single_call_args takes one (4, 4) float64 pose per side")
-    bv = a.options.bv
+    bv = pair_volume(a, b)
     ta, tb = tree_for(a, bv), tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
     return (

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..bvh import tree_for
+from ..bvh import pair_volume, tree_for
 from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
@@ -207,7 +207,7 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
         P = np.empty((4, 4, 4))
         P[0], P[1], P[2], P[3] = req.pa[0], req.pa_end[0], req.pb[0], req.pb_end[0]
         return _toi_one(a, b, P, tol, code, max_iterations)
-    bv = a.options.bv
+    bv = pair_volume(a, b)
     ta = a._trees.get(bv) or tree_for(a, bv)
     tb = b._trees.get(bv) or tree_for(b, bv)
     out = np.empty((n, 12))
@@ -293,7 +293,7 @@ def _toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iterati
     front, with the same error). PERF: the batch path's wrapper cost about 120 us a call
     more than the kernel's own 100-200 us.
     """
-    bv = a.options.bv
+    bv = pair_volume(a, b)
     ta = a._trees.get(bv) or tree_for(a, bv)
     tb = b._trees.get(bv) or tree_for(b, bv)
     x, y = ta.arrays, tb.arrays

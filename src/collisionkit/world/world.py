@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..bvh import tree_for
+from ..bvh import mesh_volume, tree_for
 from ..constants import (
     MODE_ALL,
     MODE_ANY,
@@ -659,7 +659,7 @@ class World:
         for s in self._order_list:
             shape = self._shapes[s]
             if isinstance(shape, Mesh):
-                bv = shape.options.bv
+                bv = mesh_volume(shape)
                 if bv not in kinds:
                     kinds.append(bv)
                 kind_of[s] = kinds.index(bv)
