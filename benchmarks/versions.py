@@ -1,6 +1,6 @@
 """Interleaved timing of collisionkit at two commits: is the new code slower than the old?
 
-    python -m benchmarks.versions OLD [NEW] [--rounds 5] [--quick]
+    python -m benchmarks.versions OLD [NEW] [--rounds 5] [--quick] [--bv KIND]
 
 OLD and NEW are git revisions (NEW defaults to the working tree). Each revision's
 ``src`` is checked out once into ``build/versions/<sha>`` (a detached git worktree).
@@ -68,12 +68,17 @@ def _time(fn, repeats: int) -> float:
     return best
 
 
-def _workloads(ck, data):
-    """name -> (callable, per: units the time is divided by, digest callable)."""
+def _workloads(ck, data, bv: str | None = None):
+    """name -> (callable, per: units the time is divided by, digest callable).
+
+    ``bv``: every mesh built with that volume kind (both revisions alike), else each
+    revision's default.
+    """
     out = {}
+    opts = None if bv is None else ck.BuildOptions(bv=bv)
     for name in data["scenes"]:
-        a = ck.Mesh(data[f"{name}/va"], data[f"{name}/fa"])
-        b = ck.Mesh(data[f"{name}/vb"], data[f"{name}/fb"])
+        a = ck.Mesh(data[f"{name}/va"], data[f"{name}/fa"], options=opts)
+        b = ck.Mesh(data[f"{name}/vb"], data[f"{name}/fb"], options=opts)
         pb = data[f"{name}/poses"]
         n = pb.shape[0]
         one = pb[: min(n, 200)]
@@ -93,8 +98,8 @@ def _workloads(ck, data):
         out[f"{name}: contacts (batch)"] = (cont, n)
         out[f"{name}: intersects (per call)"] = (single, one.shape[0])
     for name in data["proximity"]:
-        a = ck.Mesh(data[f"{name}/va"], data[f"{name}/fa"])
-        b = ck.Mesh(data[f"{name}/vb"], data[f"{name}/fb"])
+        a = ck.Mesh(data[f"{name}/va"], data[f"{name}/fa"], options=opts)
+        b = ck.Mesh(data[f"{name}/vb"], data[f"{name}/fb"], options=opts)
         pb = data[f"{name}/near"]
         k = min(pb.shape[0], 50)
         k_toi = min(k, 10)
@@ -129,14 +134,14 @@ def _workloads(ck, data):
     return out
 
 
-def worker(data_path: str, repeats: int) -> None:
+def worker(data_path: str, repeats: int, bv: str | None = None) -> None:
     import collisionkit as ck
 
     data = dict(np.load(data_path, allow_pickle=False))
     data["scenes"] = [s for s in str(data["names"]).split(",") if s]
     data["proximity"] = [s for s in str(data["proximity_names"]).split(",") if s]
     result: dict = {"__module__": ck.__file__}
-    for name, (fn, per) in _workloads(ck, data).items():
+    for name, (fn, per) in _workloads(ck, data, bv).items():
         answer = fn()  # warm: compiles here, untimed
         answers = answer if isinstance(answer, tuple) else (answer,)
         result[name] = {"s_per_unit": _time(fn, repeats) / per, "digest": _digest(*answers)}
@@ -189,11 +194,13 @@ def export_scenes(path: Path, quick: bool) -> None:
     np.savez(path, **arrays)
 
 
-def run_worker(src: Path, data: Path, repeats: int) -> dict:
+def run_worker(src: Path, data: Path, repeats: int, bv: str | None = None) -> dict:
     # this file run as a script: its folder, not a package, comes first on sys.path, and
     # PYTHONPATH puts the revision's src before the installed (editable) collisionkit
     env = dict(os.environ, PYTHONPATH=str(src))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(data), "--repeats", str(repeats)]
+    if bv is not None:
+        cmd += ["--bv", bv]
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     if r.returncode:
         raise SystemExit(f"worker for {src} failed:\n{r.stderr[-4000:]}")
@@ -212,10 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats per workload in a worker (best kept)")
     ap.add_argument("--quick", action="store_true", help="three small scenes, 2 rounds")
     ap.add_argument("--json", default=None, help="also write the raw rounds to this file")
+    ap.add_argument("--bv", default=None, help="build every mesh with this volume kind in both revisions (default: each one's default)")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
-        worker(a.worker, a.repeats)
+        worker(a.worker, a.repeats, a.bv)
         return 0
     if a.old is None:
         ap.error("the old revision is required")
@@ -228,13 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     data = WORK / ("scenes-quick.npz" if a.quick else "scenes.npz")
     export_scenes(data, a.quick)
-    print(f"old {old_sha[:12]}, new {new_sha[:12]}; {rounds} rounds", file=sys.stderr, flush=True)
+    print(f"old {old_sha[:12]}, new {new_sha[:12]}; {rounds} rounds; bv {a.bv or 'each default'}", file=sys.stderr, flush=True)
     runs: dict[str, list[dict]] = {"old": [], "new": []}
     for r in range(rounds):
         order = [("old", old_src), ("new", new_src)] if r % 2 == 0 else [("new", new_src), ("old", old_src)]
         for side, src in order:
             t0 = time.perf_counter()
-            runs[side].append(run_worker(src, data, a.repeats))
+            runs[side].append(run_worker(src, data, a.repeats, a.bv))
             print(f"  round {r + 1}/{rounds} {side}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps({"old": old_sha, "new": new_sha, "runs": runs}, indent=1))

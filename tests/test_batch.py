@@ -88,6 +88,7 @@ def test_plan():
     assert batch.plan(PARALLEL_MIN_POSES, 4) == batch.Plan(PARALLEL_MIN_POSES, 4, True, 16)
     assert batch.plan(1000, 1).parallel is False
     assert batch.plan(1000, 2, parallel_ok=False).nchunks == 1
+    assert batch.plan(1000, 2, uniform=True).nchunks == 2 and batch.plan(1000, 2).nchunks == 8
     assert batch.row_guess(MODE_ANY, -1, 10**6) == 0
 
 

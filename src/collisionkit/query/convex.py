@@ -84,7 +84,8 @@ def _scaled_core(s: ConvexShape, m: int) -> tuple:
 def _gjk_rows(ka: tuple, kb: tuple, req: Request, distance: bool, hit, dist, points, stats) -> None:
     """One GJK kernel launch over the request's tasks (rows written in place)."""
     args = (*ka, req.pa, *kb, req.pb, req.ia, req.ib, bool(distance), hit, dist, points, stats)
-    batch.launch(batch.plan(req.n, req.threads), kg.gjk_batch_serial, kg.gjk_batch_parallel, *args)
+    # GJK tasks cost alike (a few support-point rounds): one chunk per thread
+    batch.launch(batch.plan(req.n, req.threads, uniform=True), kg.gjk_batch_serial, kg.gjk_batch_parallel, *args)
 
 
 def _bool_result(req: Request, hit, stats=None) -> engine.BatchResult:

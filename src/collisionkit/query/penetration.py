@@ -306,7 +306,9 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.n
 def _convex_rows(HA: np.ndarray, HB: np.ndarray, req: Any, out: np.ndarray) -> None:
     """Rows (depth, direction (3), axes evaluated) of the convex method over the request's tasks."""
     if req.n:
-        p = batch.plan(req.n, req.threads)  # wave one never set the count: threads= was ignored
+        # wave one never set the count (threads= was ignored); the convex method's tasks cost
+        # alike (a few hull axes each), so one chunk per thread
+        p = batch.plan(req.n, req.threads, uniform=True)
         batch.launch(p, kp.penetration_serial, kp.penetration_parallel, HA, HB, req.pa, req.pb, req.ia, req.ib, out)
 
 
