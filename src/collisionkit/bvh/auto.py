@@ -18,13 +18,16 @@ as tight as an OBB, large when AABBs are much thicker. A mesh prefers "obb" from
 
 A pair of "auto" meshes is traversed as OBB trees when either prefers it (the thicker
 boxes of the other tree still meet the thin ones), as AABB trees otherwise; a mesh with
-an explicit kind imposes it (``pair_volume``). Measured threshold (ratios and winners,
-loaded 2-core VM, this commit's benchmarks): OBB won on gears (17-38), the shaft and bore
-(10-17), the scan (6.5-21), thin links (17) and the soccer balls (7.6); AABB won on the
-bolted flange (1.1-1.3), the bunny (1.5), env (4.3), rob (0.7) and the shelf (1.05). One
-known loss: the "assembly-near-contacts" scene (soccer-ball meshes, ratio 7.6) runs
-1.3-1.4x slower on OBB trees than on AABB trees, where both reach ~80k triangle tests a
-pose; a per-pair choice from the query's own counts (issue 15) would catch it.
+an explicit kind imposes it (``pair_volume``).
+
+The threshold, measured (leaf thickness ratio and the faster kind; 2-core VM): OBB won on
+the generated gears (17-38; 4-11x), the shaft and bore (10-17), the scan (21 with a 6.5
+partner) and thin links (17); AABB won on the bolted flange (1.1-1.3), the bunny (1.5),
+env (4.3), rob (0.7), the shelf (1.05) and the KUKA links (1.4-3.4). The soccer-ball mesh
+(7.6) goes either way: OBB trees were 1.6x faster on random soccer-soccer poses and 1.7x
+slower on the near-contact assembly of two such balls (benchmarks/results/pairs.md at
+6.0), where both kinds reach ~80k triangle tests a pose. 8.0 keeps it on AABB trees; a
+per-pair choice from the query's own counts would pick per case (issue 15).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ PATCH = 16
 #: Patches measured at most (evenly spaced in Morton order): bounds the cost on huge meshes.
 MAX_PATCHES = 8192
 #: Leaf thickness ratio (AABB over OBB) from which a mesh prefers OBB trees (see the module notes).
-OBB_RATIO = 6.0
+OBB_RATIO = 8.0
 _KEY = ("auto-volume",)  # the geometry cache's key of a mesh's VolumeChoice
 
 
