@@ -24,10 +24,13 @@ The threshold, measured (leaf thickness ratio and the faster kind; 2-core VM): O
 the generated gears (17-38; 4-11x), the shaft and bore (10-17), the scan (21 with a 6.5
 partner) and thin links (17); AABB won on the bolted flange (1.1-1.3), the bunny (1.5),
 env (4.3), rob (0.7), the shelf (1.05) and the KUKA links (1.4-3.4). The soccer-ball mesh
-(7.6) goes either way: OBB trees were 1.6x faster on random soccer-soccer poses and 1.7x
-slower on the near-contact assembly of two such balls (benchmarks/results/pairs.md at
-6.0), where both kinds reach ~80k triangle tests a pose. 8.0 keeps it on AABB trees; a
-per-pair choice from the query's own counts would pick per case (issue 15).
+(7.6) goes either way (benchmarks/results/pairs.md, regenerated at both thresholds): on
+OBB trees random soccer-soccer poses run 1.69x the fastest peer (AABB trees: 0.90x, slower
+than python-fcl), the near-contact assembly of two such balls 1.31x (AABB trees: 1.67x;
+both kinds reach ~80k triangle tests a pose there). 6.0 takes OBB for it: no scene falls
+below the fastest peer, and the geometric mean over the six scenes is higher (2.01x against
+1.89x boolean per call). A per-pair choice from the query's own counts would pick per case
+(issue 15).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ PATCH = 16
 #: Patches measured at most (evenly spaced in Morton order): bounds the cost on huge meshes.
 MAX_PATCHES = 8192
 #: Leaf thickness ratio (AABB over OBB) from which a mesh prefers OBB trees (see the module notes).
-OBB_RATIO = 8.0
+OBB_RATIO = 6.0
 _KEY = ("auto-volume",)  # the geometry cache's key of a mesh's VolumeChoice
 
 
