@@ -594,11 +594,7 @@ class CollisionManager:
         pairs = self._internal_pairs()
         objs, _ = self._entries()
         names = {_sorted((objs[i].name, objs[j].name)) for i, j in pairs}
-        data = []
-        if return_data:
-            for i, j in pairs:
-                a, b = objs[i], objs[j]
-                data += _contacts(a.mesh, b.mesh, a.transform, b.transform, (a.name, b.name), self._depth_mode)
+        data = self._pair_contacts(objs, objs, pairs) if return_data else []
         return _returns(bool(pairs), names, data, return_names, return_data)
 
     def in_collision_other(self, other_manager: CollisionManager, return_names: bool = False, return_data: bool = False):
@@ -618,12 +614,16 @@ class CollisionManager:
         objs_a, _ = self._entries()
         objs_b, _ = other_manager._entries()
         names = {(objs_a[i].name, objs_b[j].name) for i, j in pairs}
-        data = []
-        if return_data:
-            for i, j in pairs:
-                a, b = objs_a[i], objs_b[j]
-                data += _contacts(a.mesh, b.mesh, a.transform, b.transform, (a.name, b.name), self._depth_mode)
+        data = self._pair_contacts(objs_a, objs_b, pairs) if return_data else []
         return _returns(bool(pairs), names, data, return_names, return_data)
+
+    def _pair_contacts(self, objs_a: list, objs_b: list, pairs) -> list:
+        """trimesh ContactData records of every intersecting triangle pair of the object pairs (i, j)."""
+        data: list = []
+        for i, j in pairs:
+            a, b = objs_a[i], objs_b[j]
+            data += _contacts(a.mesh, b.mesh, a.transform, b.transform, (a.name, b.name), self._depth_mode)
+        return data
 
     # -- distance --------------------------------------------------------------------------
     def min_distance_single(self, mesh: Any, transform: Any = None, return_name: bool = False, return_data: bool = False):
