@@ -360,3 +360,15 @@ def test_check_detail_is_its_own_call_with_per_configuration_forms(panda):
     assert all(isinstance(v, bool) for v in one.self_hits.values())
     with pytest.raises(TypeError):
         panda.check(q, detail=True)
+
+
+def test_link_poses_by_link_is_link_poses_link_first(iiwa):
+    """The (L, N, 4, 4) layout Robot.check passes to the queries without copies: the same
+    poses as link_poses, each link's N poses one contiguous block."""
+    q = iiwa.random_configurations(64, seed=5)
+    by_link = iiwa.link_poses_by_link(q)
+    assert by_link.shape == (len(iiwa.links), 64, 4, 4) and by_link.flags.c_contiguous
+    np.testing.assert_array_equal(by_link.transpose(1, 0, 2, 3), iiwa.link_poses(q))
+    np.testing.assert_array_equal(iiwa.link_poses_by_link(q[3])[:, 0], iiwa.link_poses(q[3]))
+    base = ck.translation([0.1, -0.2, 0.3]) @ ck.rotation([0, 0, 1], 0.4)
+    np.testing.assert_array_equal(iiwa.link_poses_by_link(q, base).transpose(1, 0, 2, 3), iiwa.link_poses(q, base))

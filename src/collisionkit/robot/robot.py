@@ -457,8 +457,19 @@ class Robot:
         L = len(links), in ``links`` order.
         """
         qa = np.asarray(q, dtype=np.float64)
-        single = qa.ndim == 1
-        q2 = qa.reshape(1, -1) if single else qa
+        T = self.link_poses_by_link(qa, base)
+        if qa.ndim == 1:
+            return T[:, 0]
+        return np.ascontiguousarray(T.transpose(1, 0, 2, 3))
+
+    def link_poses_by_link(self, q: ArrayLike, base: ArrayLike | None = None) -> NDArray[np.float64]:
+        """``link_poses`` with the link axis first: (L, N, 4, 4), C-contiguous, so that each
+        link's N poses are one contiguous block (what the batched queries take without a copy).
+
+        A single (dof,) configuration gives (L, 1, 4, 4).
+        """
+        qa = np.asarray(q, dtype=np.float64)
+        q2 = qa.reshape(1, -1) if qa.ndim == 1 else qa
         if q2.ndim != 2 or q2.shape[1] != self.dof:
             raise ValueError(f"q must have shape (N, {self.dof}) or ({self.dof},), got {qa.shape}")
         if not np.all(np.isfinite(q2)):
@@ -467,22 +478,30 @@ class Robot:
         B = np.eye(4) if base is None else np.asarray(base, dtype=np.float64)
         if B.shape != (4, 4):
             raise ValueError(f"base must have shape (4, 4), got {B.shape}")
-        T = np.empty((n, len(self.links), 4, 4))
-        T[:, self._link_index[self.base_link]] = B
+        T = np.zeros((len(self.links), n, 4, 4))
+        T[:, :, 3, 3] = 1.0
+        T[self._link_index[self.base_link]] = B
+        # PERF: rotation and translation parts composed separately over the batch (3x3
+        # products), not as (N, 4, 4) matrix products through a joint-motion matrix per joint
         for j in self._order:
-            M = np.broadcast_to(j.origin, (n, 4, 4))
-            if j.type != "fixed":
-                value = self._joint_value(j, q2)
-                motion = np.zeros((n, 4, 4))
-                motion[:, 3, 3] = 1.0
-                if j.type == "prismatic":
-                    motion[:, 0, 0] = motion[:, 1, 1] = motion[:, 2, 2] = 1.0
-                    motion[:, :3, 3] = value[:, None] * j.axis
-                else:
-                    motion[:, :3, :3] = _rotation_about(j.axis, value)
-                M = M @ motion
-            T[:, self._link_index[j.child]] = T[:, self._link_index[j.parent]] @ M
-        return T[0] if single else T
+            parent, child = T[self._link_index[j.parent]], T[self._link_index[j.child]]
+            Rp, tp = parent[:, :3, :3], parent[:, :3, 3]
+            Ro, to = j.origin[:3, :3], j.origin[:3, 3]
+            if j.type == "fixed":
+                R, t = Ro, to  # the joint frame in the parent's: one (3, 3), one (3,)
+                child[:, :3, :3] = Rp @ R
+                child[:, :3, 3] = tp + Rp @ t
+                continue
+            value = self._joint_value(j, q2)
+            if j.type == "prismatic":
+                # origin, then a slide along the axis (in the joint frame)
+                child[:, :3, :3] = Rp @ Ro
+                child[:, :3, 3] = tp + np.einsum("nij,nj->ni", Rp, to + (value[:, None] * j.axis) @ Ro.T)
+            else:
+                # origin, then a turn about the axis (in the joint frame)
+                child[:, :3, :3] = Rp @ (Ro @ _rotation_about(j.axis, value))
+                child[:, :3, 3] = tp + Rp @ to
+        return T
 
     def _check_mimics(self) -> None:
         """Every mimic chain ends at an actuated joint (no unknown joint, no cycle:
