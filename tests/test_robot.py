@@ -372,3 +372,30 @@ def test_link_poses_by_link_is_link_poses_link_first(iiwa):
     np.testing.assert_array_equal(iiwa.link_poses_by_link(q[3])[:, 0], iiwa.link_poses(q[3]))
     base = ck.translation([0.1, -0.2, 0.3]) @ ck.rotation([0, 0, 1], 0.4)
     np.testing.assert_array_equal(iiwa.link_poses_by_link(q, base).transpose(1, 0, 2, 3), iiwa.link_poses(q, base))
+
+
+def test_check_equals_every_pair_tested_one_configuration_at_a_time(iiwa):
+    """Robot.check prunes (configuration, link, object) triples by padded world boxes and
+    tests only still-free configurations: its answers equal testing every pair exactly, one
+    configuration at a time, with mesh and convex obstacles and self-collision."""
+    from collisionkit.robot.check import self_collision_pairs
+
+    world = ck.World()
+    world.add("table", ck.Box([0.8, 1.2, 0.05]), ck.translation([0.55, 0.0, 0.45]))
+    world.add("post", ck.primitives.box_mesh([0.08, 0.08, 1.2]), ck.translation([0.0, 0.45, 0.6]))
+    world.add("ball", ck.Sphere(0.12), ck.translation([-0.35, -0.3, 0.9]))
+    q = iiwa.random_configurations(120, seed=9)
+    got = iiwa.check(q, world)
+    detail = iiwa.check_detail(q, world)
+    poses = iiwa.link_poses(q)
+    links = [(i, iiwa.link_meshes[name]) for i, name in enumerate(iiwa.links) if name in iiwa.link_meshes]
+    meshes = dict(links)
+    pairs = self_collision_pairs(iiwa)
+    expected = np.zeros(120, bool)
+    for k in range(120):
+        for name in world.names:
+            expected[k] |= any(ck.intersects(m, world.shape(name), poses[k, i], world.pose(name)) for i, m in links)
+        expected[k] |= any(ck.intersects(meshes[i], meshes[j], poses[k, i], poses[k, j]) for i, j in pairs)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(detail.colliding, expected)
+    assert 10 < expected.sum() < 110  # collisions and free configurations both compared

@@ -6,11 +6,13 @@ whether any link touches any object of the world (and, with
 robot's ``adjacent_pairs`` and ``allowed_pairs`` and the pairs allowed for
 the call).
 
-How: forward kinematics for the whole batch in one call (``Robot.link_poses``),
-then one batched compiled query per (link, object) pair and per self-collision
-link pair over the configurations that are still collision-free (so a colliding
-configuration stops costing work once one pair is found, unless per-link
-detail is asked for). Poses of world objects are fixed during the call.
+How: forward kinematics for the whole batch in one call (``Robot.link_poses_by_link``:
+each link's poses one contiguous block), then one batched compiled query per
+(link, object) pair and per self-collision link pair over the configurations whose
+padded world boxes overlap (the World's ``world_boxes``, computed once per link) and
+that are still collision-free (so a colliding configuration stops costing work once
+one pair is found, unless per-link detail is asked for). Poses of world objects are
+fixed during the call.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..constants import WORLD_BOX_SLACK
+from ..kernels.broadphase.common import world_boxes
 from ..query.pair import intersects
 from ..query.pose_form import in_form, per_pose
 
@@ -183,28 +187,51 @@ def _run_checks(
     self_hits: dict[tuple[str, str], NDArray[np.bool_]] = {}
     links = [(i, robot.link_meshes[name]) for i, name in enumerate(robot.links) if name in robot.link_meshes]
 
-    def test(shape_a: Any, poses_a: NDArray, shape_b: Any, poses_b: NDArray) -> NDArray[np.bool_]:
-        """Hits over all N configurations, testing only those still free unless detail."""
-        if detail or not colliding.any():
+    boxes: dict[int, tuple[NDArray, NDArray]] = {}
+
+    def link_boxes(i: int, mesh: Any) -> tuple[NDArray, NDArray]:
+        """(N, 3) world box corners of link i in every configuration: the World's padded
+        boxes (``kernels.broadphase.common.world_boxes``: a pair the exact test finds
+        intersecting always has overlapping boxes)."""
+        if i not in boxes:
+            b = np.asarray(mesh.bounds, dtype=np.float64)
+            local = np.ascontiguousarray(np.broadcast_to(np.concatenate([b[0], b[1]]), (n, 6)))
+            lo, hi = np.empty((n, 3)), np.empty((n, 3))
+            world_boxes(local, by_link[i], np.arange(n, dtype=np.int64), WORLD_BOX_SLACK, lo, hi)
+            boxes[i] = (lo, hi)
+        return boxes[i]
+
+    def test(shape_a: Any, poses_a: NDArray, shape_b: Any, poses_b: NDArray, near: NDArray) -> NDArray[np.bool_]:
+        """Hits over all N configurations: the exact query on the configurations whose boxes
+        overlap (``near``) and, unless detail, that are still free."""
+        todo_mask = near if detail else near & ~colliding
+        if todo_mask.all():
             # every configuration: the link blocks as they are (PERF: no gather, no copy)
             return np.asarray(intersects(shape_a, shape_b, poses_a, poses_b, threads=threads), np.bool_)
-        todo = np.flatnonzero(~colliding)
         hit = np.zeros(n, np.bool_)
+        todo = np.flatnonzero(todo_mask)
         if todo.size == 0:
             return hit
         pb = poses_b if poses_b.ndim == 2 else poses_b[todo]
         hit[todo] = intersects(shape_a, shape_b, poses_a[todo], pb, threads=threads)
         return hit
 
+    def overlap(lo_a: NDArray, hi_a: NDArray, lo_b: NDArray, hi_b: NDArray) -> NDArray[np.bool_]:
+        return np.all(lo_a <= hi_b, axis=1) & np.all(lo_b <= hi_a, axis=1)
+
     if world is not None:
         skip = set(ignore)
+        world_box = dict(zip(world.names, world.boxes(), strict=True))
         for name in world.names:
             if name in skip:
                 continue
             shape, pose = world.shape(name), world.pose(name)
+            lo_o, hi_o = world_box[name]
             hits_obj = np.zeros(n, np.bool_)
             for i, mesh in links:
-                h = test(mesh, by_link[i], shape, pose)
+                # PERF: most (configuration, link, object) triples are far apart: their boxes
+                # decide them here, vectorised, instead of a task each in the kernel
+                h = test(mesh, by_link[i], shape, pose, overlap(*link_boxes(i, mesh), lo_o, hi_o))
                 link_hits[:, i] |= h
                 hits_obj |= h
                 colliding |= h
@@ -212,7 +239,8 @@ def _run_checks(
     if pairs:
         meshes = dict(links)
         for i, j in pairs:
-            h = test(meshes[i], by_link[i], meshes[j], by_link[j])
+            near = overlap(*link_boxes(i, meshes[i]), *link_boxes(j, meshes[j]))
+            h = test(meshes[i], by_link[i], meshes[j], by_link[j], near)
             link_hits[:, i] |= h
             link_hits[:, j] |= h
             colliding |= h
