@@ -45,7 +45,7 @@ class BVH:
     what the kernels read; the properties give read-only views.
     """
 
-    __slots__ = ("options", "arrays", "depth", "fanout", "build_seconds")
+    __slots__ = ("options", "arrays", "depth", "fanout", "build_seconds", "bv_code", "descent_args")
 
     def __init__(self, options: BuildOptions, arrays: BVHArrays, depth: int, fanout: int, build_seconds: float):
         self.options = options
@@ -53,6 +53,10 @@ class BVH:
         self.depth = depth
         self.fanout = fanout
         self.build_seconds = build_seconds
+        #: PERF: what the per-call kernels read, gathered once (a per-call query reads them
+        #: on every call: 11 attribute loads and a property)
+        self.bv_code = options.bv_code
+        self.descent_args = (arrays.topo, arrays.bv, arrays.tris, arrays.meta, arrays.scale)
 
     @property
     def n_nodes(self) -> int:

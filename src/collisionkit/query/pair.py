@@ -97,12 +97,7 @@ def intersects(
             bv = pair_volume(a, b)
             ta = a._trees.get(bv) or tree_for(a, bv)
             tb = b._trees.get(bv) or tree_for(b, bv)
-            x, y = ta.arrays, tb.arrays
-            r = _INTERSECT_ONE.call(
-                x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
-                y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-                ta.options.bv_code, tri_code,
-            )
+            r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code)
             if r < 0:
                 side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
                 raise pose_error(side, 0, code, False)
