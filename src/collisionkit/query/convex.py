@@ -23,16 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import strategies
-from ..bvh import pair_volume, tree_for
 from ..constants import MODE_ANY
 from ..convex.shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere
 from ..errors import UnsupportedOptionError, UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..kernels.proximity import gjk as kg
-from ..kernels.traverse.descent import intersect_one
 from ..strategies import BVH
 from . import batch, containment, engine, registry, scaling
+from .pair import intersects
 from .pose_form import in_form, per_pose, record
 from .registry import Request
 from .results import Distance
@@ -168,27 +167,14 @@ def _convex_mesh(req: Request) -> engine.BatchResult:
     return _with_containment(req, _mesh_request(req, a, b))
 
 
-_DEFAULT_TRI_TEST = BVH().tri_test_code
-
-
 def _single_bool_mesh(a, b, Ta, Tb) -> int:
     """Per-call boolean of ``intersects`` on a convex shape and a mesh (either order): the
-    mesh-mesh per-call kernel on the shape's surface, then containment as
-    ``_with_containment`` (one vertex per piece of the mesh). PERF: the batch path's
-    wrapper cost 25 us a call, ten times the kernels' own time."""
+    mesh-mesh per-call path on the shape's surface (a bad pose raises there, named as the
+    caller's), then containment as ``_with_containment`` (one vertex per piece of the mesh).
+    PERF: the batch path's wrapper cost 25 us a call, ten times the kernels' own time."""
     convex_is_a = isinstance(a, ConvexShape)
-    ma = a.mesh if convex_is_a else a
-    mb = b if convex_is_a else b.mesh
-    bv = pair_volume(ma, mb)
-    ta = ma._trees.get(bv) or tree_for(ma, bv)
-    tb = mb._trees.get(bv) or tree_for(mb, bv)
-    x, y = ta.arrays, tb.arrays
-    r = _INTERSECT_ONE.call(
-        x.topo, x.bv, x.tris, x.meta, x.scale, Ta, y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-        ta.options.bv_code, _DEFAULT_TRI_TEST,
-    )  # fmt: skip
-    if r != 0:  # a crossing pair, or a pose error (the caller raises it)
-        return r
+    if intersects(a.mesh if convex_is_a else a, b if convex_is_a else b.mesh, Ta, Tb):
+        return 1
     shape, mesh = (a, b) if convex_is_a else (b, a)
     return int(containment.inside_one(shape, mesh, convex_is_a, Ta, Tb))
 
@@ -198,11 +184,10 @@ def _single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
     return _GJK_CALL.call(*a.kernel_args(), Ta, *b.kernel_args(), Tb)
 
 
-# the per-call kernels without numba's per-call type dispatch (batch.Pinned): shape kernel
+# the per-call kernel without numba's per-call type dispatch (batch.Pinned): shape kernel
 # arguments have one type per kernel for every shape kind (tests/test_dispatch.py), poses
 # are checked by query.pair._single_pose
 _GJK_CALL = batch.Pinned(kg.gjk_intersect_call)
-_INTERSECT_ONE = batch.Pinned(intersect_one)
 
 
 _GJK = GJK()
