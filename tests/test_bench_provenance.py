@@ -49,3 +49,14 @@ def test_readme_query_figures_come_from_results_at_the_current_kernels():
     provenance = next(line for line in results.splitlines() if line.startswith("Provenance:"))
     file_hash = HASH.search(provenance).group(1)
     assert quoted == file_hash == kernel_source_hash(), (quoted, file_hash, kernel_source_hash())
+
+
+def test_results_written_by_a_run_do_not_mark_it_dirty():
+    """A regeneration writes results and markdown as it goes: only code changes mark a run."""
+    from benchmarks.pairs import code_changed
+
+    assert not code_changed("")
+    assert not code_changed(" M benchmarks/results/pairs.md\n M benchmarks/results/seed002.png\n M docs/seed-000.md")
+    assert code_changed(" M benchmarks/results/pairs.md\n M src/collisionkit/robot/check.py")
+    assert code_changed(" M benchmarks/pairs.py")
+    assert code_changed("R  docs/a.md -> benchmarks/b.py")
