@@ -399,3 +399,62 @@ def test_check_equals_every_pair_tested_one_configuration_at_a_time(iiwa):
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(detail.colliding, expected)
     assert 10 < expected.sum() < 110  # collisions and free configurations both compared
+    # one configuration at a time: the per-call path of Robot.check (a planner's step)
+    for k in range(0, 120, 3):
+        assert iiwa.check(q[k], world) == expected[k]
+        one = iiwa.check_detail(q[k], world)
+        assert one.colliding == expected[k]
+        np.testing.assert_array_equal(one.link_hits, detail.link_hits[k])
+        assert {m: bool(h[k]) for m, h in detail.object_hits.items()} == one.object_hits
+        assert {pair: bool(h[k]) for pair, h in detail.self_hits.items()} == one.self_hits
+
+
+def _reference_fk(robot, q, base):
+    """Link poses by composing 4x4 matrices joint by joint (Rodrigues via ck.rotation), in
+    plain numpy: independent of the kernel's folded motion matrices."""
+    T = {robot.base_link: np.asarray(base, float)}
+    for j in robot._order:
+        if j.type == "fixed":
+            motion = np.eye(4)
+        else:
+            v = robot._joint_value(j, q[None])[0]
+            motion = ck.rotation(j.axis, v) if j.type in ("revolute", "continuous") else ck.translation(v * j.axis)
+        T[j.child] = T[j.parent] @ j.origin @ motion
+    return np.array([T[name] for name in robot.links])
+
+
+@pytest.mark.parametrize("name", ["iiwa", "panda", "toy"])
+def test_batched_kinematics_equal_joint_by_joint_composition(name, iiwa, panda, tmp_path):
+    """The FK kernel (kernels.robot.kinematics) against 4x4 products per joint: revolute,
+    continuous, prismatic, fixed and mimic joints, a base pose, serial and threaded; and the
+    boxes it returns hold every vertex of each link at its pose."""
+    if name == "toy":
+        urdf = tmp_path / "toy.urdf"
+        urdf.write_text(
+            """<robot name="toy"><link name="base"><collision><geometry><box size="1 1 0.2"/></geometry></collision></link>
+<link name="slider"><collision><geometry><box size="0.1 0.1 0.5"/></geometry></collision></link>
+<link name="finger"><collision><origin xyz="0 0 0.1"/><geometry><sphere radius="0.05"/></geometry></collision></link>
+<link name="twin"><collision><geometry><box size="0.3 0.1 0.1"/></geometry></collision></link>
+<joint name="lift" type="prismatic"><parent link="base"/><child link="slider"/><origin xyz="0 0 0.1" rpy="0.3 0 0.2"/>
+  <axis xyz="0 1 2"/><limit lower="-0.5" upper="0.5" effort="1" velocity="1"/></joint>
+<joint name="spin" type="continuous"><parent link="slider"/><child link="finger"/><origin rpy="0 0.7 0"/><axis xyz="1 1 0"/></joint>
+<joint name="copy" type="revolute"><parent link="finger"/><child link="twin"/><origin xyz="0.2 0 0"/><axis xyz="0 0 1"/>
+  <limit lower="-1" upper="1" effort="1" velocity="1"/><mimic joint="spin" multiplier="-2" offset="0.5"/></joint>
+</robot>"""
+        )
+        robot = ck.Robot.load(urdf)
+    else:
+        robot = {"iiwa": iiwa, "panda": panda}[name]
+    q = robot.random_configurations(300, seed=4)
+    base = ck.translation([0.3, -1.0, 0.2]) @ ck.rotation([1, 2, 3], 0.7)
+    mesh_links = np.array([i for i, n in enumerate(robot.links) if n in robot.link_meshes], dtype=np.int64)
+    T, box = robot.poses_and_boxes(q, base, boxed=mesh_links)
+    T1, box1 = robot.poses_and_boxes(q, base, boxed=mesh_links, threads=1)
+    np.testing.assert_array_equal(T, T1)  # the same arithmetic per configuration, any split
+    np.testing.assert_array_equal(box, box1)
+    for k in (0, 1, 150, 299):
+        np.testing.assert_allclose(T[:, k], _reference_fk(robot, q[k], base), rtol=0, atol=1e-12)
+    for m, i in enumerate(mesh_links):
+        v = robot.link_meshes[robot.links[i]].triangles.reshape(-1, 3)
+        world = np.einsum("nij,vj->nvi", T[i, :, :3, :3], v) + T[i, :, None, :3, 3]
+        assert np.all(box[m, :3, :, None] <= world.transpose(2, 0, 1)) and np.all(world.transpose(2, 0, 1) <= box[m, 3:, :, None])

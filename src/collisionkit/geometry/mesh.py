@@ -262,10 +262,16 @@ class Mesh:
         Every shape kind has this property (the World's broad phase uses it).
         An empty mesh has the inverted box (+inf, -inf), which overlaps nothing.
         """
+        return self.cached(("bounds",), self._bounds)
+
+    def _bounds(self) -> NDArray[np.float64]:
         t = self.triangles.reshape(-1, 3)
         if t.shape[0] == 0:
-            return np.stack([np.full(3, np.inf), np.full(3, -np.inf)])
-        return np.stack([t.min(axis=0), t.max(axis=0)])
+            b = np.stack([np.full(3, np.inf), np.full(3, -np.inf)])
+        else:
+            b = np.stack([t.min(axis=0), t.max(axis=0)])
+        b.flags.writeable = False  # cached: shared by every caller
+        return b
 
     def shares_geometry(self, other: Mesh) -> bool:
         """True when both meshes view the same arrays (e.g. one came from with_options)."""

@@ -6,11 +6,11 @@ whether any link touches any object of the world (and, with
 robot's ``adjacent_pairs`` and ``allowed_pairs`` and the pairs allowed for
 the call).
 
-How: forward kinematics for the whole batch in one call (``Robot.link_poses_by_link``:
-each link's poses one contiguous block), then one batched compiled query per
-(link, object) pair and per self-collision link pair over the configurations whose
-padded world boxes overlap (the World's ``world_boxes``, computed once per link) and
-that are still collision-free (so a colliding configuration stops costing work once
+How: forward kinematics and every link's padded world box for the whole batch in one
+kernel call (``Robot.poses_and_boxes``: each link's poses one contiguous block; the
+boxes padded as the World's), box overlaps vectorised over links and configurations,
+then one batched compiled query per (link, object) pair and per self-collision link pair
+over the configurations whose boxes overlap and that are still collision-free (so a colliding configuration stops costing work once
 one pair is found, unless per-link detail is asked for). Poses of world objects are
 fixed during the call.
 """
@@ -24,8 +24,6 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..constants import WORLD_BOX_SLACK
-from ..kernels.broadphase.common import world_boxes
 from ..query.pair import intersects
 from ..query.pose_form import in_form, per_pose
 
@@ -178,71 +176,99 @@ def _run_checks(
     pairs = self_collision_pairs(robot, allowed=allowed) if self_collision else []
     qa = np.asarray(q, dtype=np.float64)
     single = qa.ndim == 1
-    # (L, N, 4, 4): each link's poses one contiguous block, passed to the queries as they are
-    by_link = robot.link_poses_by_link(qa, base)
-    n_links, n = by_link.shape[0], by_link.shape[1]
-    colliding = np.zeros(n, np.bool_)
-    link_hits = np.zeros((n, n_links), np.bool_)
-    object_hits: dict[str, NDArray[np.bool_]] = {}
-    self_hits: dict[tuple[str, str], NDArray[np.bool_]] = {}
     links = [(i, robot.link_meshes[name]) for i, name in enumerate(robot.links) if name in robot.link_meshes]
+    mesh_ids = np.array([i for i, _ in links], dtype=np.int64)
+    # (L, N, 4, 4): each link's poses one contiguous block, passed to the queries as they
+    # are; and (M, 6, N) the padded world boxes of the M links with a mesh (rows lo xyz,
+    # hi xyz): a pair the exact test finds intersecting always has overlapping boxes
+    by_link, box = robot.poses_and_boxes(qa, base, boxed=mesh_ids, threads=threads)
+    n_links, n = by_link.shape[0], by_link.shape[1]
+    box_row = {int(i): k for k, i in enumerate(mesh_ids)}  # link index -> its row in box
 
-    boxes: dict[int, tuple[NDArray, NDArray]] = {}
-
-    def link_boxes(i: int, mesh: Any) -> tuple[NDArray, NDArray]:
-        """(N, 3) world box corners of link i in every configuration: the World's padded
-        boxes (``kernels.broadphase.common.world_boxes``: a pair the exact test finds
-        intersecting always has overlapping boxes)."""
-        if i not in boxes:
-            b = np.asarray(mesh.bounds, dtype=np.float64)
-            local = np.ascontiguousarray(np.broadcast_to(np.concatenate([b[0], b[1]]), (n, 6)))
-            lo, hi = np.empty((n, 3)), np.empty((n, 3))
-            world_boxes(local, by_link[i], np.arange(n, dtype=np.int64), WORLD_BOX_SLACK, lo, hi)
-            boxes[i] = (lo, hi)
-        return boxes[i]
-
-    def test(shape_a: Any, poses_a: NDArray, shape_b: Any, poses_b: NDArray, near: NDArray) -> NDArray[np.bool_]:
-        """Hits over all N configurations: the exact query on the configurations whose boxes
-        overlap (``near``) and, unless detail, that are still free."""
-        todo_mask = near if detail else near & ~colliding
-        if todo_mask.all():
-            # every configuration: the link blocks as they are (PERF: no gather, no copy)
-            return np.asarray(intersects(shape_a, shape_b, poses_a, poses_b, threads=threads), np.bool_)
-        hit = np.zeros(n, np.bool_)
-        todo = np.flatnonzero(todo_mask)
-        if todo.size == 0:
-            return hit
-        pb = poses_b if poses_b.ndim == 2 else poses_b[todo]
-        hit[todo] = intersects(shape_a, shape_b, poses_a[todo], pb, threads=threads)
-        return hit
-
-    def overlap(lo_a: NDArray, hi_a: NDArray, lo_b: NDArray, hi_b: NDArray) -> NDArray[np.bool_]:
-        return np.all(lo_a <= hi_b, axis=1) & np.all(lo_b <= hi_a, axis=1)
-
-    if world is not None:
-        skip = set(ignore)
-        world_box = dict(zip(world.names, world.boxes(), strict=True))
-        for name in world.names:
-            if name in skip:
-                continue
+    # Every exact test to run: (link, other link or -1, object index or -1, shape a, shape b,
+    # the object's pose or None) and a (C, N) matrix of box overlaps, a row per check.
+    # PERF: most (configuration, link, object) triples are far apart: their boxes decide them
+    # here, vectorised over links and configurations, instead of a task each in the kernel.
+    checks: list[tuple[int, int, int, Any, Any, NDArray | None]] = []
+    near_blocks: list[NDArray[np.bool_]] = []
+    names = [m for m in world.names if m not in set(ignore)] if world is not None else []
+    if names:
+        boxes = dict(zip(world.names, world.boxes(), strict=True))
+        for o, name in enumerate(names):
             shape, pose = world.shape(name), world.pose(name)
-            lo_o, hi_o = world_box[name]
-            hits_obj = np.zeros(n, np.bool_)
-            for i, mesh in links:
-                # PERF: most (configuration, link, object) triples are far apart: their boxes
-                # decide them here, vectorised, instead of a task each in the kernel
-                h = test(mesh, by_link[i], shape, pose, overlap(*link_boxes(i, mesh), lo_o, hi_o))
-                link_hits[:, i] |= h
-                hits_obj |= h
-                colliding |= h
-            object_hits[name] = hits_obj
+            checks += [(i, -1, o, mesh, shape, pose) for i, mesh in links]
+            near_blocks.append(_overlap(box, boxes[name].reshape(6, 1)))
     if pairs:
         meshes = dict(links)
-        for i, j in pairs:
-            near = overlap(*link_boxes(i, meshes[i]), *link_boxes(j, meshes[j]))
-            h = test(meshes[i], by_link[i], meshes[j], by_link[j], near)
-            link_hits[:, i] |= h
-            link_hits[:, j] |= h
-            colliding |= h
-            self_hits[(robot.links[i], robot.links[j])] = h
-    return single, RobotCheck(colliding, link_hits, object_hits, self_hits)
+        first, second = zip(*pairs, strict=True)
+        checks += [(i, j, -1, meshes[i], meshes[j], None) for i, j in pairs]
+        near_blocks.append(_overlap(box[[box_row[i] for i in first]], box[[box_row[j] for j in second]]))
+    near = np.concatenate(near_blocks) if near_blocks else np.zeros((0, n), np.bool_)
+    run = _run_one if n == 1 else _run_batch
+    H = run(checks, near, by_link, detail, threads)  # (C, N) hits, a row per check
+
+    # gathered per link and object by index (PERF: not per check: numpy's per-operation
+    # cost on one configuration's 1-element rows was most of the call)
+    link_of, other_of, object_of = (np.array([c[k] for c in checks], dtype=np.int64).reshape(-1) for k in range(3))
+    link_hits = np.zeros((n_links, n), np.bool_)
+    np.logical_or.at(link_hits, link_of, H)
+    is_self = other_of >= 0
+    np.logical_or.at(link_hits, other_of[is_self], H[is_self])
+    per_object = np.zeros((len(names), n), np.bool_)
+    np.logical_or.at(per_object, object_of[~is_self], H[~is_self])
+    object_hits = dict(zip(names, per_object, strict=True))
+    self_hits = {(robot.links[c[0]], robot.links[c[1]]): H[k] for k, c in enumerate(checks) if c[1] >= 0}
+    return single, RobotCheck(H.any(axis=0), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
+
+
+def _run_batch(
+    checks: list[tuple], near: NDArray[np.bool_], by_link: NDArray, detail: bool, threads: int | None
+) -> NDArray[np.bool_]:
+    """(C, N) hits, a row per check: one batched query each, on the configurations whose
+    boxes overlap and, unless ``detail``, that no earlier check found colliding."""
+    n = by_link.shape[1]
+    colliding = np.zeros(n, np.bool_)
+    hits = np.zeros((len(checks), n), np.bool_)
+    for k, (i, j, _, shape_a, shape_b, pose_b) in enumerate(checks):
+        todo_mask = near[k] if detail else near[k] & ~colliding
+        poses_a, poses_b = by_link[i], (by_link[j] if pose_b is None else pose_b)
+        if todo_mask.all():
+            # every configuration: the link blocks as they are (PERF: no gather, no copy)
+            hits[k] = intersects(shape_a, shape_b, poses_a, poses_b, threads=threads)
+        else:
+            todo = np.flatnonzero(todo_mask)
+            if todo.size:
+                pb = poses_b if poses_b.ndim == 2 else poses_b[todo]
+                hits[k, todo] = intersects(shape_a, shape_b, poses_a[todo], pb, threads=threads)
+        colliding |= hits[k]
+    return hits
+
+
+def _run_one(
+    checks: list[tuple], near: NDArray[np.bool_], by_link: NDArray, detail: bool, threads: int | None
+) -> NDArray[np.bool_]:
+    """``_run_batch`` for one configuration (a planner's step): per-call queries and Python
+    booleans (PERF: numpy's per-operation cost on 1-element arrays was most of the call)."""
+    P = by_link[:, 0]
+    found = False
+    hits = []
+    for (i, j, _, shape_a, shape_b, pose_b), in_box in zip(checks, near[:, 0].tolist(), strict=True):
+        hit = False
+        if in_box and (detail or not found):
+            hit = bool(intersects(shape_a, shape_b, P[i], P[j] if pose_b is None else pose_b))
+            found |= hit
+        hits.append(hit)
+    return np.array(hits, dtype=np.bool_).reshape(len(checks), 1)
+
+
+def _overlap(a: NDArray, b: NDArray) -> NDArray[np.bool_]:
+    """Whether boxes overlap, elementwise: a and b are (..., 6, N) boxes, rows lo xyz, hi xyz
+    (broadcasting), the result (..., N) bool.
+
+    PERF: six row comparisons, not np.all over a short axis (3x slower in numpy)."""
+    near = a[..., 0, :] <= b[..., 3, :]
+    for k in (1, 2):
+        near &= a[..., k, :] <= b[..., k + 3, :]
+    for k in (0, 1, 2):
+        near &= b[..., k, :] <= a[..., k + 3, :]
+    return near

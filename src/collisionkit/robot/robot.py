@@ -36,9 +36,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..constants import WORLD_BOX_SLACK
 from ..errors import CollisionKitError
 from ..geometry.mesh import Mesh
-from ..query import deferred
+from ..kernels.robot import kinematics
+from ..query import batch, deferred
 
 _MOVING = ("revolute", "continuous", "prismatic")
 
@@ -62,13 +64,26 @@ class Joint:
     offset: float = 0.0
 
 
-def _rotation_about(axis: NDArray[np.float64], angle: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(N, 3, 3) rotations by ``angle`` (N,) about the unit ``axis`` (Rodrigues:
-    R = c I + s [k]x + (1 - c) k k^T)."""
-    c, s = np.cos(angle), np.sin(angle)
-    k = np.asarray(axis, np.float64)
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    return c[:, None, None] * np.eye(3) + s[:, None, None] * K + (1.0 - c)[:, None, None] * np.outer(k, k)
+def _joint_motion(j: Joint) -> NDArray[np.float64]:
+    """The (3, 10) motion matrix of joint ``j`` for ``kernels.robot.kinematics`` (its module
+    notes give the columns): the joint origin's rotation Ro and translation to, and for
+    moving joints the products with the unit axis a that make a step two 3x3 products."""
+    Ro, to = j.origin[:3, :3], j.origin[:3, 3]
+    H = np.zeros((3, 10))
+    H[:, 3] = to
+    if j.type == "fixed":
+        H[:, 0:3] = Ro
+    elif j.type == "prismatic":
+        H[:, 0:3] = Ro
+        H[:, 4] = Ro @ j.axis
+    else:
+        a = j.axis
+        aa = np.outer(a, a)
+        cross = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+        H[:, 0:3] = Ro @ aa
+        H[:, 4:7] = Ro @ (np.eye(3) - aa)
+        H[:, 7:10] = Ro @ cross
+    return H
 
 
 def _geometry_mesh(geometry: Any, base_dir: str, mesh_dir: str | None) -> tuple[NDArray, NDArray] | None:
@@ -221,6 +236,14 @@ class Robot:
         if len(order) != len(joints):
             raise CollisionKitError(f"robot {name!r}: joints do not form a tree from {self.base_link!r}")
         self._order = tuple(order)
+        # the joint tree as kernel arrays (kernels.robot.kinematics): one step per joint
+        kind = {"fixed": kinematics.JOINT_FIXED, "prismatic": kinematics.JOINT_PRISMATIC}
+        self._chain = (
+            np.array([self._link_index[j.parent] for j in order], dtype=np.int64),
+            np.array([self._link_index[j.child] for j in order], dtype=np.int64),
+            np.array([kind.get(j.type, kinematics.JOINT_REVOLUTE) for j in order], dtype=np.int64),
+            np.array([_joint_motion(j) for j in order], dtype=np.float64).reshape(len(order), 3, 10),
+        )
         actuated = sorted((j for j in joints if j.index >= 0), key=lambda j: j.index)
         self.joint_names = tuple(j.name for j in actuated)
         self.limits = np.array([[j.lower, j.upper] for j in actuated], dtype=np.float64).reshape(-1, 2)
@@ -462,11 +485,24 @@ class Robot:
             return T[:, 0]
         return np.ascontiguousarray(T.transpose(1, 0, 2, 3))
 
-    def link_poses_by_link(self, q: ArrayLike, base: ArrayLike | None = None) -> NDArray[np.float64]:
+    def link_poses_by_link(
+        self, q: ArrayLike, base: ArrayLike | None = None, *, threads: int | None = None
+    ) -> NDArray[np.float64]:
         """``link_poses`` with the link axis first: (L, N, 4, 4), C-contiguous, so that each
         link's N poses are one contiguous block (what the batched queries take without a copy).
 
-        A single (dof,) configuration gives (L, 1, 4, 4).
+        A single (dof,) configuration gives (L, 1, 4, 4). ``threads``: numba threads for a
+        large batch (default: all cores).
+        """
+        return self.poses_and_boxes(q, base, threads=threads)[0]
+
+    def poses_and_boxes(
+        self, q: ArrayLike, base: ArrayLike | None = None, *, boxed: ArrayLike = (), threads: int | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``link_poses_by_link`` and, in the same pass, the padded world boxes of the links
+        ``boxed`` (link indices, each with a mesh) in every configuration: (M, 6, N), rows
+        lo xyz, hi xyz, each row contiguous. The boxes are the World's (``world_boxes``'s
+        padding: a pair the exact test finds intersecting always has overlapping boxes).
         """
         qa = np.asarray(q, dtype=np.float64)
         q2 = qa.reshape(1, -1) if qa.ndim == 1 else qa
@@ -475,33 +511,25 @@ class Robot:
         if not np.all(np.isfinite(q2)):
             raise ValueError("q holds non-finite values")
         n = q2.shape[0]
-        B = np.eye(4) if base is None else np.asarray(base, dtype=np.float64)
+        B = np.eye(4) if base is None else np.ascontiguousarray(base, dtype=np.float64)
         if B.shape != (4, 4):
             raise ValueError(f"base must have shape (4, 4), got {B.shape}")
-        T = np.zeros((len(self.links), n, 4, 4))
-        T[:, :, 3, 3] = 1.0
-        T[self._link_index[self.base_link]] = B
-        # PERF: rotation and translation parts composed separately over the batch (3x3
-        # products), not as (N, 4, 4) matrix products through a joint-motion matrix per joint
-        for j in self._order:
-            parent, child = T[self._link_index[j.parent]], T[self._link_index[j.child]]
-            Rp, tp = parent[:, :3, :3], parent[:, :3, 3]
-            Ro, to = j.origin[:3, :3], j.origin[:3, 3]
-            if j.type == "fixed":
-                R, t = Ro, to  # the joint frame in the parent's: one (3, 3), one (3,)
-                child[:, :3, :3] = Rp @ R
-                child[:, :3, 3] = tp + Rp @ t
-                continue
-            value = self._joint_value(j, q2)
-            if j.type == "prismatic":
-                # origin, then a slide along the axis (in the joint frame)
-                child[:, :3, :3] = Rp @ Ro
-                child[:, :3, 3] = tp + np.einsum("nij,nj->ni", Rp, to + (value[:, None] * j.axis) @ Ro.T)
-            else:
-                # origin, then a turn about the axis (in the joint frame)
-                child[:, :3, :3] = Rp @ (Ro @ _rotation_about(j.axis, value))
-                child[:, :3, 3] = tp + Rp @ to
-        return T
+        ids = np.asarray(boxed, dtype=np.int64).reshape(-1)
+        local = np.array([self.link_meshes[self.links[i]].bounds.ravel() for i in ids], dtype=np.float64).reshape(-1, 6)
+        values = np.zeros((len(self._order), n))
+        for s, j in enumerate(self._order):
+            if j.type != "fixed":
+                values[s] = self._joint_value(j, q2)
+        T = np.empty((len(self.links), n, 4, 4))
+        box = np.empty((ids.size, 6, n))
+        parents, children, kinds, H = self._chain
+        p = batch.plan(n, batch.thread_count(threads), uniform=True)
+        batch.launch(
+            p, kinematics.chain_poses, kinematics.chain_poses_parallel,
+            np.int64(self._link_index[self.base_link]), B, parents, children, kinds, H, values,
+            local, ids, WORLD_BOX_SLACK, T, box,
+        )  # fmt: skip
+        return T, box
 
     def _check_mimics(self) -> None:
         """Every mimic chain ends at an actuated joint (no unknown joint, no cycle:

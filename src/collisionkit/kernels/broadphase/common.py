@@ -32,6 +32,28 @@ def boxes_overlap_slots(lo, hi, a, b):
 
 
 @njit(cache=True, nogil=True)
+def padded_box(local, s, poses, k, slack_rel):
+    """(lo x, lo y, lo z, hi x, hi y, hi z): the world box of local box ``local[s]`` (min xyz,
+    max xyz) under pose ``poses[k]`` (4, 4), padded as ``world_boxes`` documents."""
+    cx = 0.5 * local[s, 0] + 0.5 * local[s, 3]
+    cy = 0.5 * local[s, 1] + 0.5 * local[s, 4]
+    cz = 0.5 * local[s, 2] + 0.5 * local[s, 5]
+    hx = 0.5 * local[s, 3] - 0.5 * local[s, 0]
+    hy = 0.5 * local[s, 4] - 0.5 * local[s, 1]
+    hz = 0.5 * local[s, 5] - 0.5 * local[s, 2]
+    size = abs(cx) + abs(cy) + abs(cz) + hx + hy + hz
+    tsum = abs(poses[k, 0, 3]) + abs(poses[k, 1, 3]) + abs(poses[k, 2, 3])
+    pad = slack_rel * (size + tsum)
+    c0 = poses[k, 0, 0] * cx + poses[k, 0, 1] * cy + poses[k, 0, 2] * cz + poses[k, 0, 3]
+    c1 = poses[k, 1, 0] * cx + poses[k, 1, 1] * cy + poses[k, 1, 2] * cz + poses[k, 1, 3]
+    c2 = poses[k, 2, 0] * cx + poses[k, 2, 1] * cy + poses[k, 2, 2] * cz + poses[k, 2, 3]
+    e0 = abs(poses[k, 0, 0]) * hx + abs(poses[k, 0, 1]) * hy + abs(poses[k, 0, 2]) * hz
+    e1 = abs(poses[k, 1, 0]) * hx + abs(poses[k, 1, 1]) * hy + abs(poses[k, 1, 2]) * hz
+    e2 = abs(poses[k, 2, 0]) * hx + abs(poses[k, 2, 1]) * hy + abs(poses[k, 2, 2]) * hz
+    return c0 - e0 - pad, c1 - e1 - pad, c2 - e2 - pad, c0 + e0 + pad, c1 + e1 + pad, c2 + e2 + pad
+
+
+@njit(cache=True, nogil=True)
 def world_boxes(local, poses, slots, slack_rel, lo, hi):
     """World AABBs of objects from their local boxes and poses.
 
@@ -54,20 +76,7 @@ def world_boxes(local, poses, slots, slack_rel, lo, hi):
         code = pose_error(poses[k])
         if code != POSE_OK:
             return k, code
-        cx = 0.5 * local[s, 0] + 0.5 * local[s, 3]
-        cy = 0.5 * local[s, 1] + 0.5 * local[s, 4]
-        cz = 0.5 * local[s, 2] + 0.5 * local[s, 5]
-        hx = 0.5 * local[s, 3] - 0.5 * local[s, 0]
-        hy = 0.5 * local[s, 4] - 0.5 * local[s, 1]
-        hz = 0.5 * local[s, 5] - 0.5 * local[s, 2]
-        size = abs(cx) + abs(cy) + abs(cz) + hx + hy + hz
-        tsum = abs(poses[k, 0, 3]) + abs(poses[k, 1, 3]) + abs(poses[k, 2, 3])
-        pad = slack_rel * (size + tsum)
-        for r in range(3):
-            c = poses[k, r, 0] * cx + poses[k, r, 1] * cy + poses[k, r, 2] * cz + poses[k, r, 3]
-            e = abs(poses[k, r, 0]) * hx + abs(poses[k, r, 1]) * hy + abs(poses[k, r, 2]) * hz
-            lo[s, r] = c - e - pad
-            hi[s, r] = c + e + pad
+        lo[s, 0], lo[s, 1], lo[s, 2], hi[s, 0], hi[s, 1], hi[s, 2] = padded_box(local, s, poses, k, slack_rel)
     return -1, POSE_OK
 
 

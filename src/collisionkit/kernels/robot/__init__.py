@@ -1,0 +1,1 @@
+"""Robot kinematics over batches of configurations."""
