@@ -49,9 +49,9 @@ def inside_one(shape: ConvexShape, mesh: Mesh, convex_is_a: bool, Ta: np.ndarray
     """Does the solid hold a piece of the mesh, for one pose pair (a's, b's pose) without a
     crossing triangle pair?"""
     # the batch kernel's per-task body, called directly: a parallel launch for one task
-    # costs more than the test. NOTE: rename it without the underscore at the next kernel change.
+    # costs more than the test
     mapped = np.empty((shape._tris.shape[0], 9))
-    return bool(kg._mesh_vertex_inside(shape._tris, piece_points(mesh), Ta, Tb, np.int64(convex_is_a), mapped))
+    return bool(kg.mesh_vertex_inside(shape._tris, piece_points(mesh), Ta, Tb, np.int64(convex_is_a), mapped))
 
 
 def inside_tasks(shape: ConvexShape, mesh: Mesh, convex_is_a: bool, req: Any, todo: np.ndarray) -> np.ndarray:

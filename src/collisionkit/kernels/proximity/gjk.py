@@ -790,7 +790,7 @@ def gjk_batch_parallel(
 
 
 @njit(cache=True, nogil=True)
-def _mesh_vertex_inside(tris_c, verts_m, Ta, Tb, convex_is_a, mapped):
+def mesh_vertex_inside(tris_c, verts_m, Ta, Tb, convex_is_a, mapped):
     """Does some vertex of the mesh lie in the closed convex solid (exact)?
 
     Frames as the triangle tests see them: b is mapped into a's frame by
@@ -854,4 +854,4 @@ def mesh_vertices_in_solid(tris_c, verts_m, poses_a, poses_b, ia, ib, convex_is_
     for q in prange(todo.shape[0]):
         k = todo[q]
         mapped = np.empty((tris_c.shape[0], 9))
-        out[k] = _mesh_vertex_inside(tris_c, verts_m, poses_a[ia[k]], poses_b[ib[k]], convex_is_a, mapped)
+        out[k] = mesh_vertex_inside(tris_c, verts_m, poses_a[ia[k]], poses_b[ib[k]], convex_is_a, mapped)
