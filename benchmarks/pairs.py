@@ -156,7 +156,10 @@ def code_changed(porcelain: str) -> bool:
     Results files and markdown are left out: ``benchmarks.regenerate`` writes them as it goes,
     so without this every run after its first was marked "with uncommitted changes"."""
     for line in porcelain.splitlines():
-        path = line[3:].split(" -> ")[-1].strip('"')
+        fields = line.split(maxsplit=1)  # status, path (the first line may come stripped)
+        if len(fields) < 2:
+            continue
+        path = fields[1].split(" -> ")[-1].strip('"')
         if not (path.startswith("benchmarks/results/") or path.endswith(".md")):
             return True
     return False

@@ -141,7 +141,7 @@ def batch_gjk(a, b, pa, pb, idx, parallel) -> float:
     args = (*a.kernel_args()[:4], a.scale, pa, *b.kernel_args()[:4], b.scale, pb, idx, idx, False, hit, dist, pts, st)
     if parallel:
         return time_call(lambda: kg.gjk_batch_parallel(*args, np.int64(min(n, 8))))
-    return time_call(lambda: kg.gjk_batch_serial(*args))
+    return time_call(lambda: kg.gjk_batch_serial(*args, np.int64(1)))
 
 
 def batch_mesh(a, b, pa, pb, idx, threads) -> float:

@@ -57,6 +57,7 @@ def test_results_written_by_a_run_do_not_mark_it_dirty():
 
     assert not code_changed("")
     assert not code_changed(" M benchmarks/results/pairs.md\n M benchmarks/results/seed002.png\n M docs/seed-000.md")
+    assert not code_changed("M benchmarks/results/pairs.md\nMM docs/seed-000.md")  # output stripped, staged
     assert code_changed(" M benchmarks/results/pairs.md\n M src/collisionkit/robot/check.py")
     assert code_changed(" M benchmarks/pairs.py")
     assert code_changed("R  docs/a.md -> benchmarks/b.py")
