@@ -76,13 +76,15 @@ def _read(name: str) -> str:
 
 def _provenance(md_name: str) -> str:
     m = PROV.search(_read(md_name))
-    return m.group(0) if m else "Provenance: not recorded."
+    return m.group(0) if m else "Provenance: not recorded (a run before issue 20)."
 
 
 def _source(md_name: str, prefix: str = "../") -> str:
     """'Figures from [results/X.md](...): <provenance sentence>.'"""
     pv = _provenance(md_name).removeprefix("Provenance: ").rstrip(".")
     pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    if pv.startswith("not recorded"):
+        pv = "provenance " + pv.replace(" (", ": ", 1).rstrip(")")
     return (
         f"Figures from [benchmarks/results/{md_name}]({prefix}benchmarks/results/{md_name}) ({pv}); "
         "medians on a shared 2-core VM unless the file says otherwise."
@@ -252,6 +254,29 @@ def _doc_block(md_name: str, heading: str, count: int = 1) -> Callable[[], str]:
     return lambda: _source(md_name) + "\n\n" + section_tables(md_name, heading, count)
 
 
+def subsection_tables(md_name: str, heading: str, level: str = "####") -> str:
+    """Every ``###`` subsection's tables under the ``##`` heading that starts with ``heading``,
+    each under its subheading (written at ``level``), in the file's order."""
+    text = _read(md_name)
+    i = text.index(heading)
+    body = text[i:].split("\n", 1)[1]
+    end = re.search(r"^## ", body, re.M)
+    body = body[: end.start()] if end else body
+    out = []
+    for m in re.finditer(r"^### (.*)\n((?:(?!^##).*\n?)*)", body, re.M):
+        tables = "\n".join(line for line in m.group(2).splitlines() if line.startswith("|") or not line.strip())
+        tables = re.sub(r"\n{3,}", "\n\n", tables).strip()
+        if tables:
+            out += [f"{level} {m.group(1).strip()}", "", tables, ""]
+    if not out:
+        raise ValueError(f"{md_name}: no subsection tables under {heading!r}")
+    return "\n".join(out).strip()
+
+
+def _doc_subsections(md_name: str, heading: str, level: str = "####") -> Callable[[], str]:
+    return lambda: _source(md_name) + "\n\n" + subsection_tables(md_name, heading, level)
+
+
 #: block name -> renderer. A block is written wherever its markers appear.
 BLOCKS: dict[str, Callable[[], str]] = {
     "pairs": block_pairs,
@@ -261,7 +286,14 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "seed000-table1": _doc_block("seed000.md", "## Table 1"),
     "seed000-table3": _doc_block("seed000.md", "## Table 3"),
     "seed002-table1": _doc_block("seed002.md", "## Table 1"),
+    "seed000-table2": _doc_block("seed000.md", "## Table 2", 2),
+    "seed000-node-capacity": _doc_block("seed000.md", "## Node capacity"),
+    "seed002-table2": _doc_block("seed002.md", "## Table 2"),
+    "seed002-speedup": _doc_block("seed002.md", "## Speed-up and efficiency"),
+    "seed002-contacts": _doc_block("seed002.md", "## All intersecting triangle pairs"),
+    "seed002-counters": _doc_block("seed002.md", "## Cost-model counters"),
     "seed003-table2": _doc_block("seed003.md", "## Table 2"),
+    "seed003-table3": _doc_subsections("seed003.md", "## Table 3"),
     "obb_tests": lambda: _source("obb_tests.md") + "\n\n" + _all_tables("obb_tests.md"),
     "robot": _doc_block("robot.md", "# Robot"),
 }
@@ -295,9 +327,12 @@ def rewrite(paths: list[Path], check: bool = False) -> tuple[list[str], list[str
             hashes = block_hashes(body)
             if hashes != {now}:
                 stale.append(f"{path.relative_to(ROOT)}:{name} ({', '.join(sorted(hashes)) or 'no hash'})")
-                body = (
-                    f"**STALE: measured at kernels {', '.join(sorted(hashes))}, the kernels are now {now}.**\n\n" + body
+                measured = (
+                    f"measured at kernels {', '.join(sorted(hashes))}"
+                    if hashes
+                    else "no kernel-source hash recorded in the results file"
                 )
+                body = f"**STALE: {measured}, the kernels are now {now}.**\n\n" + body
             if body != m.group(3):
                 changed.append(f"{path.relative_to(ROOT)}:{name}")
             return m.group(1) + body + m.group(4)
