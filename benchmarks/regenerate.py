@@ -277,6 +277,107 @@ def _doc_subsections(md_name: str, heading: str, level: str = "####") -> Callabl
     return lambda: _source(md_name) + "\n\n" + subsection_tables(md_name, heading, level)
 
 
+# --- bounding volumes (benchmarks/results/bv_report.md: one "## scene" section per scene) ---------
+
+_BV_SPLITS = ("sah", "minmax", "minsum", "splatter", "mean", "median", "longest")
+
+
+def _num(cell: str) -> str:
+    """A results-file number with thousands separators (``12345`` -> ``12,345``; ``0.5`` stays)."""
+    try:
+        v = float(cell)
+    except ValueError:
+        return cell
+    if "." not in cell and abs(v) >= 1000:
+        return f"{int(v):,}"
+    if "." in cell and abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return cell
+
+
+def bv_scene(scene: str) -> tuple[str, list[list[str]], list[list[str]]]:
+    """(description line, rows of the kind x split x build table, rows of the Coal table) of ``scene``."""
+    text = _read("bv_report.md")
+    m = re.search(rf"^## {re.escape(scene)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if not m:
+        raise ValueError(f"bv_report.md: no section for scene {scene!r}")
+    body = m.group(1)
+    desc = next((line for line in body.splitlines() if line.startswith("a = ")), "")
+    rows, coal, table = [], [], None
+    for line in body.splitlines():
+        if line.startswith("| bv | split |"):
+            table = rows
+        elif line.startswith("| engine |"):
+            table = coal
+        elif line.startswith("|---"):
+            continue
+        elif line.startswith("|") and table is not None:
+            table.append([c.strip() for c in line.strip().strip("|").split("|")])
+        else:
+            table = None
+    return desc, rows, coal
+
+
+def bv_scenes() -> list[str]:
+    return re.findall(r"^## (\S+)\s*$", _read("bv_report.md"), re.M)
+
+
+def block_bv_kinds(scene: str, builds: tuple[str, ...] = ("topdown",)) -> Callable[[], str]:
+    """Every bounding-volume kind with SAH splits (and the given builds) on one scene."""
+
+    def render() -> str:
+        desc, rows, _ = bv_scene(scene)
+        multi = len(builds) > 1
+        head = "| kind |" + (" build |" if multi else "") + " mem KB | rho | bool N_v / N_p | bool us | "
+        head += "all-pairs N_v / N_p / N_u |" + (" all-pairs us |" if multi else "") + " static bool us | static all-pairs us |"
+        out = [_source("bv_report.md"), "", f"Scene: {desc}" if desc else f"Scene: {scene}.", "", head]
+        out.append("|" + "---|" * (head.count("|") - 1))
+        picked = [r for b in builds for r in rows if r[1] == "sah" and r[2] == b]
+        picked.sort(key=lambda r: [x[0] for x in rows].index(r[0]))
+        for r in picked:
+            n = [_num(c) for c in r]
+            out.append(
+                f"| {r[0]} |" + (f" {r[2]} |" if multi else "") + f" {n[4]} | {r[8]} | {n[10]} / {n[11]} | {n[9]} | "
+                f"{n[15]} / {n[16]} / {n[17]} |" + (f" {n[14]} |" if multi else "") + f" {n[19]} | {n[20]} |"
+            )
+        if not picked:
+            raise ValueError(f"bv_report.md: no SAH rows for {scene!r}")
+        return "\n".join(out)
+
+    return render
+
+
+def block_bv_splits() -> str:
+    """Boolean AABB volume tests (N_v) per split rule, top-down builds, every scene."""
+    out = [_source("bv_report.md"), "", "| scene | " + " | ".join(_BV_SPLITS) + " |", "|---|" + "---|" * len(_BV_SPLITS)]
+    for scene in bv_scenes():
+        _, rows, _ = bv_scene(scene)
+        nv = {r[1]: _num(r[10]) for r in rows if r[0] == "aabb" and r[2] == "topdown"}
+        if nv:
+            out.append(f"| {scene} | " + " | ".join(nv.get(sp, "-") for sp in _BV_SPLITS) + " |")
+    return "\n".join(out)
+
+
+def block_bv_coal() -> str:
+    """Each scene's collisionkit combinations against Coal (the report's "Against Coal" tables)."""
+    out = [_source("bv_report.md"), ""]
+    head = None
+    for scene in bv_scenes():
+        text = _read("bv_report.md")
+        m = re.search(rf"^## {re.escape(scene)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+        lines = [line for line in m.group(1).splitlines() if line.startswith("|")]
+        i = next((k for k, line in enumerate(lines) if line.startswith("| engine |")), None)
+        if i is None:
+            continue
+        if head is None:
+            head = "| scene " + lines[i]
+            out += [head, "|---" + lines[i + 1]]
+        for line in lines[i + 2 :]:
+            cells = [_num(c.strip()) for c in line.strip().strip("|").split("|")]
+            out.append(f"| {scene} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 #: block name -> renderer. A block is written wherever its markers appear.
 BLOCKS: dict[str, Callable[[], str]] = {
     "pairs": block_pairs,
@@ -296,6 +397,11 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "seed003-table3": _doc_subsections("seed003.md", "## Table 3"),
     "obb_tests": lambda: _source("obb_tests.md") + "\n\n" + _all_tables("obb_tests.md"),
     "robot": _doc_block("robot.md", "# Robot"),
+    "bv-kinds-bunny": block_bv_kinds("bunny"),
+    "bv-kinds-kuka-shelf": block_bv_kinds("kuka-shelf"),
+    "bv-builds-monastery-kuka": block_bv_kinds("monastery-kuka", ("topdown", "bottomup")),
+    "bv-splits": block_bv_splits,
+    "bv-coal": block_bv_coal,
 }
 
 
