@@ -378,6 +378,78 @@ def block_bv_coal() -> str:
     return "\n".join(out)
 
 
+def _md_rows(md_name: str, heading: str) -> list[dict[str, str]]:
+    """The first table under ``heading`` as dicts (header -> cell)."""
+    lines = section_tables(md_name, heading).splitlines()
+    head = [c.strip() for c in lines[0].strip().strip("|").split("|")]
+    return [dict(zip(head, (c.strip() for c in line.strip().strip("|").split("|")))) for line in lines[2:]]
+
+
+def block_hard_cases() -> str:
+    """README's sentence on the hard cases: AABB against OBB triangle tests, and the default's ratios."""
+    tests = _md_rows("hard_cases.md", "## Tests per pose")
+    summary = _md_rows("hard_cases.md", "## Summary")
+    obb = [float(r["AABB/OBB tri tests"]) for r in tests if r["auto picks"] == "obb"]
+    scenes = sorted({r["scene"] for r in tests if r["auto picks"] == "obb"})
+    ratios = [float(r["ck"].rstrip("x")) for r in summary if r["ck"].endswith("x")]
+    losses = sorted({f"{r['scene']} {r['workload']}" for r in summary if r["ck"].endswith("x") and float(r["ck"].rstrip("x")) < 1})
+    pv = _provenance("hard_cases.md").removeprefix("Provenance: ").rstrip(".")
+    pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    text = (
+        f"On the scenes where `auto` picks OBB trees ({', '.join(scenes)}), AABB trees ran "
+        f"{min(obb):.1f}-{max(obb):.1f}x more triangle tests than OBB trees near contact; with its pick, "
+        f"the default ran {min(ratios):.2f}x-{max(ratios):.2f}x the speed of the fastest peer whose answers "
+        "passed the referee, per scene and workload"
+        + (f" (slower on {', '.join(losses)})" if losses else "")
+        + f". Figures from [benchmarks/results/hard_cases.md](benchmarks/results/hard_cases.md) ({pv})."
+    )
+    return _wrap(text)
+
+
+def block_cold_start() -> str:
+    """README's first-run sentence, from benchmarks/results/cold_start.md (a fresh venv, the platform wheel)."""
+    rows = _md_rows("cold_start.md", "# Cold start")
+    first = {r["first call (shipped)"]: float(r["seconds"]) for r in rows}
+    compiled = sum(int(r["compiled kernels"] or 0) for r in rows)
+    cli = next((k for k in first if k.startswith("collisionkit ")), None)
+    others = [k for k in first if k not in ("intersects", cli)]
+    pv = _provenance("cold_start.md").removeprefix("Provenance: ").rstrip(".")
+    pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    text = (
+        f"In a new venv with no cache anywhere, the first `intersects` answered {first['intersects']:.1f} s after "
+        f"`python` started (import included), the first "
+        + ", ".join(f"`{k}`" if " " not in k else k for k in others)
+        + f" within {min(first[k] for k in others):.1f} to {max(first[k] for k in others):.1f} s"
+        + (f", and `{cli}` in {first[cli]:.1f} s" if cli else "")
+        + (", with nothing compiled" if compiled == 0 else f", with {compiled} kernels compiled")
+        + f" ([benchmarks/results/cold_start.md](benchmarks/results/cold_start.md): {pv})."
+    )
+    return _wrap(text)
+
+
+def block_compile_times() -> str:
+    """README's compile-time sentence, from the "after" column of benchmarks/results/compile_times.md."""
+    rows = _md_rows("compile_times.md", "## Before and after")
+    cpu = {r["entry point"]: float(r["CPU s after"]) for r in rows if not r["entry point"].startswith("**")}
+    rss = max(float(r["after"]) for r in rows if not r["entry point"].startswith("**"))
+    slow = [k for k in ("distance", "classify", "time_of_impact") if k in cpu]
+    text = _read("compile_times.md")
+    m = re.search(r"after = commit (\w+)\s*\(kernel-source hash (\w+)\)", text)
+    d = re.search(r"date (\d{4}-\d\d-\d\d)", text)
+    where = (
+        f"commit {m.group(1)}, kernel-source hash `{m.group(2)}`" if m else "provenance not recorded"
+    ) + (f", {d.group(1)}" if d else "")
+    out = (
+        f"About {cpu['intersects']:.0f} CPU seconds before the first `intersects`, "
+        f"{min(cpu[k] for k in slow):.0f} to {max(cpu[k] for k in slow):.0f} before the first "
+        + ", ".join(f"`{k}`" for k in slow[:-1])
+        + f" or `{slow[-1]}`, at most {rss:.0f} MiB per group "
+        f"([benchmarks/results/compile_times.md](benchmarks/results/compile_times.md): {where}, "
+        "`python -m benchmarks.compile_times`)."
+    )
+    return _wrap(out)
+
+
 #: block name -> renderer. A block is written wherever its markers appear.
 BLOCKS: dict[str, Callable[[], str]] = {
     "pairs": block_pairs,
@@ -397,6 +469,9 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "seed003-table3": _doc_subsections("seed003.md", "## Table 3"),
     "obb_tests": lambda: _source("obb_tests.md") + "\n\n" + _all_tables("obb_tests.md"),
     "robot": _doc_block("robot.md", "# Robot"),
+    "hard-cases": block_hard_cases,
+    "cold-start": block_cold_start,
+    "compile-times": block_compile_times,
     "dask-runs": _doc_block("dask.md", "Provenance:"),
     "dask-bytes": _doc_block("dask.md", "## Bytes sent"),
     "dask-overhead": _doc_block("dask.md", "## Per-chunk overhead"),
