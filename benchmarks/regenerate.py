@@ -76,13 +76,15 @@ def _read(name: str) -> str:
 
 def _provenance(md_name: str) -> str:
     m = PROV.search(_read(md_name))
-    return m.group(0) if m else "Provenance: not recorded."
+    return m.group(0) if m else "Provenance: not recorded (a run before issue 20)."
 
 
 def _source(md_name: str, prefix: str = "../") -> str:
     """'Figures from [results/X.md](...): <provenance sentence>.'"""
     pv = _provenance(md_name).removeprefix("Provenance: ").rstrip(".")
     pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    if pv.startswith("not recorded"):
+        pv = "provenance " + pv.replace(" (", ": ", 1).rstrip(")")
     return (
         f"Figures from [benchmarks/results/{md_name}]({prefix}benchmarks/results/{md_name}) ({pv}); "
         "medians on a shared 2-core VM unless the file says otherwise."
@@ -252,6 +254,202 @@ def _doc_block(md_name: str, heading: str, count: int = 1) -> Callable[[], str]:
     return lambda: _source(md_name) + "\n\n" + section_tables(md_name, heading, count)
 
 
+def subsection_tables(md_name: str, heading: str, level: str = "####") -> str:
+    """Every ``###`` subsection's tables under the ``##`` heading that starts with ``heading``,
+    each under its subheading (written at ``level``), in the file's order."""
+    text = _read(md_name)
+    i = text.index(heading)
+    body = text[i:].split("\n", 1)[1]
+    end = re.search(r"^## ", body, re.M)
+    body = body[: end.start()] if end else body
+    out = []
+    for m in re.finditer(r"^### (.*)\n((?:(?!^##).*\n?)*)", body, re.M):
+        tables = "\n".join(line for line in m.group(2).splitlines() if line.startswith("|") or not line.strip())
+        tables = re.sub(r"\n{3,}", "\n\n", tables).strip()
+        if tables:
+            out += [f"{level} {m.group(1).strip()}", "", tables, ""]
+    if not out:
+        raise ValueError(f"{md_name}: no subsection tables under {heading!r}")
+    return "\n".join(out).strip()
+
+
+def _doc_subsections(md_name: str, heading: str, level: str = "####") -> Callable[[], str]:
+    return lambda: _source(md_name) + "\n\n" + subsection_tables(md_name, heading, level)
+
+
+# --- bounding volumes (benchmarks/results/bv_report.md: one "## scene" section per scene) ---------
+
+_BV_SPLITS = ("sah", "minmax", "minsum", "splatter", "mean", "median", "longest")
+
+
+def _num(cell: str) -> str:
+    """A results-file number with thousands separators (``12345`` -> ``12,345``; ``0.5`` stays)."""
+    try:
+        v = float(cell)
+    except ValueError:
+        return cell
+    if "." not in cell and abs(v) >= 1000:
+        return f"{int(v):,}"
+    if "." in cell and abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return cell
+
+
+def bv_scene(scene: str) -> tuple[str, list[list[str]], list[list[str]]]:
+    """(description line, rows of the kind x split x build table, rows of the Coal table) of ``scene``."""
+    text = _read("bv_report.md")
+    m = re.search(rf"^## {re.escape(scene)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if not m:
+        raise ValueError(f"bv_report.md: no section for scene {scene!r}")
+    body = m.group(1)
+    desc = next((line for line in body.splitlines() if line.startswith("a = ")), "")
+    rows, coal, table = [], [], None
+    for line in body.splitlines():
+        if line.startswith("| bv | split |"):
+            table = rows
+        elif line.startswith("| engine |"):
+            table = coal
+        elif line.startswith("|---"):
+            continue
+        elif line.startswith("|") and table is not None:
+            table.append([c.strip() for c in line.strip().strip("|").split("|")])
+        else:
+            table = None
+    return desc, rows, coal
+
+
+def bv_scenes() -> list[str]:
+    return re.findall(r"^## (\S+)\s*$", _read("bv_report.md"), re.M)
+
+
+def block_bv_kinds(scene: str, builds: tuple[str, ...] = ("topdown",)) -> Callable[[], str]:
+    """Every bounding-volume kind with SAH splits (and the given builds) on one scene."""
+
+    def render() -> str:
+        desc, rows, _ = bv_scene(scene)
+        multi = len(builds) > 1
+        head = "| kind |" + (" build |" if multi else "") + " mem KB | rho | bool N_v / N_p | bool us | "
+        head += "all-pairs N_v / N_p / N_u |" + (" all-pairs us |" if multi else "") + " static bool us | static all-pairs us |"
+        out = [_source("bv_report.md"), "", f"Scene: {desc}" if desc else f"Scene: {scene}.", "", head]
+        out.append("|" + "---|" * (head.count("|") - 1))
+        picked = [r for b in builds for r in rows if r[1] == "sah" and r[2] == b]
+        picked.sort(key=lambda r: [x[0] for x in rows].index(r[0]))
+        for r in picked:
+            n = [_num(c) for c in r]
+            out.append(
+                f"| {r[0]} |" + (f" {r[2]} |" if multi else "") + f" {n[4]} | {r[8]} | {n[10]} / {n[11]} | {n[9]} | "
+                f"{n[15]} / {n[16]} / {n[17]} |" + (f" {n[14]} |" if multi else "") + f" {n[19]} | {n[20]} |"
+            )
+        if not picked:
+            raise ValueError(f"bv_report.md: no SAH rows for {scene!r}")
+        return "\n".join(out)
+
+    return render
+
+
+def block_bv_splits() -> str:
+    """Boolean AABB volume tests (N_v) per split rule, top-down builds, every scene."""
+    out = [_source("bv_report.md"), "", "| scene | " + " | ".join(_BV_SPLITS) + " |", "|---|" + "---|" * len(_BV_SPLITS)]
+    for scene in bv_scenes():
+        _, rows, _ = bv_scene(scene)
+        nv = {r[1]: _num(r[10]) for r in rows if r[0] == "aabb" and r[2] == "topdown"}
+        if nv:
+            out.append(f"| {scene} | " + " | ".join(nv.get(sp, "-") for sp in _BV_SPLITS) + " |")
+    return "\n".join(out)
+
+
+def block_bv_coal() -> str:
+    """Each scene's collisionkit combinations against Coal (the report's "Against Coal" tables)."""
+    out = [_source("bv_report.md"), ""]
+    head = None
+    for scene in bv_scenes():
+        text = _read("bv_report.md")
+        m = re.search(rf"^## {re.escape(scene)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+        lines = [line for line in m.group(1).splitlines() if line.startswith("|")]
+        i = next((k for k, line in enumerate(lines) if line.startswith("| engine |")), None)
+        if i is None:
+            continue
+        if head is None:
+            head = "| scene " + lines[i]
+            out += [head, "|---" + lines[i + 1]]
+        for line in lines[i + 2 :]:
+            cells = [_num(c.strip()) for c in line.strip().strip("|").split("|")]
+            out.append(f"| {scene} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def _md_rows(md_name: str, heading: str) -> list[dict[str, str]]:
+    """The first table under ``heading`` as dicts (header -> cell)."""
+    lines = section_tables(md_name, heading).splitlines()
+    head = [c.strip() for c in lines[0].strip().strip("|").split("|")]
+    return [dict(zip(head, (c.strip() for c in line.strip().strip("|").split("|")))) for line in lines[2:]]
+
+
+def block_hard_cases() -> str:
+    """README's sentence on the hard cases: AABB against OBB triangle tests, and the default's ratios."""
+    tests = _md_rows("hard_cases.md", "## Tests per pose")
+    summary = _md_rows("hard_cases.md", "## Summary")
+    obb = [float(r["AABB/OBB tri tests"]) for r in tests if r["auto picks"] == "obb"]
+    scenes = sorted({r["scene"] for r in tests if r["auto picks"] == "obb"})
+    ratios = [float(r["ck"].rstrip("x")) for r in summary if r["ck"].endswith("x")]
+    losses = sorted({f"{r['scene']} {r['workload']}" for r in summary if r["ck"].endswith("x") and float(r["ck"].rstrip("x")) < 1})
+    pv = _provenance("hard_cases.md").removeprefix("Provenance: ").rstrip(".")
+    pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    text = (
+        f"On the scenes where `auto` picks OBB trees ({', '.join(scenes)}), AABB trees ran "
+        f"{min(obb):.1f}-{max(obb):.1f}x more triangle tests than OBB trees near contact; with its pick, "
+        f"the default ran {min(ratios):.2f}x-{max(ratios):.2f}x the speed of the fastest peer whose answers "
+        "passed the referee, per scene and workload"
+        + (f" (slower on {', '.join(losses)})" if losses else "")
+        + f". Figures from [benchmarks/results/hard_cases.md](benchmarks/results/hard_cases.md) ({pv})."
+    )
+    return _wrap(text)
+
+
+def block_cold_start() -> str:
+    """README's first-run sentence, from benchmarks/results/cold_start.md (a fresh venv, the platform wheel)."""
+    rows = _md_rows("cold_start.md", "# Cold start")
+    first = {r["first call (shipped)"]: float(r["seconds"]) for r in rows}
+    compiled = sum(int(r["compiled kernels"] or 0) for r in rows)
+    cli = next((k for k in first if k.startswith("collisionkit ")), None)
+    others = [k for k in first if k not in ("intersects", cli)]
+    pv = _provenance("cold_start.md").removeprefix("Provenance: ").rstrip(".")
+    pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    text = (
+        f"In a new venv with no cache anywhere, the first `intersects` answered {first['intersects']:.1f} s after "
+        f"`python` started (import included), the first "
+        + ", ".join(f"`{k}`" if " " not in k else k for k in others)
+        + f" within {min(first[k] for k in others):.1f} to {max(first[k] for k in others):.1f} s"
+        + (f", and `{cli}` in {first[cli]:.1f} s" if cli else "")
+        + (", with nothing compiled" if compiled == 0 else f", with {compiled} kernels compiled")
+        + f" ([benchmarks/results/cold_start.md](benchmarks/results/cold_start.md): {pv})."
+    )
+    return _wrap(text)
+
+
+def block_compile_times() -> str:
+    """README's compile-time sentence, from the "after" column of benchmarks/results/compile_times.md."""
+    rows = _md_rows("compile_times.md", "## Before and after")
+    cpu = {r["entry point"]: float(r["CPU s after"]) for r in rows if not r["entry point"].startswith("**")}
+    rss = max(float(r["after"]) for r in rows if not r["entry point"].startswith("**"))
+    slow = [k for k in ("distance", "classify", "time_of_impact") if k in cpu]
+    text = _read("compile_times.md")
+    m = re.search(r"after = commit (\w+)\s*\(kernel-source hash (\w+)\)", text)
+    d = re.search(r"date (\d{4}-\d\d-\d\d)", text)
+    where = (
+        f"commit {m.group(1)}, kernel-source hash `{m.group(2)}`" if m else "provenance not recorded"
+    ) + (f", {d.group(1)}" if d else "")
+    out = (
+        f"About {cpu['intersects']:.0f} CPU seconds before the first `intersects`, "
+        f"{min(cpu[k] for k in slow):.0f} to {max(cpu[k] for k in slow):.0f} before the first "
+        + ", ".join(f"`{k}`" for k in slow[:-1])
+        + f" or `{slow[-1]}`, at most {rss:.0f} MiB per group "
+        f"([benchmarks/results/compile_times.md](benchmarks/results/compile_times.md): {where}, "
+        "`python -m benchmarks.compile_times`)."
+    )
+    return _wrap(out)
+
+
 #: block name -> renderer. A block is written wherever its markers appear.
 BLOCKS: dict[str, Callable[[], str]] = {
     "pairs": block_pairs,
@@ -261,9 +459,28 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "seed000-table1": _doc_block("seed000.md", "## Table 1"),
     "seed000-table3": _doc_block("seed000.md", "## Table 3"),
     "seed002-table1": _doc_block("seed002.md", "## Table 1"),
+    "seed000-table2": _doc_block("seed000.md", "## Table 2", 2),
+    "seed000-node-capacity": _doc_block("seed000.md", "## Node capacity"),
+    "seed002-table2": _doc_block("seed002.md", "## Table 2"),
+    "seed002-speedup": _doc_block("seed002.md", "## Speed-up and efficiency"),
+    "seed002-contacts": _doc_block("seed002.md", "## All intersecting triangle pairs"),
+    "seed002-counters": _doc_block("seed002.md", "## Cost-model counters"),
     "seed003-table2": _doc_block("seed003.md", "## Table 2"),
+    "seed003-table3": _doc_subsections("seed003.md", "## Table 3"),
     "obb_tests": lambda: _source("obb_tests.md") + "\n\n" + _all_tables("obb_tests.md"),
     "robot": _doc_block("robot.md", "# Robot"),
+    "hard-cases": block_hard_cases,
+    "cold-start": block_cold_start,
+    "compile-times": block_compile_times,
+    "dask-runs": _doc_block("dask.md", "Provenance:"),
+    "dask-bytes": _doc_block("dask.md", "## Bytes sent"),
+    "dask-overhead": _doc_block("dask.md", "## Per-chunk overhead"),
+    "dask-projection": _doc_block("dask.md", "## Projection"),
+    "bv-kinds-bunny": block_bv_kinds("bunny"),
+    "bv-kinds-kuka-shelf": block_bv_kinds("kuka-shelf"),
+    "bv-builds-monastery-kuka": block_bv_kinds("monastery-kuka", ("topdown", "bottomup")),
+    "bv-splits": block_bv_splits,
+    "bv-coal": block_bv_coal,
 }
 
 
@@ -295,9 +512,12 @@ def rewrite(paths: list[Path], check: bool = False) -> tuple[list[str], list[str
             hashes = block_hashes(body)
             if hashes != {now}:
                 stale.append(f"{path.relative_to(ROOT)}:{name} ({', '.join(sorted(hashes)) or 'no hash'})")
-                body = (
-                    f"**STALE: measured at kernels {', '.join(sorted(hashes))}, the kernels are now {now}.**\n\n" + body
+                measured = (
+                    f"measured at kernels {', '.join(sorted(hashes))}"
+                    if hashes
+                    else "no kernel-source hash recorded in the results file"
                 )
+                body = f"**STALE: {measured}, the kernels are now {now}.**\n\n" + body
             if body != m.group(3):
                 changed.append(f"{path.relative_to(ROOT)}:{name}")
             return m.group(1) + body + m.group(4)

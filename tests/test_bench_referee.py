@@ -147,7 +147,36 @@ def test_figure_blocks_match_their_results_files():
 
     texts = {p: p.read_text(encoding="utf-8") for p in G.doc_paths()}
     names = {m.group(2) for t in texts.values() for m in G.BLOCK.finditer(t)}
-    assert {"pairs", "queries", "broadphase", "obb_tests", "seed000-table1"} <= names
+    assert {
+        "pairs",
+        "pairs-overhead",
+        "queries",
+        "broadphase",
+        "obb_tests",
+        "seed000-table1",
+        "seed000-table2",
+        "seed000-table3",
+        "seed000-node-capacity",
+        "seed002-table1",
+        "seed002-table2",
+        "seed002-speedup",
+        "seed002-contacts",
+        "seed002-counters",
+        "seed003-table2",
+        "seed003-table3",
+        "bv-kinds-bunny",
+        "bv-kinds-kuka-shelf",
+        "bv-builds-monastery-kuka",
+        "bv-splits",
+        "bv-coal",
+        "dask-runs",
+        "dask-bytes",
+        "dask-overhead",
+        "dask-projection",
+        "hard-cases",
+        "cold-start",
+        "compile-times",
+    } <= names
     assert names <= set(G.BLOCKS)
     changed, _stale = G.rewrite(list(texts), check=True)
     assert changed == [], f"rerun `python -m benchmarks.regenerate --docs-only`: {changed}"
@@ -171,3 +200,32 @@ def test_regenerate_rewrites_blocks_and_marks_stale_ones(tmp_path, monkeypatch):
     assert (
         stale == ["doc.md:x (0123456789abcdef)"] and "**STALE: measured at kernels 0123456789abcdef" in doc.read_text()
     )
+
+
+def test_subsection_blocks_follow_the_results_files_format(tmp_path, monkeypatch):
+    """The renderers over ``###`` subsections and the bounding-volume report read a results
+    file of the writers' format, with or without its provenance line."""
+    from benchmarks import regenerate as G
+
+    monkeypatch.setattr(G, "RESULTS", tmp_path)
+    table = "| engine | t |\n|---|---|\n| GJK | 1.0 |\n"
+    body = f"## Table 3 analogue: x\n\n### cube-cube, 25% space\n\n{table}\n### cube-cube, 75% space\n\n{table}\n"
+    (tmp_path / "seed003.md").write_text("# Seed 003\n\nMachine: vm.\n\n" + body, encoding="utf-8")
+    old = G.BLOCKS["seed003-table3"]()
+    assert "provenance not recorded" in old and G.block_hashes(old) == set()
+    assert old.count("#### cube-cube") == 2 and old.count("| GJK | 1.0 |") == 2
+    pv = "Provenance: commit abc, kernel-source hash 0123456789abcdef, date 2026-11-25, command `x`."
+    (tmp_path / "seed003.md").write_text(f"# Seed 003\n\n{pv}\n\n" + body + "\n## Later\n\n" + table, encoding="utf-8")
+    new = G.BLOCKS["seed003-table3"]()
+    assert G.block_hashes(new) == {"0123456789abcdef"} and new.count("| GJK | 1.0 |") == 2
+    row = "| aabb | sah | topdown | 0.5 | 2035 | 591 | 11 | 0.61 | 0.383 | 4.4 | 93 | 12 | 0 | 1.9 | 79.3 | 835 | 335 | 0 | 26.5 | 2.7 | 83.7 |"
+    scene = (
+        "## bunny\n\n" + pv + "\n\na = bunny.obj (902 triangles), b = bunny.obj (902); 200 poses.\n\n"
+        "| bv | split | build |" + " x |" * 18 + "\n|---|\n" + row + "\n\nAgainst Coal:\n\n"
+        "| engine | boolean us/pose |\n|---|---|\n| coal-obb 3.0.3 | 1234.5 |\n"
+    )
+    (tmp_path / "bv_report.md").write_text("# BV\n\n" + pv + "\n\n" + scene, encoding="utf-8")
+    kinds = G.BLOCKS["bv-kinds-bunny"]()
+    assert "| aabb | 2,035 | 0.383 | 93 / 12 | 4.4 | 835 / 335 / 0 | 2.7 | 83.7 |" in kinds
+    assert "| bunny | 93 | - |" in G.BLOCKS["bv-splits"]()
+    assert "| bunny | coal-obb 3.0.3 | 1,234 |" in G.BLOCKS["bv-coal"]()
