@@ -79,10 +79,20 @@ def _provenance(md_name: str) -> str:
     return m.group(0) if m else "Provenance: not recorded (a run before issue 20)."
 
 
+def _provenance_text(md_name: str) -> str:
+    """The results file's provenance line without its label, the kernel hash in code font."""
+    pv = _provenance(md_name).removeprefix("Provenance: ").rstrip(".")
+    return HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+
+
+def _cells(line: str) -> list[str]:
+    """The stripped cells of one markdown table row."""
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
 def _source(md_name: str, prefix: str = "../") -> str:
     """'Figures from [results/X.md](...): <provenance sentence>.'"""
-    pv = _provenance(md_name).removeprefix("Provenance: ").rstrip(".")
-    pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    pv = _provenance_text(md_name)
     if pv.startswith("not recorded"):
         pv = "provenance " + pv.replace(" (", ": ", 1).rstrip(")")
     return (
@@ -295,13 +305,17 @@ def _num(cell: str) -> str:
     return cell
 
 
-def bv_scene(scene: str) -> tuple[str, list[list[str]], list[list[str]]]:
-    """(description line, rows of the kind x split x build table, rows of the Coal table) of ``scene``."""
-    text = _read("bv_report.md")
-    m = re.search(rf"^## {re.escape(scene)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+def _bv_section(scene: str) -> str:
+    """The text of ``scene``'s "## scene" section in bv_report.md."""
+    m = re.search(rf"^## {re.escape(scene)}\n(.*?)(?=^## |\Z)", _read("bv_report.md"), re.M | re.S)
     if not m:
         raise ValueError(f"bv_report.md: no section for scene {scene!r}")
-    body = m.group(1)
+    return m.group(1)
+
+
+def bv_scene(scene: str) -> tuple[str, list[list[str]], list[list[str]]]:
+    """(description line, rows of the kind x split x build table, rows of the Coal table) of ``scene``."""
+    body = _bv_section(scene)
     desc = next((line for line in body.splitlines() if line.startswith("a = ")), "")
     rows, coal, table = [], [], None
     for line in body.splitlines():
@@ -312,7 +326,7 @@ def bv_scene(scene: str) -> tuple[str, list[list[str]], list[list[str]]]:
         elif line.startswith("|---"):
             continue
         elif line.startswith("|") and table is not None:
-            table.append([c.strip() for c in line.strip().strip("|").split("|")])
+            table.append(_cells(line))
         else:
             table = None
     return desc, rows, coal
@@ -363,9 +377,7 @@ def block_bv_coal() -> str:
     out = [_source("bv_report.md"), ""]
     head = None
     for scene in bv_scenes():
-        text = _read("bv_report.md")
-        m = re.search(rf"^## {re.escape(scene)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
-        lines = [line for line in m.group(1).splitlines() if line.startswith("|")]
+        lines = [line for line in _bv_section(scene).splitlines() if line.startswith("|")]
         i = next((k for k, line in enumerate(lines) if line.startswith("| engine |")), None)
         if i is None:
             continue
@@ -373,7 +385,7 @@ def block_bv_coal() -> str:
             head = "| scene " + lines[i]
             out += [head, "|---" + lines[i + 1]]
         for line in lines[i + 2 :]:
-            cells = [_num(c.strip()) for c in line.strip().strip("|").split("|")]
+            cells = [_num(c) for c in _cells(line)]
             out.append(f"| {scene} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -381,8 +393,8 @@ def block_bv_coal() -> str:
 def _md_rows(md_name: str, heading: str) -> list[dict[str, str]]:
     """The first table under ``heading`` as dicts (header -> cell)."""
     lines = section_tables(md_name, heading).splitlines()
-    head = [c.strip() for c in lines[0].strip().strip("|").split("|")]
-    return [dict(zip(head, (c.strip() for c in line.strip().strip("|").split("|")))) for line in lines[2:]]
+    head = _cells(lines[0])
+    return [dict(zip(head, _cells(line), strict=False)) for line in lines[2:]]
 
 
 def block_hard_cases() -> str:
@@ -393,8 +405,7 @@ def block_hard_cases() -> str:
     scenes = sorted({r["scene"] for r in tests if r["auto picks"] == "obb"})
     ratios = [float(r["ck"].rstrip("x")) for r in summary if r["ck"].endswith("x")]
     losses = sorted({f"{r['scene']} {r['workload']}" for r in summary if r["ck"].endswith("x") and float(r["ck"].rstrip("x")) < 1})
-    pv = _provenance("hard_cases.md").removeprefix("Provenance: ").rstrip(".")
-    pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    pv = _provenance_text("hard_cases.md")
     text = (
         f"On the scenes where `auto` picks OBB trees ({', '.join(scenes)}), AABB trees ran "
         f"{min(obb):.1f}-{max(obb):.1f}x more triangle tests than OBB trees near contact; with its pick, "
@@ -413,8 +424,7 @@ def block_cold_start() -> str:
     compiled = sum(int(r["compiled kernels"] or 0) for r in rows)
     cli = next((k for k in first if k.startswith("collisionkit ")), None)
     others = [k for k in first if k not in ("intersects", cli)]
-    pv = _provenance("cold_start.md").removeprefix("Provenance: ").rstrip(".")
-    pv = HASH.sub(lambda m: f"kernel-source hash `{m.group(1)}`", pv)
+    pv = _provenance_text("cold_start.md")
     text = (
         f"In a new venv with no cache anywhere, the first `intersects` answered {first['intersects']:.1f} s after "
         f"`python` started (import included), the first "
