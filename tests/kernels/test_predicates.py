@@ -12,8 +12,12 @@ from hypothesis import strategies as st
 from tests.oracles import orient2d_rational, orient3d_rational
 
 from collisionkit.kernels.core.predicates import (
+    _orient2d_aligned,
     _orient2d_exact,
+    _orient2d_fallback,
+    _orient3d_aligned,
     _orient3d_exact,
+    _orient3d_fallback,
     _two_diff,
     _two_product,
     _two_sum,
@@ -206,6 +210,100 @@ def test_non_finite_inputs_give_nan():
     # float arguments only: int arguments would compile another specialisation
     assert math.isnan(orient3d(math.inf, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
     assert math.isnan(orient2d(math.nan, 0.0, 1.0, 0.0, 0.0, 1.0))
+    # aligned configurations take the shortcuts, which must not hide a non-finite input
+    assert math.isnan(orient3d(math.inf, 0.0, 0.0, math.inf, 1.0, 0.0, math.inf, 0.0, 1.0, 0.0, 0.0, 0.0))
+    assert math.isnan(orient2d(math.inf, 0.0, math.inf, 1.0, 0.0, 0.0))
+
+
+# --- exact shortcuts (axis-aligned planes and edges, repeated points) ---------------------
+
+# (scale, offset) of the coordinates: unit, huge, tiny, far from the origin, mixed
+_ALIGNED_RANGES = [(1.0, 0.0), (1e150, 0.0), (1e-150, 0.0), (1e-3, 1e8), (1e150, -1e152), (2.0**-1060, 0.0)]
+
+
+def _aligned_quadruples(rng, n, scale, offset):
+    """Quadruples with three points sharing a coordinate (any triple, any axis), often
+    with the fourth in that plane too, repeated points or collinear triples: the exact
+    zeros and near zeros of CAD data that defeat the float filter."""
+    out = []
+    for k in range(n):
+        kind = k % 4
+        if kind == 0:  # small integers (many exact zeros)
+            P = rng.integers(-3, 4, (4, 3)).astype(np.float64)
+        elif kind == 1:  # generic floats
+            P = rng.random((4, 3))
+        elif kind == 2:  # dyadic grid of 1/8 (exact under the offsets below)
+            P = rng.integers(-16, 17, (4, 3)) / 8.0
+        else:  # thirds: inexact decimal-like coordinates
+            P = rng.integers(-9, 10, (4, 3)) / 3.0
+        P = P * scale + offset
+        axis = rng.integers(3)
+        triple = rng.choice(4, 3, replace=False)
+        P[triple, axis] = P[triple[0], axis]
+        r = rng.random()
+        if r < 0.3:  # all four in the plane
+            P[:, axis] = P[triple[0], axis]
+        elif r < 0.45:  # a repeated point
+            i, j = rng.choice(4, 2, replace=False)
+            P[i] = P[j]
+        elif r < 0.6:  # the fourth point one ulp off the plane
+            other = ({0, 1, 2, 3} - set(triple.tolist())).pop()
+            P[other, axis] = np.nextafter(P[triple[0], axis], rng.choice([-np.inf, np.inf]))
+        out.append(P)
+    return out
+
+
+@pytest.mark.parametrize("scale, offset", _ALIGNED_RANGES)
+def test_orient3d_shortcuts_against_rational(scale, offset):
+    rng = np.random.default_rng(10)
+    decided = 0
+    quads = _aligned_quadruples(rng, 400, scale, offset)
+    for P in quads:
+        a, b, c, d = (tuple(p) for p in P)
+        expected = orient3d_rational(a, b, c, d)
+        assert o3(a, b, c, d) == expected, P.tolist()
+        assert sgn(_orient3d_fallback(*a, *b, *c, *d)) == expected, P.tolist()
+        done, s = _orient3d_aligned(*a, *b, *c, *d)
+        if done:
+            decided += 1
+            assert sgn(s) == expected, P.tolist()
+            # the shortcut and the expansion path agree where the expansion is exact (nonzero
+            # inputs within 2**300; a one-ulp nudge of an exact 0 leaves that span, the
+            # shortcut forms no product and has no such limit)
+            nz = np.abs(P[P != 0])
+            if nz.size == 0 or nz.max() <= 2.0**300 * nz.min():
+                assert sgn(_orient3d_exact(*a, *b, *c, *d)) == expected
+    assert decided >= 0.9 * len(quads)  # a repeated point can undo the shared coordinate
+
+
+@pytest.mark.parametrize("scale, offset", _ALIGNED_RANGES)
+def test_orient2d_shortcuts_against_rational(scale, offset):
+    rng = np.random.default_rng(11)
+    decided = 0
+    for k in range(400):
+        P = (rng.integers(-3, 4, (3, 2)) if k % 2 else rng.random((3, 2))) * scale + offset
+        axis = rng.integers(2)
+        i, j = rng.choice(3, 2, replace=False)
+        if k % 5:
+            P[i, axis] = P[j, axis]  # an axis-parallel edge (or a repeated point)
+        if k % 7 == 0:
+            P[i] = P[j]
+        a, b, c = (tuple(p) for p in P)
+        expected = orient2d_rational(a, b, c)
+        assert o2(a, b, c) == expected, P.tolist()
+        assert sgn(_orient2d_fallback(*a, *b, *c)) == expected, P.tolist()
+        done, s = _orient2d_aligned(*a, *b, *c)
+        if done:
+            decided += 1
+            assert sgn(s) == expected, P.tolist()
+    assert decided >= 300
+
+
+def test_shortcuts_leave_generic_inputs_to_the_expansions():
+    rng = np.random.default_rng(12)
+    for a, b, c, d in near_coplanar(rng, 200):
+        assert not _orient3d_aligned(*a, *b, *c, *d)[0]
+        assert not _orient2d_aligned(a[0], a[1], b[0], b[1], d[0], d[1])[0]
 
 
 # --- property-based ---------------------------------------------------------------------

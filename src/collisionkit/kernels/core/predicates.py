@@ -13,6 +13,12 @@ robust geometric predicates"):
    eps = 2**-53). If |det| exceeds the bound its sign is certain. The bound
    assumes no underflow or overflow, so a permanent below 1e-200 or not finite
    also goes to step 2. No allocation.
+   Before the exact path, exact shortcuts (``_orient2d_fallback``,
+   ``_orient3d_fallback``) decide the configurations of CAD data that defeat
+   the filter without being hard: a repeated point, an axis-parallel edge
+   (2-D), three of the four points in one axis-aligned plane (3-D). There the
+   determinant factors into float differences and a lower-degree predicate,
+   whose signs are exact. No allocation.
 2. Exact path: scale every input by one power of two so the largest magnitude
    lies in [0.5, 1) (exact: frexp/ldexp), take each coordinate difference as an
    exact two-term expansion (two_diff), expand the determinant into products of
@@ -267,6 +273,144 @@ def _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     return _expansion_sign(e, n)
 
 
+# --- exact shortcuts before the expansion path ---------------------------------------
+#
+# EXACT: each shortcut uses only two facts of IEEE-754 round-to-nearest arithmetic on
+# finite doubles: fl(x - y) has the sign of the real x - y (it is zero iff x == y, with
+# gradual underflow), and comparisons are exact. A determinant that factors into such
+# differences (or into a difference and an exact lower-degree predicate) therefore has
+# its exact sign without any product being formed: no rounding, no overflow, no
+# underflow, at every magnitude. They run only when the float filter failed, so they
+# cost nothing on the fast path. PERF: on CAD assemblies at their nominal pose most
+# filter failures are such exact zeros (faces in one axis-aligned plane, shared
+# vertices): 150-250 ns each through the expansion (benchmarks/leaf_tests.py).
+
+
+@njit(cache=True, nogil=True)
+def _sign_of_product(p, q):
+    """Sign (+1.0, -1.0, 0.0) of the real product p * q (no product is formed)."""
+    if p == 0.0 or q == 0.0:
+        return 0.0
+    return 1.0 if (p > 0.0) == (q > 0.0) else -1.0
+
+
+@njit(cache=True, nogil=True)
+def _orient2d_aligned(ax, ay, bx, by, cx, cy):
+    """(decided, sign) of orient2d when an edge is axis-parallel or a point repeats.
+
+    (b - a) x (c - a) = (bx - ax)(cy - ay) - (by - ay)(cx - ax): when two points share
+    a coordinate one product vanishes exactly and the sign is that of the other, a
+    product of two differences (cyclic forms for the edge b c). A repeated point makes
+    two coordinates equal, so it is covered. Inputs must be finite.
+    """
+    if ax == bx:
+        return True, -_sign_of_product(by - ay, cx - ax)
+    if ay == by:
+        return True, _sign_of_product(bx - ax, cy - ay)
+    if ax == cx:
+        return True, _sign_of_product(bx - ax, cy - ay)
+    if ay == cy:
+        return True, -_sign_of_product(by - ay, cx - ax)
+    if bx == cx:
+        return True, _sign_of_product(bx - ax, cy - by)
+    if by == cy:
+        return True, _sign_of_product(by - ay, bx - cx)
+    return False, 0.0
+
+
+@njit(cache=True, nogil=True)
+def _orient2d_fallback(ax, ay, bx, by, cx, cy):
+    """Exact sign of orient2d after the float filter failed: shortcuts, then expansions."""
+    s = ax + ay + bx + by + cx + cy
+    if s - s == 0.0:  # all finite (an overflowing sum only skips the shortcuts)
+        done, sign = _orient2d_aligned(ax, ay, bx, by, cx, cy)
+        if done:
+            return sign
+    return _orient2d_exact(ax, ay, bx, by, cx, cy)
+
+
+@njit(cache=True, nogil=True)
+def _plane_shared_axis(px, py, pz, qx, qy, qz, rx, ry, rz):
+    """An axis k with p_k == q_k == r_k (the plane pqr is perpendicular to it), or -1."""
+    if pz == qz and pz == rz:
+        return 2
+    if px == qx and px == rx:
+        return 0
+    if py == qy and py == ry:
+        return 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _aligned_volume_sign(px, py, pz, qx, qy, qz, rx, ry, rz, sx, sy, sz, k):
+    """Exact sign of orient3d(p, q, r, s) when p, q, r share coordinate k.
+
+    Then (q - p) and (r - p) have a zero component k, their cross product is
+    (0, 0, n) up to the axis order with n = orient2d of p, q, r projected on the
+    axes (k + 1, k + 2) (the triangle's normal component k), and the volume is
+    (s_k - p_k) * n.
+    """
+    if k == 0:
+        d = sx - px
+        n = orient2d(py, pz, qy, qz, ry, rz)
+    elif k == 1:
+        d = sy - py
+        n = orient2d(pz, px, qz, qx, rz, rx)
+    else:
+        d = sz - pz
+        n = orient2d(px, py, qx, qy, rx, ry)
+    return _sign_of_product(d, n)
+
+
+@njit(cache=True, nogil=True)
+def _orient3d_aligned(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """(decided, sign) of orient3d when three of the four points share a coordinate.
+
+    orient3d is alternating in its four points: with the triple (a, b, c) the sign is
+    the plane formula's; orient3d(a, b, c, d) = -orient3d(a, b, d, c)
+    = orient3d(a, c, d, b) = -orient3d(b, c, d, a) give the other triples. Covers the
+    exact zeros of four points in one axis-aligned plane and of repeated points in
+    such a plane. Inputs must be finite.
+    """
+    k = _plane_shared_axis(ax, ay, az, bx, by, bz, cx, cy, cz)
+    if k >= 0:
+        return True, _aligned_volume_sign(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz, k)
+    k = _plane_shared_axis(ax, ay, az, bx, by, bz, dx, dy, dz)
+    if k >= 0:
+        return True, -_aligned_volume_sign(ax, ay, az, bx, by, bz, dx, dy, dz, cx, cy, cz, k)
+    k = _plane_shared_axis(ax, ay, az, cx, cy, cz, dx, dy, dz)
+    if k >= 0:
+        return True, _aligned_volume_sign(ax, ay, az, cx, cy, cz, dx, dy, dz, bx, by, bz, k)
+    k = _plane_shared_axis(bx, by, bz, cx, cy, cz, dx, dy, dz)
+    if k >= 0:
+        return True, -_aligned_volume_sign(bx, by, bz, cx, cy, cz, dx, dy, dz, ax, ay, az, k)
+    return False, 0.0
+
+
+@njit(cache=True, nogil=True)
+def _orient3d_fallback(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """Exact sign of orient3d after the float filter failed: shortcuts, then expansions.
+
+    A repeated point makes the volume zero exactly (cheap comparisons first: shared
+    vertices of parts at their nominal pose).
+    """
+    s = ax + ay + az + bx + by + bz + cx + cy + cz + dx + dy + dz
+    if s - s == 0.0:  # all finite (an overflowing sum only skips the shortcuts)
+        if (
+            (dx == ax and dy == ay and dz == az)
+            or (dx == bx and dy == by and dz == bz)
+            or (dx == cx and dy == cy and dz == cz)
+            or (ax == bx and ay == by and az == bz)
+            or (ax == cx and ay == cy and az == cz)
+            or (bx == cx and by == cy and bz == cz)
+        ):
+            return 0.0
+        done, sign = _orient3d_aligned(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
+        if done:
+            return sign
+    return _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
+
+
 # --- public predicates -------------------------------------------------------------
 
 
@@ -297,7 +441,7 @@ def orient2d(ax, ay, bx, by, cx, cy):
         bound = _CCW_ERRBOUND_A * perm
         if det > bound or -det > bound:
             return det
-    return _orient2d_exact(ax, ay, bx, by, cx, cy)
+    return _orient2d_fallback(ax, ay, bx, by, cx, cy)
 
 
 @njit(cache=True, nogil=True)
@@ -334,7 +478,7 @@ def _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz, nx, ny, n
         bound = _O3D_ERRBOUND_A * perm
         if det > bound or -det > bound:
             return det
-    return _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
+    return _orient3d_fallback(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
 
 
 @njit(cache=True, nogil=True)
