@@ -109,17 +109,18 @@ def _tri_tri_2d(a0x, a0y, a1x, a1y, a2x, a2y, b0x, b0y, b1x, b1y, b2x, b2y):
         _edge_signs(ax, ay, b1x, b1y),
         _edge_signs(ax, ay, b2x, b2y),
     )
+    # PERF: early exit when an edge line of a proper triangle has the whole
+    # other triangle strictly outside (always a correct "disjoint"); a's edges
+    # are tried before b's signs are computed (coplanar CAD faces side by side).
+    if sa != 0:
+        for i in range(3):
+            if oa[0][i] * sa < 0 and oa[1][i] * sa < 0 and oa[2][i] * sa < 0:
+                return False
     ob = (
         _edge_signs(bx, by, a0x, a0y),
         _edge_signs(bx, by, a1x, a1y),
         _edge_signs(bx, by, a2x, a2y),
     )
-    # PERF: early exit when an edge line of a proper triangle has the whole
-    # other triangle strictly outside (always a correct "disjoint").
-    if sa != 0:
-        for i in range(3):
-            if oa[0][i] * sa < 0 and oa[1][i] * sa < 0 and oa[2][i] * sa < 0:
-                return False
     if sb != 0:
         for j in range(3):
             if ob[0][j] * sb < 0 and ob[1][j] * sb < 0 and ob[2][j] * sb < 0:
@@ -328,7 +329,30 @@ def _lone(s0, s1, s2):
 
 
 @njit(cache=True, nogil=True)
+def _common_axis_plane(A, B):
+    """Axis k if all six vertices of A and B have the same coordinate k, else -1.
+
+    Faces of CAD parts at their nominal pose often lie in one axis-aligned
+    plane (flats touching flats). Dropping coordinate k is then injective on
+    that plane, so the exact 2-D test decides the pair (degenerate triangles
+    included) without the orient3d calls, whose filter fails on every vertex
+    (exact zeros). Comparisons only: exact. PERF: generic triangles fail at
+    the first comparison of each axis (benchmarks/leaf_tests.py).
+    """
+    if A[2] == A[5] and A[2] == A[8] and A[2] == B[2] and A[2] == B[5] and A[2] == B[8]:
+        return 2
+    if A[0] == A[3] and A[0] == A[6] and A[0] == B[0] and A[0] == B[3] and A[0] == B[6]:
+        return 0
+    if A[1] == A[4] and A[1] == A[7] and A[1] == B[1] and A[1] == B[4] and A[1] == B[7]:
+        return 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
 def _guigue(A, B):
+    k = _common_axis_plane(A, B)
+    if k >= 0:
+        return _coplanar_on_axis(A, B, k)
     # side of A's vertices against B's plane
     a0, a1, a2 = orient3d_sides(B, A)
     s0 = _sgn(a0)
