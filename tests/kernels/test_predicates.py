@@ -24,6 +24,7 @@ from collisionkit.kernels.core.predicates import (
     orient2d,
     orient3d,
     orient3d_sides,
+    orient3d_sides_float,
 )
 
 
@@ -204,6 +205,30 @@ def test_orient3d_sides_matches_orient3d():
         sides = orient3d_sides(tuple(np.r_[a, b, c]), tuple(p.ravel()))
         for q, s in zip(p, sides, strict=True):
             assert sgn(s) == orient3d_rational(a, b, c, q)
+
+
+@pytest.mark.parametrize("scale, offset", [(1.0, 0.0), (1e150, 0.0), (1e-150, 0.0), (1e-3, 1e8), (2.0**-1060, 0.0)])
+def test_orient3d_sides_float_certain_means_exact(scale, offset):
+    # the float pass may only say "certain" where its sign is the exact one
+    rng = np.random.default_rng(13)
+    certain = uncertain = 0
+    quads = near_coplanar(rng, 300, scale, offset) + [tuple(rng.random((4, 3)) * scale + offset) for _ in range(300)]
+    quads += [tuple(P) for P in _aligned_quadruples(rng, 300, scale, offset)]
+    for a, b, c, d in quads:
+        T = tuple(np.r_[a, b, c])
+        P = tuple(np.r_[d, a, (np.asarray(b) + np.asarray(d)) / 2])
+        d0, d1, d2, c0, c1, c2 = orient3d_sides_float(T, P)
+        for q, val, ok in zip((d, a, P[6:]), (d0, d1, d2), (c0, c1, c2), strict=True):
+            if ok:
+                certain += 1
+                assert sgn(val) == orient3d_rational(a, b, c, tuple(q))
+            else:
+                uncertain += 1
+    assert uncertain > 0
+    if scale < 1e-100:
+        assert certain == 0  # products below the normal range: the filter refuses, the exact path decides
+    else:
+        assert certain > 0
 
 
 def test_non_finite_inputs_give_nan():

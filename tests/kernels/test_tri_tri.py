@@ -432,6 +432,59 @@ def test_cad_flats_guigue(scale, offset):
     assert n_fast >= 100 and n_true > 0 and n_false > 0
 
 
+# --- the float stage decides only what the exact test would -----------------------------------
+
+
+def _mixed_pairs(seed, n):
+    """Random, touching, coplanar, near-coplanar and degenerate pairs at one magnitude each."""
+    rng = np.random.default_rng(seed)
+    out = []
+    scales = [(1.0, 0.0), (1e150, 0.0), (1e-150, 0.0), (1e-3, 1e8), (1e3, -1e5)]
+    for k in range(n):
+        scale, offset = scales[k % len(scales)]
+        kind = (k // len(scales)) % 6
+        t1 = rng.random((3, 3))
+        if kind == 0:  # generic, overlapping boxes
+            t2 = rng.random((3, 3)) * 0.8 + 0.2
+        elif kind == 1:  # sharing a vertex or an edge
+            t2 = rng.random((3, 3)) + 0.1
+            t2[0] = t1[rng.integers(3)]
+            if rng.random() < 0.5:
+                t2[1] = t1[(rng.integers(3))]
+        elif kind == 2:  # coplanar (dyadic combinations: exactly in t1's plane when exact)
+            c = rng.integers(-4, 5, (3, 2)) / 4.0
+            t1 = rng.integers(-4, 5, (3, 3)) / 4.0
+            t2 = t1[0] + c[:, :1] * (t1[1] - t1[0]) + c[:, 1:] * (t1[2] - t1[0])
+        elif kind == 3:  # a vertex on t1's plane up to rounding
+            ((t1, t2),) = _near_coplanar_pairs(int(rng.integers(1 << 30)), 1)
+        elif kind == 4:  # degenerate: collinear or repeated vertices
+            t2 = rng.random((3, 3))
+            t2[2] = t2[0] + 2.0 * (t2[1] - t2[0]) if rng.random() < 0.5 else t2[0]
+        else:  # touching at a vertex moved onto t1's edge midpoint (dyadic: exact)
+            t1 = rng.integers(-8, 9, (3, 3)) / 8.0
+            m = (t1[0] + t1[1]) / 2
+            t2 = np.array([m, m + rng.random(3) + 0.1, m + rng.random(3) - 1.1])
+        out.append((t1 * scale + offset, t2 * scale + offset))
+    return out
+
+
+def test_guigue_float_stage_against_rational():
+    from collisionkit.kernels.core.predicates import orient3d_sides_float
+
+    decided = passed_on = 0
+    for t1, t2 in _mixed_pairs(61, 2400):
+        expected = tri_tri_rational(t1, t2)
+        assert hit(t1, t2, GUIGUE) is expected, (t1.tolist(), t2.tolist())
+        assert hit(t2, t1, GUIGUE) is expected, (t1.tolist(), t2.tolist())
+        _, _, _, c0, c1, c2 = orient3d_sides_float(tuple(t2.ravel()), tuple(t1.ravel()))
+        if c0 and c1 and c2:
+            decided += 1
+        else:
+            passed_on += 1
+    # both branches ran: the float stage decided some first planes and passed others on
+    assert decided > 500 and passed_on > 500
+
+
 # --- API details ------------------------------------------------------------------------------
 
 

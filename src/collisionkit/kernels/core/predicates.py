@@ -462,23 +462,23 @@ def orient2d_filter(left, right):
 
 
 @njit(cache=True, nogil=True)
-def _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz, nx, ny, nz, px, py, pz):
-    """orient3d of d against plane abc, given the plane's minors.
+def _o3d_certain(det, perm):
+    """orient3d's float filter: is the sign of the float det certainly the exact sign?
 
-    (nx, ny, nz) is the float cross product (b - a) x (c - a), and (px, py, pz)
-    the sums of the absolute values of the two products of each of its
-    components (the permanent's minors).
+    det is the 3x3 determinant of coordinate differences w . (u x v), each
+    difference rounded once, the cross product's components as differences of
+    two rounded products, then (wx nx + wy ny) + wz nz; perm is the same
+    expression on absolute values. Shewchuk 1997 (section 4.3) bounds the
+    error of exactly this evaluation by (7 + 56 eps) eps perm, eps = 2**-53.
+    Model: IEEE-754 binary64, round-to-nearest-even, no fused multiply-add
+    contraction and no fastmath (numba contracts nothing unless asked;
+    tests/kernels/test_predicates.py guards the error-free transformations).
+    The bound is relative, so it also needs every product to be normal and
+    finite: perm >= 1e-200 (a product of magnitude below that may have lost
+    bits to underflow) and perm < inf (no overflow); outside that range the
+    answer is "not certain" and the exact path decides.
     """
-    wx = dx - ax
-    wy = dy - ay
-    wz = dz - az
-    det = wx * nx + wy * ny + wz * nz
-    perm = abs(wx) * px + abs(wy) * py + abs(wz) * pz
-    if perm >= _PERM_MIN and perm < math.inf:
-        bound = _O3D_ERRBOUND_A * perm
-        if det > bound or -det > bound:
-            return det
-    return _orient3d_fallback(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
+    return (perm >= _PERM_MIN) & (perm < math.inf) & (abs(det) > _O3D_ERRBOUND_A * perm)
 
 
 @njit(cache=True, nogil=True)
@@ -505,26 +505,31 @@ def orient3d(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     vx = cx - ax
     vy = cy - ay
     vz = cz - az
+    wx = dx - ax
+    wy = dy - ay
+    wz = dz - az
     m1 = uy * vz
     m2 = uz * vy
     m3 = uz * vx
     m4 = ux * vz
     m5 = ux * vy
     m6 = uy * vx
-    return _orient3d_filtered(
-        ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz,
-        m1 - m2, m3 - m4, m5 - m6,
-        abs(m1) + abs(m2), abs(m3) + abs(m4), abs(m5) + abs(m6),
-    )  # fmt: skip
+    det = wx * (m1 - m2) + wy * (m3 - m4) + wz * (m5 - m6)
+    perm = abs(wx) * (abs(m1) + abs(m2)) + abs(wy) * (abs(m3) + abs(m4)) + abs(wz) * (abs(m5) + abs(m6))
+    if _o3d_certain(det, perm):
+        return det
+    return _orient3d_fallback(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
 
 
 @njit(cache=True, nogil=True)
-def orient3d_sides(T, P):
-    """orient3d(T0, T1, T2, Pi) for the three vertices Pi of P, sharing T's plane.
+def orient3d_sides_float(T, P):
+    """The float pass of :func:`orient3d_sides`: (d0, d1, d2, c0, c1, c2).
 
-    ``T`` and ``P`` are triangles as flat 9-tuples (x0, y0, z0, x1, ..., z2).
-    Returns a tuple of three floats with the same exact-sign contract as
-    :func:`orient3d`. PERF: the plane's cross product is formed once.
+    d_i is the float orient3d(T0, T1, T2, P_i) and c_i whether its sign is
+    certain (:func:`_o3d_certain`); the float values and the test are those of
+    :func:`orient3d`, operation for operation. No branch on the data: the
+    caller decides on all three at once and sends only the uncertain ones to
+    :func:`orient3d_sides_settle`.
     """
     ax, ay, az, bx, by, bz, cx, cy, cz = T
     ux = bx - ax
@@ -545,7 +550,47 @@ def orient3d_sides(T, P):
     px = abs(m1) + abs(m2)
     py = abs(m3) + abs(m4)
     pz = abs(m5) + abs(m6)
-    d0 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[0], P[1], P[2], nx, ny, nz, px, py, pz)
-    d1 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[3], P[4], P[5], nx, ny, nz, px, py, pz)
-    d2 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[6], P[7], P[8], nx, ny, nz, px, py, pz)
+    w0x = P[0] - ax
+    w0y = P[1] - ay
+    w0z = P[2] - az
+    w1x = P[3] - ax
+    w1y = P[4] - ay
+    w1z = P[5] - az
+    w2x = P[6] - ax
+    w2y = P[7] - ay
+    w2z = P[8] - az
+    d0 = w0x * nx + w0y * ny + w0z * nz
+    d1 = w1x * nx + w1y * ny + w1z * nz
+    d2 = w2x * nx + w2y * ny + w2z * nz
+    c0 = _o3d_certain(d0, abs(w0x) * px + abs(w0y) * py + abs(w0z) * pz)
+    c1 = _o3d_certain(d1, abs(w1x) * px + abs(w1y) * py + abs(w1z) * pz)
+    c2 = _o3d_certain(d2, abs(w2x) * px + abs(w2y) * py + abs(w2z) * pz)
+    return d0, d1, d2, c0, c1, c2
+
+
+@njit(cache=True, nogil=True)
+def orient3d_sides_settle(T, P, d0, d1, d2, c0, c1, c2):
+    """Exact signs for the vertices the float pass left uncertain (c_i False)."""
+    if not c0:
+        d0 = _orient3d_fallback(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], P[0], P[1], P[2])
+    if not c1:
+        d1 = _orient3d_fallback(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], P[3], P[4], P[5])
+    if not c2:
+        d2 = _orient3d_fallback(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], P[6], P[7], P[8])
     return d0, d1, d2
+
+
+@njit(cache=True, nogil=True)
+def orient3d_sides(T, P):
+    """orient3d(T0, T1, T2, Pi) for the three vertices Pi of P, sharing T's plane.
+
+    ``T`` and ``P`` are triangles as flat 9-tuples (x0, y0, z0, x1, ..., z2).
+    Returns a tuple of three floats with the same exact-sign contract as
+    :func:`orient3d`. PERF: the plane's cross product is formed once, and the
+    three vertices pass the float filter together before any exact fallback
+    (:func:`orient3d_sides_float`, :func:`orient3d_sides_settle`).
+    """
+    d0, d1, d2, c0, c1, c2 = orient3d_sides_float(T, P)
+    if c0 & c1 & c2:
+        return d0, d1, d2
+    return orient3d_sides_settle(T, P, d0, d1, d2, c0, c1, c2)

@@ -38,7 +38,14 @@ from __future__ import annotations
 from numba import njit
 
 from ...constants import TRI_TEST_GUIGUE, TRI_TEST_MOLLER
-from ..core.predicates import orient2d, orient2d_filter, orient3d, orient3d_sides
+from ..core.predicates import (
+    orient2d,
+    orient2d_filter,
+    orient3d,
+    orient3d_sides,
+    orient3d_sides_float,
+    orient3d_sides_settle,
+)
 
 
 @njit(cache=True, nogil=True)
@@ -336,8 +343,8 @@ def _common_axis_plane(A, B):
     plane (flats touching flats). Dropping coordinate k is then injective on
     that plane, so the exact 2-D test decides the pair (degenerate triangles
     included) without the orient3d calls, whose filter fails on every vertex
-    (exact zeros). Comparisons only: exact. PERF: generic triangles fail at
-    the first comparison of each axis (benchmarks/leaf_tests.py).
+    (exact zeros). Comparisons only: exact. Called only when the float pass
+    left a vertex undecided, so generic pairs never pay for it.
     """
     if A[2] == A[5] and A[2] == A[8] and A[2] == B[2] and A[2] == B[5] and A[2] == B[8]:
         return 2
@@ -350,11 +357,17 @@ def _common_axis_plane(A, B):
 
 @njit(cache=True, nogil=True)
 def _guigue(A, B):
-    k = _common_axis_plane(A, B)
-    if k >= 0:
-        return _coplanar_on_axis(A, B, k)
-    # side of A's vertices against B's plane
-    a0, a1, a2 = orient3d_sides(B, A)
+    # Side of A's vertices against B's plane. PERF: the float pass comes first
+    # for all three vertices; most pairs of generic data are decided from it
+    # alone, and only an uncertain vertex reaches an exact path (benchmarks/
+    # leaf_tests.py gives the share per scene).
+    a0, a1, a2, c0, c1, c2 = orient3d_sides_float(B, A)
+    if not (c0 & c1 & c2):
+        # exact zeros first: both faces in one axis-aligned plane (CAD flats)
+        k = _common_axis_plane(A, B)
+        if k >= 0:
+            return _coplanar_on_axis(A, B, k)
+        a0, a1, a2 = orient3d_sides_settle(B, A, a0, a1, a2, c0, c1, c2)
     s0 = _sgn(a0)
     s1 = _sgn(a1)
     s2 = _sgn(a2)
