@@ -516,8 +516,10 @@ def orient3d(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     m6 = uy * vx
     det = wx * (m1 - m2) + wy * (m3 - m4) + wz * (m5 - m6)
     perm = abs(wx) * (abs(m1) + abs(m2)) + abs(wy) * (abs(m3) + abs(m4)) + abs(wz) * (abs(m5) + abs(m6))
-    if _o3d_certain(det, perm):
-        return det
+    if perm >= _PERM_MIN and perm < math.inf:
+        bound = _O3D_ERRBOUND_A * perm
+        if det > bound or -det > bound:
+            return det
     return _orient3d_fallback(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
 
 
