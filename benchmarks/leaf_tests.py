@@ -554,16 +554,20 @@ def queries(names: list[str], rounds: int, poses: int) -> None:
             meshes[key] = (a, b)
 
         for what in ("intersects call", "contacts call", "intersects batch", "contacts batch"):
-            if _run(libs["before"], *meshes["before"], Ta, Pa, Pb, what) != _run(
-                libs["after"], *meshes["after"], Ta, Pa, Pb, what
-            ):
+            args = (Ta, Pa, Pb, what)
+            t0 = time.perf_counter()
+            same = _run(libs["before"], *meshes["before"], *args) == _run(libs["after"], *meshes["after"], *args)
+            if not same:
                 raise SystemExit(f"{name} {what}: answers differ")
+            # each timed unit repeats the query so that it lasts >= ~0.1 s (scheduler noise)
+            reps = max(1, int(0.2 / max(time.perf_counter() - t0, 1e-6)))
             t = {"before": [], "after": []}
             for r in range(rounds):
                 for key in ("before", "after") if r % 2 == 0 else ("after", "before"):
                     t0 = time.perf_counter()
-                    _run(libs[key], *meshes[key], Ta, Pa, Pb, what)
-                    t[key].append(time.perf_counter() - t0)
+                    for _ in range(reps):
+                        _run(libs[key], *meshes[key], *args)
+                    t[key].append((time.perf_counter() - t0) / reps)
             nb = statistics.median(t["before"]) / len(Pb) * 1e6
             na = statistics.median(t["after"]) / len(Pb) * 1e6
             print(f"{name:24s} {what:18s} {nb:10.1f} {na:9.1f} {nb / na:7.2f}x", flush=True)
