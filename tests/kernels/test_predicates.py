@@ -373,3 +373,23 @@ def test_orient2d_property(pts):
     a, b, c = pts
     assert o2(a, b, c) == orient2d_rational(a, b, c)
     assert o2(b, c, a) == orient2d_rational(a, b, c)
+
+
+@pytest.mark.parametrize("scale, offset", _ALIGNED_RANGES)
+def test_orient3d_sides_on_axis_aligned_planes(scale, offset):
+    # T in a plane x_k = c (CAD faces): the settle step factors every volume at once
+    rng = np.random.default_rng(14)
+    for it in range(300):
+        k = it % 3
+        T = (rng.integers(-3, 4, (3, 3)) / (3.0 if it % 2 else 4.0)) * scale + offset
+        P = (rng.integers(-3, 4, (3, 3)) / 4.0) * scale + offset
+        T[:, k] = T[0, k]
+        P[rng.random(3) < 0.5, k] = T[0, k]  # some vertices in the plane
+        if it % 5 == 0:
+            P[0, k] = np.nextafter(T[0, k], np.inf)  # one ulp off it
+        if it % 7 == 0:
+            T[2] = T[0] + 2.0 * (T[1] - T[0])  # T degenerate (collinear in its plane)
+            T[2, k] = T[0, k]
+        sides = orient3d_sides(tuple(T.ravel()), tuple(P.ravel()))
+        for q, v in zip(P, sides, strict=True):
+            assert sgn(v) == orient3d_rational(*map(tuple, T), tuple(q)), (T.tolist(), P.tolist())

@@ -576,7 +576,28 @@ def orient3d_sides_float(T, P):
 
 @njit(cache=True, nogil=True)
 def orient3d_sides_settle(T, P, d0, d1, d2, c0, c1, c2):
-    """Exact signs for the vertices the float pass left uncertain (c_i False)."""
+    """Exact signs for the vertices the float pass left uncertain (c_i False).
+
+    PERF: when T lies in an axis-aligned plane x_k = c (CAD faces at their
+    nominal pose) every volume factors as (P_i,k - c) * n_k with n_k T's exact
+    normal component k (see :func:`_aligned_volume_sign`): one orient2d for
+    all three vertices instead of a fallback each.
+    """
+    s = T[0] + T[1] + T[2] + T[3] + T[4] + T[5] + T[6] + T[7] + T[8] + P[0] + P[1] + P[2]
+    s += P[3] + P[4] + P[5] + P[6] + P[7] + P[8]
+    k = _plane_shared_axis(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8])
+    if k >= 0 and s - s == 0.0:  # all finite (an overflowing sum only skips this)
+        i = (k + 1) % 3
+        j = (k + 2) % 3
+        n = orient2d(T[i], T[j], T[3 + i], T[3 + j], T[6 + i], T[6 + j])
+        c = T[k]
+        if not c0:
+            d0 = _sign_of_product(P[k] - c, n)
+        if not c1:
+            d1 = _sign_of_product(P[3 + k] - c, n)
+        if not c2:
+            d2 = _sign_of_product(P[6 + k] - c, n)
+        return d0, d1, d2
     if not c0:
         d0 = _orient3d_fallback(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], P[0], P[1], P[2])
     if not c1:
