@@ -472,8 +472,15 @@ def _o3d_certain(det, perm):
     det is the 3x3 determinant of coordinate differences w . (u x v), each
     difference rounded once, the cross product's components as differences of
     two rounded products, then (wx nx + wy ny) + wz nz; perm is the same
-    expression on absolute values. Shewchuk 1997 (section 4.3) bounds the
-    error of exactly this evaluation by (7 + 56 eps) eps perm, eps = 2**-53.
+    expression on absolute values. Bound (Shewchuk 1997, section 4.3, his
+    o3derrboundA), with eps = 2**-53 and every rounding error at most eps
+    times the magnitude of its result: a triple product w_i u_j v_k collects
+    three difference roundings, the minor's product and subtraction, the
+    product w_i n_i and the first of the two additions, 7 in all, each
+    bounded by eps times a sub-sum of the permanent; the last addition cannot
+    change the sign (round-to-nearest keeps the sign of an exact sum). So the
+    sign is certain when |det| > (7 + 56 eps) eps perm, the eps**2 term
+    absorbing the products of errors and perm's own rounding.
     Model: IEEE-754 binary64, round-to-nearest-even, no fused multiply-add
     contraction and no fastmath (numba contracts nothing unless asked;
     tests/kernels/test_predicates.py guards the error-free transformations).
