@@ -12,14 +12,19 @@ from hypothesis import strategies as st
 from tests.oracles import orient2d_rational, orient3d_rational
 
 from collisionkit.kernels.core.predicates import (
+    _orient2d_aligned,
     _orient2d_exact,
+    _orient2d_fallback,
+    _orient3d_aligned,
     _orient3d_exact,
+    _orient3d_fallback,
     _two_diff,
     _two_product,
     _two_sum,
     orient2d,
     orient3d,
     orient3d_sides,
+    orient3d_sides_float,
 )
 
 
@@ -202,10 +207,128 @@ def test_orient3d_sides_matches_orient3d():
             assert sgn(s) == orient3d_rational(a, b, c, q)
 
 
+@pytest.mark.parametrize("scale, offset", [(1.0, 0.0), (1e150, 0.0), (1e-150, 0.0), (1e-3, 1e8), (2.0**-1060, 0.0)])
+def test_orient3d_sides_float_certain_means_exact(scale, offset):
+    # the float pass may only say "certain" where its sign is the exact one
+    rng = np.random.default_rng(13)
+    certain = uncertain = 0
+    quads = near_coplanar(rng, 300, scale, offset) + [tuple(rng.random((4, 3)) * scale + offset) for _ in range(300)]
+    quads += [tuple(P) for P in _aligned_quadruples(rng, 300, scale, offset)]
+    for a, b, c, d in quads:
+        T = tuple(np.r_[a, b, c])
+        P = tuple(np.r_[d, a, (np.asarray(b) + np.asarray(d)) / 2])
+        d0, d1, d2, c0, c1, c2 = orient3d_sides_float(T, P)
+        for q, val, ok in zip((d, a, P[6:]), (d0, d1, d2), (c0, c1, c2), strict=True):
+            if ok:
+                certain += 1
+                assert sgn(val) == orient3d_rational(a, b, c, tuple(q))
+            else:
+                uncertain += 1
+    assert uncertain > 0
+    if scale < 1e-100:
+        assert certain == 0  # products below the normal range: the filter refuses, the exact path decides
+    else:
+        assert certain > 0
+
+
 def test_non_finite_inputs_give_nan():
     # float arguments only: int arguments would compile another specialisation
     assert math.isnan(orient3d(math.inf, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
     assert math.isnan(orient2d(math.nan, 0.0, 1.0, 0.0, 0.0, 1.0))
+    # aligned configurations take the shortcuts, which must not hide a non-finite input
+    assert math.isnan(orient3d(math.inf, 0.0, 0.0, math.inf, 1.0, 0.0, math.inf, 0.0, 1.0, 0.0, 0.0, 0.0))
+    assert math.isnan(orient2d(math.inf, 0.0, math.inf, 1.0, 0.0, 0.0))
+
+
+# --- exact shortcuts (axis-aligned planes and edges, repeated points) ---------------------
+
+# (scale, offset) of the coordinates: unit, huge, tiny, far from the origin, mixed
+_ALIGNED_RANGES = [(1.0, 0.0), (1e150, 0.0), (1e-150, 0.0), (1e-3, 1e8), (1e150, -1e152), (2.0**-1060, 0.0)]
+
+
+def _aligned_quadruples(rng, n, scale, offset):
+    """Quadruples with three points sharing a coordinate (any triple, any axis), often
+    with the fourth in that plane too, repeated points or collinear triples: the exact
+    zeros and near zeros of CAD data that defeat the float filter."""
+    out = []
+    for k in range(n):
+        kind = k % 4
+        if kind == 0:  # small integers (many exact zeros)
+            P = rng.integers(-3, 4, (4, 3)).astype(np.float64)
+        elif kind == 1:  # generic floats
+            P = rng.random((4, 3))
+        elif kind == 2:  # dyadic grid of 1/8 (exact under the offsets below)
+            P = rng.integers(-16, 17, (4, 3)) / 8.0
+        else:  # thirds: inexact decimal-like coordinates
+            P = rng.integers(-9, 10, (4, 3)) / 3.0
+        P = P * scale + offset
+        axis = rng.integers(3)
+        triple = rng.choice(4, 3, replace=False)
+        P[triple, axis] = P[triple[0], axis]
+        r = rng.random()
+        if r < 0.3:  # all four in the plane
+            P[:, axis] = P[triple[0], axis]
+        elif r < 0.45:  # a repeated point
+            i, j = rng.choice(4, 2, replace=False)
+            P[i] = P[j]
+        elif r < 0.6:  # the fourth point one ulp off the plane
+            other = ({0, 1, 2, 3} - set(triple.tolist())).pop()
+            P[other, axis] = np.nextafter(P[triple[0], axis], rng.choice([-np.inf, np.inf]))
+        out.append(P)
+    return out
+
+
+@pytest.mark.parametrize("scale, offset", _ALIGNED_RANGES)
+def test_orient3d_shortcuts_against_rational(scale, offset):
+    rng = np.random.default_rng(10)
+    decided = 0
+    quads = _aligned_quadruples(rng, 400, scale, offset)
+    for P in quads:
+        a, b, c, d = (tuple(p) for p in P)
+        expected = orient3d_rational(a, b, c, d)
+        assert o3(a, b, c, d) == expected, P.tolist()
+        assert sgn(_orient3d_fallback(*a, *b, *c, *d)) == expected, P.tolist()
+        done, s = _orient3d_aligned(*a, *b, *c, *d)
+        if done:
+            decided += 1
+            assert sgn(s) == expected, P.tolist()
+            # the shortcut and the expansion path agree where the expansion is exact (nonzero
+            # inputs within 2**300; a one-ulp nudge of an exact 0 leaves that span, the
+            # shortcut forms no product and has no such limit)
+            nz = np.abs(P[P != 0])
+            if nz.size == 0 or nz.max() <= 2.0**300 * nz.min():
+                assert sgn(_orient3d_exact(*a, *b, *c, *d)) == expected
+    assert decided >= 0.9 * len(quads)  # a repeated point can undo the shared coordinate
+
+
+@pytest.mark.parametrize("scale, offset", _ALIGNED_RANGES)
+def test_orient2d_shortcuts_against_rational(scale, offset):
+    rng = np.random.default_rng(11)
+    decided = 0
+    for k in range(400):
+        P = (rng.integers(-3, 4, (3, 2)) if k % 2 else rng.random((3, 2))) * scale + offset
+        axis = rng.integers(2)
+        i, j = rng.choice(3, 2, replace=False)
+        if k % 5:
+            P[i, axis] = P[j, axis]  # an axis-parallel edge (or a repeated point)
+        if k % 7 == 0:
+            P[i] = P[j]
+        a, b, c = (tuple(p) for p in P)
+        expected = orient2d_rational(a, b, c)
+        assert o2(a, b, c) == expected, P.tolist()
+        assert sgn(_orient2d_fallback(*a, *b, *c)) == expected, P.tolist()
+        done, s = _orient2d_aligned(*a, *b, *c)
+        if done:
+            decided += 1
+            assert sgn(s) == expected, P.tolist()
+    assert decided >= 300
+
+
+def test_shortcuts_leave_generic_inputs_to_the_expansions():
+    rng = np.random.default_rng(12)
+    for a, b, c, d in near_coplanar(rng, 200):
+        assert not _orient3d_aligned(*a, *b, *c, *d)[0]
+        assert not _orient2d_aligned(a[0], a[1], b[0], b[1], d[0], d[1])[0]
 
 
 # --- property-based ---------------------------------------------------------------------
@@ -250,3 +373,23 @@ def test_orient2d_property(pts):
     a, b, c = pts
     assert o2(a, b, c) == orient2d_rational(a, b, c)
     assert o2(b, c, a) == orient2d_rational(a, b, c)
+
+
+@pytest.mark.parametrize("scale, offset", _ALIGNED_RANGES)
+def test_orient3d_sides_on_axis_aligned_planes(scale, offset):
+    # T in a plane x_k = c (CAD faces): the settle step factors every volume at once
+    rng = np.random.default_rng(14)
+    for it in range(300):
+        k = it % 3
+        T = (rng.integers(-3, 4, (3, 3)) / (3.0 if it % 2 else 4.0)) * scale + offset
+        P = (rng.integers(-3, 4, (3, 3)) / 4.0) * scale + offset
+        T[:, k] = T[0, k]
+        P[rng.random(3) < 0.5, k] = T[0, k]  # some vertices in the plane
+        if it % 5 == 0:
+            P[0, k] = np.nextafter(T[0, k], np.inf)  # one ulp off it
+        if it % 7 == 0:
+            T[2] = T[0] + 2.0 * (T[1] - T[0])  # T degenerate (collinear in its plane)
+            T[2, k] = T[0, k]
+        sides = orient3d_sides(tuple(T.ravel()), tuple(P.ravel()))
+        for q, v in zip(P, sides, strict=True):
+            assert sgn(v) == orient3d_rational(*map(tuple, T), tuple(q)), (T.tolist(), P.tolist())

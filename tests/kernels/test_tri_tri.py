@@ -19,6 +19,7 @@ from tests.oracles import orient3d_rational, tri_tri_rational
 
 from collisionkit.constants import TRI_TEST_GUIGUE, TRI_TEST_MOLLER
 from collisionkit.kernels.triangle.tri_tri import (
+    _common_axis_plane,
     tri_is_degenerate,
     tri_tri_guigue,
     tri_tri_intersect,
@@ -372,6 +373,116 @@ def test_property_floats_guigue(v):
     t1 = np.array(v[:9]).reshape(3, 3)
     t2 = np.array(v[9:]).reshape(3, 3)
     assert hit(t1, t2, GUIGUE) is tri_tri_rational(t1, t2)
+
+
+# --- CAD flats: axis-aligned planes, shared vertices, collinear edges ------------------------
+
+# (scale, offset) of the in-plane coordinates and of the plane's height
+_CAD_RANGES = [(1.0, 0.0), (1e150, 0.0), (1e-150, 0.0), (1e-3, 1e8), (0.1, 0.0), (1e150, 1e152)]
+
+
+def _cad_pairs(seed, n, scale, offset):
+    """Pairs as CAD parts at their nominal pose give them: faces in one axis-aligned plane
+    (a small grid, so vertices are shared and edges collinear; degenerate triangles too),
+    walls standing on such a face with vertices or an edge in its plane, and the same one
+    ulp off the plane (the coplanar fast path must not take them)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n):
+        axis = int(rng.integers(3))
+        h = rng.choice([0.0, 1.0, 0.1, -7.0 / 3.0]) * scale + offset
+        uv = (rng.integers(-2, 3, (6, 2)) + rng.choice([0.0, 1.0 / 3.0], (6, 2))) * scale + offset
+        if k % 11 == 0:
+            uv[2] = uv[0] + 2 * (uv[1] - uv[0])  # a collinear (degenerate) triangle
+        pts = np.empty((6, 3))
+        pts[:, axis] = h
+        pts[:, [c for c in range(3) if c != axis]] = uv
+        t1, t2 = pts[:3].copy(), pts[3:].copy()
+        kind = k % 4
+        if kind == 1:  # a wall on t1's plane: t2 keeps one or two vertices in the plane
+            t2[2, axis] = h + rng.choice([-1.0, 1.0]) * scale
+            if rng.random() < 0.5:
+                t2[1, axis] = h + rng.choice([-1.0, 1.0]) * scale
+        elif kind == 2:  # one ulp off the plane: nearly coplanar
+            i = rng.integers(3)
+            t2[i, axis] = np.nextafter(h, rng.choice([-np.inf, np.inf]))
+        elif kind == 3:  # shared vertices with t1
+            t2[0] = t1[rng.integers(3)]
+            if rng.random() < 0.5:
+                t2[1] = t1[rng.integers(3)]
+        out.append((t1, t2, axis, kind))
+    return out
+
+
+@pytest.mark.parametrize("scale, offset", _CAD_RANGES)
+def test_cad_flats_guigue(scale, offset):
+    n_fast = n_true = n_false = 0
+    for t1, t2, axis, kind in _cad_pairs(51, 240, scale, offset):
+        expected = tri_tri_rational(t1, t2)
+        n_true += expected
+        n_false += not expected
+        for a, b in ((t1, t2), (t2, t1), (t1[::-1], t2), (t1, t2[[1, 2, 0]])):
+            assert hit(a, b, GUIGUE) is expected, (a.tolist(), b.tolist())
+        fast = _common_axis_plane(tuple(t1.ravel()), tuple(t2.ravel()))
+        if kind in (0, 3) and t2[:, axis].min() == t2[:, axis].max():
+            assert fast == axis
+            n_fast += 1
+        elif kind == 2:
+            assert fast < 0  # one ulp off the plane: the exact 3-D path decides
+    assert n_fast >= 100 and n_true > 0 and n_false > 0
+
+
+# --- the float stage decides only what the exact test would -----------------------------------
+
+
+def _mixed_pairs(seed, n):
+    """Random, touching, coplanar, near-coplanar and degenerate pairs at one magnitude each."""
+    rng = np.random.default_rng(seed)
+    out = []
+    scales = [(1.0, 0.0), (1e150, 0.0), (1e-150, 0.0), (1e-3, 1e8), (1e3, -1e5)]
+    for k in range(n):
+        scale, offset = scales[k % len(scales)]
+        kind = (k // len(scales)) % 6
+        t1 = rng.random((3, 3))
+        if kind == 0:  # generic, overlapping boxes
+            t2 = rng.random((3, 3)) * 0.8 + 0.2
+        elif kind == 1:  # sharing a vertex or an edge
+            t2 = rng.random((3, 3)) + 0.1
+            t2[0] = t1[rng.integers(3)]
+            if rng.random() < 0.5:
+                t2[1] = t1[(rng.integers(3))]
+        elif kind == 2:  # coplanar (dyadic combinations: exactly in t1's plane when exact)
+            c = rng.integers(-4, 5, (3, 2)) / 4.0
+            t1 = rng.integers(-4, 5, (3, 3)) / 4.0
+            t2 = t1[0] + c[:, :1] * (t1[1] - t1[0]) + c[:, 1:] * (t1[2] - t1[0])
+        elif kind == 3:  # a vertex on t1's plane up to rounding
+            ((t1, t2),) = _near_coplanar_pairs(int(rng.integers(1 << 30)), 1)
+        elif kind == 4:  # degenerate: collinear or repeated vertices
+            t2 = rng.random((3, 3))
+            t2[2] = t2[0] + 2.0 * (t2[1] - t2[0]) if rng.random() < 0.5 else t2[0]
+        else:  # touching at a vertex moved onto t1's edge midpoint (dyadic: exact)
+            t1 = rng.integers(-8, 9, (3, 3)) / 8.0
+            m = (t1[0] + t1[1]) / 2
+            t2 = np.array([m, m + rng.random(3) + 0.1, m + rng.random(3) - 1.1])
+        out.append((t1 * scale + offset, t2 * scale + offset))
+    return out
+
+
+def test_guigue_float_stage_against_rational():
+    from collisionkit.kernels.core.predicates import orient3d_sides_float
+
+    decided = passed_on = 0
+    for t1, t2 in _mixed_pairs(61, 2400):
+        expected = tri_tri_rational(t1, t2)
+        assert hit(t1, t2, GUIGUE) is expected, (t1.tolist(), t2.tolist())
+        assert hit(t2, t1, GUIGUE) is expected, (t1.tolist(), t2.tolist())
+        _, _, _, c0, c1, c2 = orient3d_sides_float(tuple(t2.ravel()), tuple(t1.ravel()))
+        if c0 and c1 and c2:
+            decided += 1
+        else:
+            passed_on += 1
+    # both branches ran: the float stage decided some first planes and passed others on
+    assert decided > 500 and passed_on > 500
 
 
 # --- API details ------------------------------------------------------------------------------

@@ -13,6 +13,12 @@ robust geometric predicates"):
    eps = 2**-53). If |det| exceeds the bound its sign is certain. The bound
    assumes no underflow or overflow, so a permanent below 1e-200 or not finite
    also goes to step 2. No allocation.
+   Before the exact path, exact shortcuts (``_orient2d_fallback``,
+   ``_orient3d_fallback``) decide the configurations of CAD data that defeat
+   the filter without being hard: a repeated point, an axis-parallel edge
+   (2-D), three of the four points in one axis-aligned plane (3-D). There the
+   determinant factors into float differences and a lower-degree predicate,
+   whose signs are exact. No allocation.
 2. Exact path: scale every input by one power of two so the largest magnitude
    lies in [0.5, 1) (exact: frexp/ldexp), take each coordinate difference as an
    exact two-term expansion (two_diff), expand the determinant into products of
@@ -267,6 +273,144 @@ def _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     return _expansion_sign(e, n)
 
 
+# --- exact shortcuts before the expansion path ---------------------------------------
+#
+# EXACT: each shortcut uses only two facts of IEEE-754 round-to-nearest arithmetic on
+# finite doubles: fl(x - y) has the sign of the real x - y (it is zero iff x == y, with
+# gradual underflow), and comparisons are exact. A determinant that factors into such
+# differences (or into a difference and an exact lower-degree predicate) therefore has
+# its exact sign without any product being formed: no rounding, no overflow, no
+# underflow, at every magnitude. They run only when the float filter failed, so they
+# cost nothing on the fast path. PERF: on CAD assemblies at their nominal pose most
+# filter failures are such exact zeros (faces in one axis-aligned plane, shared
+# vertices): 150-250 ns each through the expansion (benchmarks/leaf_tests.py).
+
+
+@njit(cache=True, nogil=True)
+def _sign_of_product(p, q):
+    """Sign (+1.0, -1.0, 0.0) of the real product p * q (no product is formed)."""
+    if p == 0.0 or q == 0.0:
+        return 0.0
+    return 1.0 if (p > 0.0) == (q > 0.0) else -1.0
+
+
+@njit(cache=True, nogil=True)
+def _orient2d_aligned(ax, ay, bx, by, cx, cy):
+    """(decided, sign) of orient2d when an edge is axis-parallel or a point repeats.
+
+    (b - a) x (c - a) = (bx - ax)(cy - ay) - (by - ay)(cx - ax): when two points share
+    a coordinate one product vanishes exactly and the sign is that of the other, a
+    product of two differences (cyclic forms for the edge b c). A repeated point makes
+    two coordinates equal, so it is covered. Inputs must be finite.
+    """
+    if ax == bx:
+        return True, -_sign_of_product(by - ay, cx - ax)
+    if ay == by:
+        return True, _sign_of_product(bx - ax, cy - ay)
+    if ax == cx:
+        return True, _sign_of_product(bx - ax, cy - ay)
+    if ay == cy:
+        return True, -_sign_of_product(by - ay, cx - ax)
+    if bx == cx:
+        return True, _sign_of_product(bx - ax, cy - by)
+    if by == cy:
+        return True, _sign_of_product(by - ay, bx - cx)
+    return False, 0.0
+
+
+@njit(cache=True, nogil=True)
+def _orient2d_fallback(ax, ay, bx, by, cx, cy):
+    """Exact sign of orient2d after the float filter failed: shortcuts, then expansions."""
+    s = ax + ay + bx + by + cx + cy
+    if s - s == 0.0:  # all finite (an overflowing sum only skips the shortcuts)
+        done, sign = _orient2d_aligned(ax, ay, bx, by, cx, cy)
+        if done:
+            return sign
+    return _orient2d_exact(ax, ay, bx, by, cx, cy)
+
+
+@njit(cache=True, nogil=True)
+def _plane_shared_axis(px, py, pz, qx, qy, qz, rx, ry, rz):
+    """An axis k with p_k == q_k == r_k (the plane pqr is perpendicular to it), or -1."""
+    if pz == qz and pz == rz:
+        return 2
+    if px == qx and px == rx:
+        return 0
+    if py == qy and py == ry:
+        return 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _aligned_volume_sign(px, py, pz, qx, qy, qz, rx, ry, rz, sx, sy, sz, k):
+    """Exact sign of orient3d(p, q, r, s) when p, q, r share coordinate k.
+
+    Then (q - p) and (r - p) have a zero component k, their cross product is
+    (0, 0, n) up to the axis order with n = orient2d of p, q, r projected on the
+    axes (k + 1, k + 2) (the triangle's normal component k), and the volume is
+    (s_k - p_k) * n.
+    """
+    if k == 0:
+        d = sx - px
+        n = orient2d(py, pz, qy, qz, ry, rz)
+    elif k == 1:
+        d = sy - py
+        n = orient2d(pz, px, qz, qx, rz, rx)
+    else:
+        d = sz - pz
+        n = orient2d(px, py, qx, qy, rx, ry)
+    return _sign_of_product(d, n)
+
+
+@njit(cache=True, nogil=True)
+def _orient3d_aligned(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """(decided, sign) of orient3d when three of the four points share a coordinate.
+
+    orient3d is alternating in its four points: with the triple (a, b, c) the sign is
+    the plane formula's; orient3d(a, b, c, d) = -orient3d(a, b, d, c)
+    = orient3d(a, c, d, b) = -orient3d(b, c, d, a) give the other triples. Covers the
+    exact zeros of four points in one axis-aligned plane and of repeated points in
+    such a plane. Inputs must be finite.
+    """
+    k = _plane_shared_axis(ax, ay, az, bx, by, bz, cx, cy, cz)
+    if k >= 0:
+        return True, _aligned_volume_sign(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz, k)
+    k = _plane_shared_axis(ax, ay, az, bx, by, bz, dx, dy, dz)
+    if k >= 0:
+        return True, -_aligned_volume_sign(ax, ay, az, bx, by, bz, dx, dy, dz, cx, cy, cz, k)
+    k = _plane_shared_axis(ax, ay, az, cx, cy, cz, dx, dy, dz)
+    if k >= 0:
+        return True, _aligned_volume_sign(ax, ay, az, cx, cy, cz, dx, dy, dz, bx, by, bz, k)
+    k = _plane_shared_axis(bx, by, bz, cx, cy, cz, dx, dy, dz)
+    if k >= 0:
+        return True, -_aligned_volume_sign(bx, by, bz, cx, cy, cz, dx, dy, dz, ax, ay, az, k)
+    return False, 0.0
+
+
+@njit(cache=True, nogil=True)
+def _orient3d_fallback(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """Exact sign of orient3d after the float filter failed: shortcuts, then expansions.
+
+    A repeated point makes the volume zero exactly (cheap comparisons first: shared
+    vertices of parts at their nominal pose).
+    """
+    s = ax + ay + az + bx + by + bz + cx + cy + cz + dx + dy + dz
+    if s - s == 0.0:  # all finite (an overflowing sum only skips the shortcuts)
+        if (
+            (dx == ax and dy == ay and dz == az)
+            or (dx == bx and dy == by and dz == bz)
+            or (dx == cx and dy == cy and dz == cz)
+            or (ax == bx and ay == by and az == bz)
+            or (ax == cx and ay == cy and az == cz)
+            or (bx == cx and by == cy and bz == cz)
+        ):
+            return 0.0
+        done, sign = _orient3d_aligned(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
+        if done:
+            return sign
+    return _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
+
+
 # --- public predicates -------------------------------------------------------------
 
 
@@ -297,7 +441,7 @@ def orient2d(ax, ay, bx, by, cx, cy):
         bound = _CCW_ERRBOUND_A * perm
         if det > bound or -det > bound:
             return det
-    return _orient2d_exact(ax, ay, bx, by, cx, cy)
+    return _orient2d_fallback(ax, ay, bx, by, cx, cy)
 
 
 @njit(cache=True, nogil=True)
@@ -318,23 +462,34 @@ def orient2d_filter(left, right):
 
 
 @njit(cache=True, nogil=True)
-def _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz, nx, ny, nz, px, py, pz):
-    """orient3d of d against plane abc, given the plane's minors.
+def _o3d_certain(det, perm):
+    """orient3d's float filter: is the sign of the float det certainly the exact sign?
 
-    (nx, ny, nz) is the float cross product (b - a) x (c - a), and (px, py, pz)
-    the sums of the absolute values of the two products of each of its
-    components (the permanent's minors).
+    (The same test as in :func:`orient3d`, which writes it with short-circuit
+    branches: measured faster there; this branch-free form suits the three
+    vertices of :func:`orient3d_sides_float`, decided together.)
+
+    det is the 3x3 determinant of coordinate differences w . (u x v), each
+    difference rounded once, the cross product's components as differences of
+    two rounded products, then (wx nx + wy ny) + wz nz; perm is the same
+    expression on absolute values. Bound (Shewchuk 1997, section 4.3, his
+    o3derrboundA), with eps = 2**-53 and every rounding error at most eps
+    times the magnitude of its result: a triple product w_i u_j v_k collects
+    three difference roundings, the minor's product and subtraction, the
+    product w_i n_i and the first of the two additions, 7 in all, each
+    bounded by eps times a sub-sum of the permanent; the last addition cannot
+    change the sign (round-to-nearest keeps the sign of an exact sum). So the
+    sign is certain when |det| > (7 + 56 eps) eps perm, the eps**2 term
+    absorbing the products of errors and perm's own rounding.
+    Model: IEEE-754 binary64, round-to-nearest-even, no fused multiply-add
+    contraction and no fastmath (numba contracts nothing unless asked;
+    tests/kernels/test_predicates.py guards the error-free transformations).
+    The bound is relative, so it also needs every product to be normal and
+    finite: perm >= 1e-200 (a product of magnitude below that may have lost
+    bits to underflow) and perm < inf (no overflow); outside that range the
+    answer is "not certain" and the exact path decides.
     """
-    wx = dx - ax
-    wy = dy - ay
-    wz = dz - az
-    det = wx * nx + wy * ny + wz * nz
-    perm = abs(wx) * px + abs(wy) * py + abs(wz) * pz
-    if perm >= _PERM_MIN and perm < math.inf:
-        bound = _O3D_ERRBOUND_A * perm
-        if det > bound or -det > bound:
-            return det
-    return _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
+    return (perm >= _PERM_MIN) & (perm < math.inf) & (abs(det) > _O3D_ERRBOUND_A * perm)
 
 
 @njit(cache=True, nogil=True)
@@ -361,26 +516,33 @@ def orient3d(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     vx = cx - ax
     vy = cy - ay
     vz = cz - az
+    wx = dx - ax
+    wy = dy - ay
+    wz = dz - az
     m1 = uy * vz
     m2 = uz * vy
     m3 = uz * vx
     m4 = ux * vz
     m5 = ux * vy
     m6 = uy * vx
-    return _orient3d_filtered(
-        ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz,
-        m1 - m2, m3 - m4, m5 - m6,
-        abs(m1) + abs(m2), abs(m3) + abs(m4), abs(m5) + abs(m6),
-    )  # fmt: skip
+    det = wx * (m1 - m2) + wy * (m3 - m4) + wz * (m5 - m6)
+    perm = abs(wx) * (abs(m1) + abs(m2)) + abs(wy) * (abs(m3) + abs(m4)) + abs(wz) * (abs(m5) + abs(m6))
+    if perm >= _PERM_MIN and perm < math.inf:
+        bound = _O3D_ERRBOUND_A * perm
+        if det > bound or -det > bound:
+            return det
+    return _orient3d_fallback(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz)
 
 
 @njit(cache=True, nogil=True)
-def orient3d_sides(T, P):
-    """orient3d(T0, T1, T2, Pi) for the three vertices Pi of P, sharing T's plane.
+def orient3d_sides_float(T, P):
+    """The float pass of :func:`orient3d_sides`: (d0, d1, d2, c0, c1, c2).
 
-    ``T`` and ``P`` are triangles as flat 9-tuples (x0, y0, z0, x1, ..., z2).
-    Returns a tuple of three floats with the same exact-sign contract as
-    :func:`orient3d`. PERF: the plane's cross product is formed once.
+    d_i is the float orient3d(T0, T1, T2, P_i) and c_i whether its sign is
+    certain (:func:`_o3d_certain`); the float values and the test are those of
+    :func:`orient3d`, operation for operation. No branch on the data: the
+    caller decides on all three at once and sends only the uncertain ones to
+    :func:`orient3d_sides_settle`.
     """
     ax, ay, az, bx, by, bz, cx, cy, cz = T
     ux = bx - ax
@@ -401,7 +563,68 @@ def orient3d_sides(T, P):
     px = abs(m1) + abs(m2)
     py = abs(m3) + abs(m4)
     pz = abs(m5) + abs(m6)
-    d0 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[0], P[1], P[2], nx, ny, nz, px, py, pz)
-    d1 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[3], P[4], P[5], nx, ny, nz, px, py, pz)
-    d2 = _orient3d_filtered(ax, ay, az, bx, by, bz, cx, cy, cz, P[6], P[7], P[8], nx, ny, nz, px, py, pz)
+    w0x = P[0] - ax
+    w0y = P[1] - ay
+    w0z = P[2] - az
+    w1x = P[3] - ax
+    w1y = P[4] - ay
+    w1z = P[5] - az
+    w2x = P[6] - ax
+    w2y = P[7] - ay
+    w2z = P[8] - az
+    d0 = w0x * nx + w0y * ny + w0z * nz
+    d1 = w1x * nx + w1y * ny + w1z * nz
+    d2 = w2x * nx + w2y * ny + w2z * nz
+    c0 = _o3d_certain(d0, abs(w0x) * px + abs(w0y) * py + abs(w0z) * pz)
+    c1 = _o3d_certain(d1, abs(w1x) * px + abs(w1y) * py + abs(w1z) * pz)
+    c2 = _o3d_certain(d2, abs(w2x) * px + abs(w2y) * py + abs(w2z) * pz)
+    return d0, d1, d2, c0, c1, c2
+
+
+@njit(cache=True, nogil=True)
+def orient3d_sides_settle(T, P, d0, d1, d2, c0, c1, c2):
+    """Exact signs for the vertices the float pass left uncertain (c_i False).
+
+    PERF: when T lies in an axis-aligned plane x_k = c (CAD faces at their
+    nominal pose) every volume factors as (P_i,k - c) * n_k with n_k T's exact
+    normal component k (see :func:`_aligned_volume_sign`): one orient2d for
+    all three vertices instead of a fallback each.
+    """
+    s = T[0] + T[1] + T[2] + T[3] + T[4] + T[5] + T[6] + T[7] + T[8] + P[0] + P[1] + P[2]
+    s += P[3] + P[4] + P[5] + P[6] + P[7] + P[8]
+    k = _plane_shared_axis(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8])
+    if k >= 0 and s - s == 0.0:  # all finite (an overflowing sum only skips this)
+        i = (k + 1) % 3
+        j = (k + 2) % 3
+        n = orient2d(T[i], T[j], T[3 + i], T[3 + j], T[6 + i], T[6 + j])
+        c = T[k]
+        if not c0:
+            d0 = _sign_of_product(P[k] - c, n)
+        if not c1:
+            d1 = _sign_of_product(P[3 + k] - c, n)
+        if not c2:
+            d2 = _sign_of_product(P[6 + k] - c, n)
+        return d0, d1, d2
+    if not c0:
+        d0 = _orient3d_fallback(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], P[0], P[1], P[2])
+    if not c1:
+        d1 = _orient3d_fallback(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], P[3], P[4], P[5])
+    if not c2:
+        d2 = _orient3d_fallback(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], P[6], P[7], P[8])
     return d0, d1, d2
+
+
+@njit(cache=True, nogil=True)
+def orient3d_sides(T, P):
+    """orient3d(T0, T1, T2, Pi) for the three vertices Pi of P, sharing T's plane.
+
+    ``T`` and ``P`` are triangles as flat 9-tuples (x0, y0, z0, x1, ..., z2).
+    Returns a tuple of three floats with the same exact-sign contract as
+    :func:`orient3d`. PERF: the plane's cross product is formed once, and the
+    three vertices pass the float filter together before any exact fallback
+    (:func:`orient3d_sides_float`, :func:`orient3d_sides_settle`).
+    """
+    d0, d1, d2, c0, c1, c2 = orient3d_sides_float(T, P)
+    if c0 & c1 & c2:
+        return d0, d1, d2
+    return orient3d_sides_settle(T, P, d0, d1, d2, c0, c1, c2)
