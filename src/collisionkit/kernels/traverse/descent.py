@@ -24,11 +24,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG, MODE_ANY, MODE_FIRST
+from ...constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG, MODE_ANY, MODE_FIRST, NO_BUDGET, SPLIT
 from ..core.layout import (
     META_DEPTH,
     META_FACES,
     META_FANOUT,
+    META_LEAFMAX,
     META_NODE_OFF,
     META_TRI_OFF,
     STAT_BV_TESTS,
@@ -146,16 +147,21 @@ def collide_task(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tree_a, Ta,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tree_b, Tb,
     bv_kind, tri_test, mode, max_pairs,
-    keys, wpos, wcap, stack, stats, srow,
+    keys, wpos, wcap, stack, top, budget, stats, srow,
 ):
-    """Descend one (tree a, tree b) pair under poses Ta, Tb.
+    """Descend one (tree a, tree b) pair under poses Ta, Tb from the node pairs
+    ``stack[0:top]`` (local indices; ``(0, 0)`` and ``top = 1`` for a whole query).
 
-    Returns the number of intersecting triangle pairs found: 0/1 in MODE_ANY and
-    MODE_FIRST; in MODE_ALL all of them, or max_pairs + 1 when a cap
-    (max_pairs >= 0) stopped the search early. Pair keys
+    Returns ``(found, top)``. ``found`` is the number of intersecting triangle pairs
+    found: 0/1 in MODE_ANY and MODE_FIRST; in MODE_ALL all of them, or max_pairs + 1
+    when a cap (max_pairs >= 0) stopped the search early. Pair keys
     face_a * faces_b + face_b are written to keys[wpos : wpos + wcap] while
     room lasts (the caller detects overflow from the count). Counters go to
-    stats[srow].
+    stats[srow]. ``top`` is 0 when the descent is done; it is the number of node
+    pairs left untested in ``stack[0:top]`` when it stopped because ``budget`` work
+    units (node pairs taken + triangle tests) were spent (``NO_BUDGET``: never). Each
+    node pair has one parent, so those pairs and the ones already done partition the
+    query: the split path (``split_front``) hands the rest to other threads.
 
     PERF: inside the loop everything is scalars and tuples; arrays are only
     indexed, never passed to helpers (each array argument costs an atomic
@@ -183,10 +189,9 @@ def collide_task(
     n_pairs = np.int64(0)
     n_upd = np.int64(0)
     found = 0
-    stack[0, 0] = 0
-    stack[0, 1] = 0
-    top = 1
     while top > 0:
+        if n_pairs + n_tri >= budget:
+            break  # suspended: stack[0:top] is what is left
         top -= 1
         ia = na0 + stack[top, 0]
         ib = nb0 + stack[top, 1]
@@ -250,12 +255,12 @@ def collide_task(
                     found += 1
                     if mode == MODE_ANY:
                         _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
-                        return 1
+                        return 1, 0
                     if found <= wcap:
                         keys[wpos + found - 1] = np.int64(ids_a[ja]) * faces_b + ids_b[jb]
                     if mode == MODE_FIRST or (max_pairs >= 0 and found > max_pairs):
                         _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
-                        return found
+                        return found, 0
             continue
         # Descend the larger node (or the only inner one); children pushed in
         # reverse so the first child is visited first.
@@ -284,7 +289,7 @@ def collide_task(
                 top += 1
                 c -= 1
     _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
-    return found
+    return found, top
 
 
 # PERF: no nogil on the per-call entry: releasing and retaking the GIL costs
@@ -294,12 +299,14 @@ def collide_task(
 def intersect_one(
     topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test,
+    bv_kind, tri_test, budget,
 ):
     """The per-call boolean entry: one pose pair, tree 0 of each pool.
 
-    Returns 1 (intersecting), 0 (not), or a negative pose error:
-    -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error).
+    Returns 1 (intersecting), 0 (not), ``SPLIT`` when ``budget`` work units
+    (``collide_task``) did not settle it (a large query: the caller splits its front
+    over threads, ``query/engine.split_pose``; ``NO_BUDGET`` never stops), or a negative
+    pose error: -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error).
     """
     ea = pose_error(Ta)
     if ea != 0:
@@ -309,56 +316,132 @@ def intersect_one(
         return -(11 + eb)
     n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
     stack = np.empty((n, 2), np.int32)
+    stack[0, 0] = 0
+    stack[0, 1] = 0
     scratch = np.zeros(5, np.int64)  # stats row (4) and one key slot (unused by MODE_ANY)
     stats = scratch[0:4].reshape((1, 4))
     keys = scratch[4:5]
     no_ids = topo_a[0]  # MODE_ANY never reads face ids
     # int64 values, not literals: collide_task keeps the one signature _run_chunk uses
     zero = np.int64(0)
-    return collide_task(
+    found, top = collide_task(
         topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, zero, Ta,
         topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, zero, Tb,
         bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
-        keys, zero, zero, stack, stats, zero,
+        keys, zero, zero, stack, np.int64(1), budget, stats, zero,
     )
+    return SPLIT if top > 0 else found
 
 
+# LENGTH (~70 lines): the budgeted descent and the breadth-first expansion of what it left
+# share one call of collide_task (a second call site would compile it into this entry twice).
 @njit(cache=True)
 def contacts_one(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test, mode, max_pairs, keys,
+    bv_kind, tri_test, mode, max_pairs, keys, budget, front, target, stats,
 ):
-    """The per-call contacts entry: one pose pair, tree 0 of each pool.
+    """The per-call contacts entry: one pose pair, tree 0 of each pool; with a
+    ``budget``, also the serial first part of a split query.
 
     Writes the pair keys (face_a * faces_b + face_b) into ``keys`` while room
-    lasts, sorted when they all fit, and returns what ``collide_task`` returns
-    (pairs found, max_pairs + 1 when capped), or a negative pose error as
-    ``intersect_one`` does. A count above ``len(keys)`` (after the cap) means
-    the keys did not fit: the caller reruns on the batch path.
+    lasts and adds the counters to ``stats`` (1, N_STATS). Returns ``(found, m)``,
+    ``found`` as ``collide_task`` returns it (or a negative pose error, as
+    ``intersect_one``), and:
+
+    - ``m = 0``: the query is answered; its keys are sorted when they all fit (a
+      count above ``len(keys)``, after the cap, means they did not: the caller
+      reruns with exact room);
+    - ``m > 0``: the descent spent ``budget`` work units, then expanded the node pairs
+      it left breadth first (one ``collide_task`` step each, leaf pairs tested on the
+      spot) until ``target`` pairs wait or the keys have no room for another leaf pair.
+      ``front[0:m]`` holds those untested node pairs (local indices), the caller runs
+      each as a task (``query/engine.split_pose``), and ``keys[0:found]`` holds the
+      pairs found so far, unsorted. ``len(front)`` must be at least target + the stack
+      size + the larger fan-out, and ``keys`` must have room for ``budget`` plus two
+      leaf pairs' pairs, so what was found before the split always fits.
+
+    Every node pair has one parent, so the pairs done here and the front partition
+    the query: no triangle pair is lost or found twice.
     """
     ea = pose_error(Ta)
     if ea != 0:
-        return -(1 + ea)
+        return -(1 + ea), 0
     eb = pose_error(Tb)
     if eb != 0:
-        return -(11 + eb)
+        return -(11 + eb), 0
     n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
     stack = np.empty((n, 2), np.int32)
-    stats = np.zeros((1, 4), np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = 0
+    top = np.int64(1)
+    step_budget = budget
     zero = np.int64(0)
-    found = collide_task(
-        topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, zero, Ta,
-        topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, zero, Tb,
-        bv_kind, tri_test, mode, max_pairs,
-        keys, zero, np.int64(keys.shape[0]), stack, stats, zero,
-    )  # fmt: skip
-    kept = found
-    if max_pairs >= 0 and kept > max_pairs:
-        kept = max_pairs
-    if 1 < kept <= keys.shape[0]:
-        keys[:kept].sort()
-    return found
+    # room for one more leaf pair's pairs before an expansion step
+    leaf_pairs = meta_a[0, META_LEAFMAX] * meta_b[0, META_LEAFMAX]
+    cap = front.shape[0]
+    found = zero
+    head = 0  # front[head:m]: node pairs still to descend, oldest (largest) first
+    m = 0
+    while True:
+        got, top = collide_task(
+            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, zero, Ta,
+            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, zero, Tb,
+            bv_kind, tri_test, mode, max_pairs,
+            keys, found, max(zero, keys.shape[0] - found), stack, top, step_budget, stats, zero,
+        )
+        found += got
+        if top > 0:
+            if m + top > cap:  # compact: the live pairs fit (fewer than target + fan-out)
+                for i in range(head, m):
+                    front[i - head, 0] = front[i, 0]
+                    front[i - head, 1] = front[i, 1]
+                m -= head
+                head = 0
+            for i in range(top):
+                front[m, 0] = stack[i, 0]
+                front[m, 1] = stack[i, 1]
+                m += 1
+        if (mode == MODE_ANY and found > 0) or head == m or m - head >= target:
+            break
+        if mode != MODE_ANY and keys.shape[0] - found < leaf_pairs:
+            break
+        # one expansion step: the oldest waiting pair, tested and its children queued
+        stack[0, 0] = front[head, 0]
+        stack[0, 1] = front[head, 1]
+        head += 1
+        top = np.int64(1)
+        step_budget = np.int64(1)
+    if mode == MODE_ANY and found > 0:
+        return found, 0
+    for i in range(head, m):
+        front[i - head, 0] = front[i, 0]
+        front[i - head, 1] = front[i, 1]
+    m -= head
+    if m == 0:
+        kept = found
+        if max_pairs >= 0 and kept > max_pairs:
+            kept = max_pairs
+        if 1 < kept <= keys.shape[0]:
+            keys[:kept].sort()
+    return found, m
+
+
+@njit(cache=True, nogil=True)
+def join_rows(head, n_head, keys, starts, counts, out):
+    """``out`` = sorted(head[0:n_head] and every task k's rows
+    keys[starts[k] : starts[k] + counts[k]]): the rows of one split pose."""
+    w = 0
+    for i in range(n_head):
+        out[w] = head[i]
+        w += 1
+    for k in range(starts.shape[0]):
+        s = starts[k]
+        for i in range(counts[k]):
+            out[w] = keys[s + i]
+            w += 1
+    out[:w].sort()
+    return w
 
 
 @njit(cache=True, nogil=True)
@@ -367,12 +450,16 @@ def _run_chunk(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats,
+    keys, chunk_cap, starts, counts, stats, stop,
 ):
     """Run tasks c, c + nchunks, ... writing into keys[c*chunk_cap:(c+1)*chunk_cap].
 
     starts[k] = where task k's pairs begin in ``keys`` (or -1 when they did not
     fit: the caller reruns those tasks with exact room), counts[k] = pairs found.
+    A task row is (tree a, tree b, pose a, pose b), optionally followed by the node
+    pair its descent starts from (the front of a split pose; else the roots).
+    ``stop`` is empty, or one flag shared by the tasks of one boolean split pose: the
+    first task that finds a pair sets it and later tasks are skipped (count 0).
     """
     n_stack = 2
     for k in range(c, tasks.shape[0], nchunks):
@@ -383,14 +470,23 @@ def _run_chunk(
     stack = np.empty((n_stack, 2), np.int32)
     cursor = c * chunk_cap
     end = cursor + chunk_cap
+    shared_stop = stop.shape[0] > 0
+    starts_at = tasks.shape[1] > 4
     for k in range(c, tasks.shape[0], nchunks):
         room = end - cursor
-        found = collide_task(
-            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tasks[k, 0], poses_a[tasks[k, 2]],
-            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tasks[k, 1], poses_b[tasks[k, 3]],
-            bv_kind, tri_test, mode, max_pairs,
-            keys, cursor, room, stack, stats, k,
-        )
+        found = 0
+        # NOTE: the flag is only ever set to 1; a stale read costs work, never an answer
+        if not (shared_stop and stop[0] != 0):
+            stack[0, 0] = tasks[k, 4] if starts_at else 0
+            stack[0, 1] = tasks[k, 5] if starts_at else 0
+            found, _ = collide_task(
+                topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tasks[k, 0], poses_a[tasks[k, 2]],
+                topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tasks[k, 1], poses_b[tasks[k, 3]],
+                bv_kind, tri_test, mode, max_pairs,
+                keys, cursor, room, stack, np.int64(1), NO_BUDGET, stats, k,
+            )
+            if shared_stop and found > 0 and mode == MODE_ANY:
+                stop[0] = 1
         cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k)
 
 
@@ -399,7 +495,7 @@ def query_serial(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, nchunks,
+    keys, chunk_cap, starts, counts, stats, stop, nchunks,
 ):
     """Batched query, serial: the same chunk layout as query_parallel."""
     for c in range(nchunks):
@@ -408,7 +504,7 @@ def query_serial(
             topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
             topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
             tasks, bv_kind, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats,
+            keys, chunk_cap, starts, counts, stats, stop,
         )
 
 
@@ -417,19 +513,20 @@ def query_parallel(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, nchunks,
+    keys, chunk_cap, starts, counts, stats, stop, nchunks,
 ):
     """Batched query over numba threads. Tasks are interleaved over chunks
     (task k in chunk k mod nchunks) because colliding poses cost more than
     missing ones and neighbouring poses tend to collide together; early exit
-    happens inside each task, never by breaking the parallel loop."""
+    happens inside each task, never by breaking the parallel loop (a split
+    boolean pose's tasks also poll ``stop``, ``_run_chunk``)."""
     for c in prange(nchunks):
         _run_chunk(
             np.int64(c), nchunks,  # prange's index is unsigned: keep _run_chunk's one signature
             topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
             topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
             tasks, bv_kind, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats,
+            keys, chunk_cap, starts, counts, stats, stop,
         )
 
 
