@@ -483,7 +483,7 @@ def _run_chunk(
                 topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tasks[k, 0], poses_a[tasks[k, 2]],
                 topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tasks[k, 1], poses_b[tasks[k, 3]],
                 bv_kind, tri_test, mode, max_pairs,
-                keys, cursor, room, stack, np.int64(1), NO_BUDGET, stats, k,
+                keys, cursor, room, stack, np.int64(1), np.int64(NO_BUDGET), stats, k,
             )
             if shared_stop and found > 0 and mode == MODE_ANY:
                 stop[0] = 1
