@@ -184,6 +184,10 @@ class PoseRows(NamedTuple):
 
 
 _NO_KEYS = np.zeros(0, np.int64)
+#: the per-call contacts kernel without numba's per-call type dispatch (batch.Pinned: 2.6 us
+#: of a 4 us call with 23 arguments): its callers pass library-built tree arrays, their own
+#: buffers, ints and (4, 4) C-contiguous writable float64 poses (pair._single_pose, prepare)
+CONTACTS_ONE = batch.Pinned(kt.contacts_one)
 
 
 def split_pose(
@@ -201,7 +205,8 @@ def split_pose(
     serial rows. Counters are the parts' sums: they differ from the serial descent's
     (leaf pairs met by the expansion, a boolean's other first pair).
 
-    ``Ta``, ``Tb``: (4, 4) C-contiguous writable float64 (checked by the kernel).
+    ``Ta``, ``Tb``: (4, 4) C-contiguous writable float64 (their values are checked by the
+    kernel, their layout is not: ``CONTACTS_ONE``).
     ``threads``: as the query's option (None: numba's count); resolved only when the
     pose splits. ``budget`` 0 splits at the roots (a boolean that ``intersect_one``
     already found large).
@@ -216,10 +221,7 @@ def split_pose(
     room = budget + 2 * int(x.meta[0, META_LEAFMAX] * y.meta[0, META_LEAFMAX]) if mode == MODE_ALL else 1
     keys = np.empty(room, np.int64)
     stats = np.zeros((1, N_STATS), np.int64)
-    r, m = kt.contacts_one(
-        *x, Ta, *y, Tb, ta.bv_code, tri_test, np.int64(mode), np.int64(-1), keys, np.int64(budget),
-        front, np.int64(target), stats,
-    )  # fmt: skip
+    r, m = CONTACTS_ONE.call(*x, Ta, *y, Tb, ta.bv_code, tri_test, mode, -1, keys, budget, front, target, stats)
     if r < 0 or m == 0:
         return PoseRows(int(r), keys[: max(int(r), 0)] if mode == MODE_ALL else _NO_KEYS, stats[0], False)
     nthreads = thread_count(threads)

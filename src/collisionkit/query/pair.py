@@ -16,11 +16,11 @@ from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES, NO_BUDGET, SPLIT,
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
-from ..kernels.traverse.descent import contacts_one, intersect_one
+from ..kernels.traverse.descent import intersect_one
 from ..strategies import BVH, Strategy, resolve
 from . import deferred, engine, registry
 from .batch import Pinned, thread_count
-from .engine import BatchResult, gather, pose_error, split_pose, splits
+from .engine import CONTACTS_ONE, BatchResult, gather, pose_error, split_pose, splits
 from .pose_form import per_pose, record
 from .registry import SINGLE_BOOL
 from .results import Contacts, Stats
@@ -279,11 +279,9 @@ def _contacts_one(
         room = _ROOM.get(key, _ONE_CALL_KEYS)
         while True:
             keys = np.empty(room, np.int64)
-            r, _ = contacts_one(
-                x.topo, x.bv, x.tris, x.face_ids, x.meta, x.scale, Ta,
-                y.topo, y.bv, y.tris, y.face_ids, y.meta, y.scale, Tb,
-                ta.options.bv_code, strat.tri_test_code, np.int64(mode), np.int64(cap), keys,
-                np.int64(NO_BUDGET), _NO_FRONT, np.int64(0), np.zeros((1, N_STATS), np.int64),
+            r, _ = CONTACTS_ONE.call(
+                *x, Ta, *y, Tb, ta.bv_code, strat.tri_test_code, mode, cap, keys, NO_BUDGET, _NO_FRONT, 0,
+                np.zeros((1, N_STATS), np.int64),
             )  # fmt: skip
             if r < 0:
                 break
