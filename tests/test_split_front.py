@@ -166,3 +166,18 @@ def test_batches_below_the_thread_count_split_each_pose(near_contact):
         assert np.array_equal(ck.intersects(m1, m2, pa, pb, threads=2), ck.intersects(m1, m2, pa, pb, threads=1))
         any2 = ck.query_stats(m1, m2, pa, pb, mode="any", threads=2)
         assert np.array_equal(any2.colliding, ck.intersects(m1, m2, pa, pb, threads=1))
+
+
+def test_contacts_one_refuses_a_front_too_small(near_contact):
+    """The kernel writes the front without bounds checks: a short one is refused up front."""
+    a, b, pas, pbs = near_contact["torus"]
+    ta, tb = engine.trees(a, b)
+    keys, stats = np.empty(100, np.int64), np.zeros((1, 4), np.int64)
+    short = np.empty((4, 2), np.int32)
+    with pytest.raises(ValueError, match="front too small"):
+        engine.CONTACTS_ONE.call(*ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, 0, MODE_ALL, -1, keys, 0, short, 32, stats)
+    # without a budget the front is never written: an empty one is fine
+    r, m = engine.CONTACTS_ONE.call(
+        *ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, 0, MODE_ALL, -1, keys, NO_BUDGET, short[:0], 32, stats
+    )
+    assert m == 0 and r == ck.contacts(a, b, pas[0], pbs[0], threads=1).counts

@@ -371,6 +371,9 @@ def contacts_one(
     if eb != 0:
         return -(11 + eb), 0
     n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
+    cap = front.shape[0]
+    if budget < NO_BUDGET and cap < target + n + max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]):
+        raise ValueError("contacts_one: front too small for target, stack and fan-out")
     stack = np.empty((n, 2), np.int32)
     stack[0, 0] = 0
     stack[0, 1] = 0
@@ -379,7 +382,6 @@ def contacts_one(
     zero = np.int64(0)
     # room for one more leaf pair's pairs before an expansion step
     leaf_pairs = meta_a[0, META_LEAFMAX] * meta_b[0, META_LEAFMAX]
-    cap = front.shape[0]
     found = zero
     head = 0  # front[head:m]: node pairs still to descend, oldest (largest) first
     m = 0
