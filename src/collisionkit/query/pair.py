@@ -317,7 +317,10 @@ def query_stats(
 
     ``mode`` is the query whose work is counted: "any" (the boolean
     ``intersects``), "first" or "all" (``contacts``); ``strategy`` and
-    ``threads`` as for ``intersects`` (each strategy counts its own walk).
+    ``threads`` as for ``intersects`` (each strategy counts its own walk). A pose
+    split over threads (fewer poses than threads, a large descent: ARCHITECTURE.md,
+    "One large pose on all threads") counts the same work for "all"; for "any" it
+    stops at another first pair, so its counters may differ from ``threads=1``'s.
 
     Returns
     -------
