@@ -202,8 +202,9 @@ def split_pose(
     tasks of the batch engine (chunk plan, key buffers, exact-room reruns), each
     descending from its pair; a boolean's tasks share a stop flag. Each node pair has
     one parent, so the parts partition the descent and the sorted rows are exactly the
-    serial rows. Counters are the parts' sums: they differ from the serial descent's
-    (leaf pairs met by the expansion, a boolean's other first pair).
+    serial rows. Counters are the parts' sums: for MODE_ALL the serial counters (every
+    node pair and leaf pair is tested once either way); a boolean may stop at another
+    first pair, so its counters differ.
 
     ``Ta``, ``Tb``: (4, 4) C-contiguous writable float64 (their values are checked by the
     kernel, their layout is not: ``CONTACTS_ONE``).
