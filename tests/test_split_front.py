@@ -181,3 +181,31 @@ def test_contacts_one_refuses_a_front_too_small(near_contact):
         *ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, 0, MODE_ALL, -1, keys, NO_BUDGET, short[:0], 32, stats
     )
     assert m == 0 and r == ck.contacts(a, b, pas[0], pbs[0], threads=1).counts
+
+
+def test_split_poses_from_concurrent_python_threads(near_contact):
+    """Split poses launched from several Python threads at once (each its own buffers and
+    parallel launch) answer as the serial path."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [(name, i) for name in ("flange", "scan-large", "torus") for i in range(2)]
+    want = {}
+    for name, i in jobs:
+        a, b, pas, pbs = near_contact[name]
+        want[name, i] = (rows_of(ck.contacts(a, b, pas[i], pbs[i], threads=1)), ck.intersects(a, b, pas[i], pbs[i], threads=1))
+
+    def run(job):
+        name, i = job
+        a, b, pas, pbs = near_contact[name]
+        ta, tb = engine.trees(a, b)
+        got = engine.split_pose(ta, tb, pas[i], pbs[i], TRI_TEST_GUIGUE, MODE_ALL, None, 0)
+        hit = engine.split_pose(ta, tb, pas[i], pbs[i], TRI_TEST_GUIGUE, MODE_ANY, None, 0).found
+        return got.keys, hit
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run, jobs * 4))
+    for job, (keys, hit) in zip(jobs * 4, results, strict=True):
+        rows, colliding = want[job]
+        fb = near_contact[job[0]][1].faces.shape[0]
+        assert np.array_equal(keys, rows[:, 1] * fb + rows[:, 2]), job
+        assert bool(hit) == colliding, job
