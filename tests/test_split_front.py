@@ -17,7 +17,7 @@ import pytest
 from tests.brute import brute_colliding, brute_pairs, rows_of
 
 import collisionkit as ck
-from collisionkit.constants import MODE_ALL, MODE_ANY, NO_BUDGET, SPLIT, SPLIT_WORK, TRI_TEST_GUIGUE
+from collisionkit.constants import MODE_ALL, MODE_ANY, NO_BUDGET, SPLIT_WORK, TRI_TEST_GUIGUE
 from collisionkit.kernels.traverse.descent import intersect_one
 from collisionkit.query import engine, pair
 
@@ -135,21 +135,21 @@ def test_per_call_contacts_split_a_large_pose_only(near_contact, monkeypatch):
     assert first.counts == 1 and capped.counts == 10 and capped.truncated
 
 
-def test_per_call_intersects_splits_when_its_budget_runs_out(near_contact, monkeypatch):
-    spy = _Spy(monkeypatch)
-    a, b, pas, pbs = near_contact["scan-large"]  # ~35k work units a pose, no contact
-    args = pair.single_call_args(a, b, pas[0], pbs[0])
-    assert args[-1] == SPLIT_WORK and intersect_one(*args) == SPLIT
-    assert intersect_one(*args[:-1], NO_BUDGET) == 0
-    for Ta, Tb in zip(pas, pbs, strict=True):
-        want = ck.intersects(a, b, Ta, Tb, threads=1)
-        for threads in (None, 2, 4):
-            assert ck.intersects(a, b, Ta, Tb, threads=threads) == want
-    assert spy.calls and all(budget == 0 for budget, _ in spy.calls)
-    # a quick hit never leaves the per-call kernel
-    spy.calls.clear()
-    t, _, _, shifts = near_contact["torus"]
-    assert ck.intersects(t, t, None, shifts[0]) and spy.calls == []
+def test_per_call_intersects_splits_when_its_budget_runs_out(near_contact):
+    """The per-call boolean kernel resumes a large descent on the threads itself
+    (``intersect_one`` -> ``_expand`` -> ``query_parallel``); budget 0 splits every query
+    whose roots overlap at the roots, and any target size gives the serial answer."""
+    for name, (a, b, pas, pbs) in near_contact.items():
+        for Ta, Tb in zip(pas, pbs, strict=True):
+            args = pair.single_call_args(a, b, Ta, Tb)
+            assert args[-2] == SPLIT_WORK
+            want = intersect_one(*args[:-2], NO_BUDGET, 0)
+            assert want == ck.intersects(a, b, Ta, Tb, threads=1) == bool(brute_colliding(a, b, Ta, Tb)[0]), name
+            for budget in (0, 3, 200):
+                for target in (1, 8, 32, 100):
+                    assert intersect_one(*args[:-2], budget, target) == want, (name, budget, target)
+            for threads in (None, 2, 4):
+                assert ck.intersects(a, b, Ta, Tb, threads=threads) == want
 
 
 def test_batches_below_the_thread_count_split_each_pose(near_contact):

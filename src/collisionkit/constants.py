@@ -89,8 +89,6 @@ SPLIT_WORK = 2048
 FRONT_PER_THREAD = 16
 #: ``budget`` of a descent that never stops before it is done.
 NO_BUDGET = 2**62
-#: ``intersect_one``'s answer when its budget did not settle the query (0 and 1 are answers).
-SPLIT = 2
 #: Result rows reserved per pose in the first pass of an all-pairs batch, plus
 #: (faces_a + faces_b) / 8; poses with more pairs are rerun with exact room.
 PAIRS_PER_POSE_GUESS = 64

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from ..bvh import pair_volume, tree_for
-from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES, NO_BUDGET, SPLIT, SPLIT_WORK
+from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, MODES, NO_BUDGET, SPLIT_WORK
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..kernels.traverse.descent import intersect_one
+from ..runtime import using_threads
 from ..strategies import BVH, Strategy, resolve
 from . import deferred, engine, registry
 from .batch import Pinned, thread_count
@@ -31,6 +33,8 @@ _DEFAULT = BVH()
 #: arguments are library-built tree arrays, poses checked by _single_pose and ints
 _INTERSECT_ONE = Pinned(intersect_one)
 _GUIGUE = _DEFAULT.tri_test_code
+#: a large per-call boolean's front at numba's thread count (fixed once numba has started)
+_TARGET = FRONT_PER_THREAD * numba.config.NUMBA_NUM_THREADS
 _F64 = np.dtype(np.float64)
 
 
@@ -88,8 +92,8 @@ def intersects(
     """
     # PERF: the per-call path (one pose each, default strategy) touches as
     # little Python as it can: ~1.5 us of wrapper and dispatch around the kernel.
-    if threads is not None:
-        thread_count(threads)  # validate even where the single-pose path ignores it
+    # validated even where the single-pose path ignores it; 0: numba's count
+    nthreads = 0 if threads is None else thread_count(threads)
     if type(a) is Mesh and type(b) is Mesh:
         Ta = _single_pose(pose_a)
         Tb = _single_pose(pose_b)
@@ -99,12 +103,13 @@ def intersects(
             bv = pair_volume(a, b)
             ta = a._trees.get(bv) or tree_for(a, bv)
             tb = b._trees.get(bv) or tree_for(b, bv)
-            # a query its budget does not settle is large: split over threads (engine.split_pose)
-            budget = NO_BUDGET if threads == 1 else SPLIT_WORK
-            r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, budget)
-            if r == SPLIT:
-                # NOTE: restarts at the roots; the budget's serial work is done twice (bounded)
-                r = split_pose(ta, tb, Ta, Tb, tri_code, MODE_ANY, threads, 0).found
+            # a query its budget does not settle is large: the kernel splits it over threads
+            if nthreads == 0:
+                r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, SPLIT_WORK, _TARGET)
+            elif nthreads == 1:
+                r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, NO_BUDGET, 0)
+            else:
+                r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri_code)
             if r < 0:
                 side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
                 raise pose_error(side, 0, code, False)
@@ -125,6 +130,15 @@ def intersects(
         return deferred.run("intersects", a, b, pose_a, pose_b, strategy=strategy, threads=threads)
     res = _traverse("intersects", a, b, pose_a, pose_b, MODE_ANY, -1, {"strategy": strategy, "threads": threads})
     return per_pose(res.counts > 0, res.batched)
+
+
+def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri_code: int) -> int:
+    """The per-call boolean kernel on ``nthreads`` (> 1) threads, as ``intersects(threads=)`` asks."""
+    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, SPLIT_WORK, FRONT_PER_THREAD * nthreads)
+    if nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us (batch.launch)
+        return _INTERSECT_ONE.call(*args)
+    with using_threads(nthreads):
+        return _INTERSECT_ONE.call(*args)
 
 
 def _traverse(
@@ -352,7 +366,7 @@ for _query in ("intersects", "contacts", "query_stats"):
 def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -> tuple:
     """The exact arguments ``intersects`` passes to its per-call kernel
     (``kernels.traverse.descent.intersect_one``) for one pose pair, default strategy and
-    threads (the kernel answers ``constants.SPLIT`` when the query is large).
+    threads (a large query runs on numba's threads).
 
     For benchmarks that split a call into wrapper, dispatch and kernel time.
     """
@@ -366,5 +380,5 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     return (
         x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
         y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-        ta.options.bv_code, _GUIGUE, SPLIT_WORK,
+        ta.options.bv_code, _GUIGUE, SPLIT_WORK, _TARGET,
     )

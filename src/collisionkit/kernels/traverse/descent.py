@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG, MODE_ANY, MODE_FIRST, NO_BUDGET, SPLIT
+from ...constants import BV_AABB, BV_OBB, BV_SAABB, FRONT_PER_THREAD, LEAF_FLAG, MODE_ANY, MODE_FIRST, NO_BUDGET
 from ..core.layout import (
     META_DEPTH,
     META_FACES,
@@ -299,14 +299,16 @@ def collide_task(
 def intersect_one(
     topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test, budget,
+    bv_kind, tri_test, budget, target,
 ):
     """The per-call boolean entry: one pose pair, tree 0 of each pool.
 
-    Returns 1 (intersecting), 0 (not), ``SPLIT`` when ``budget`` work units
-    (``collide_task``) did not settle it (a large query: the caller splits its front
-    over threads, ``query/engine.split_pose``; ``NO_BUDGET`` never stops), or a negative
-    pose error: -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error).
+    Returns 1 (intersecting), 0 (not), or a negative pose error: -(1 + code) for Ta,
+    -(11 + code) for Tb (codes from linalg.pose_error). A query that ``budget`` work
+    units (``collide_task``; ``NO_BUDGET``: never) do not settle is large: what its
+    descent left is expanded (``_expand``) to about ``target`` node pairs
+    (FRONT_PER_THREAD a thread) and run over numba's threads (their count as the caller
+    set it) by ``query_parallel``, in this same call.
     """
     ea = pose_error(Ta)
     if ea != 0:
@@ -330,60 +332,58 @@ def intersect_one(
         bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
         keys, zero, zero, stack, np.int64(1), budget, stats, zero,
     )
-    return SPLIT if top > 0 else found
+    if top == 0:
+        return found
+    # a large query: the rest of its descent on all threads, resumed where it stopped.
+    # NOTE: numba's thread count is set by the caller: get/set_num_threads in here would
+    # keep this entry out of the cache (they are ctypes globals)
+    front = np.empty((target + n + max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]), 2), np.int32)
+    found, m = _expand(
+        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, Ta,
+        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, Tb,
+        bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
+        keys, zero, stack, top, zero, front, target, stats,
+    )
+    if found > 0 or m == 0:
+        return min(found, 1)
+    # its front pairs as tasks of the batch driver, sharing one stop flag
+    tasks = np.zeros((m, 6), np.int64)
+    for i in range(m):
+        tasks[i, 4] = front[i, 0]
+        tasks[i, 5] = front[i, 1]
+    counts = np.zeros(m, np.int64)
+    starts = np.empty(m, np.int64)
+    stop = np.zeros(1, np.int64)
+    query_parallel(
+        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, Ta.reshape((1, 4, 4)),
+        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, Tb.reshape((1, 4, 4)),
+        tasks, bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
+        keys, zero, starts, counts, np.zeros((m, 4), np.int64), stop,
+        np.int64(min(m, 4 * max(1, target // FRONT_PER_THREAD))),  # as a batch: 4 chunks a thread
+    )
+    return stop[0]
 
 
-# LENGTH (~70 lines): the budgeted descent and the breadth-first expansion of what it left
-# share one call of collide_task (a second call site would compile it into this entry twice).
-@njit(cache=True)
-def contacts_one(
+# LENGTH (~55 lines): the budgeted descent and the breadth-first expansion of what it left
+# share one call of collide_task (a second call site would compile it in here twice).
+@njit(cache=True, nogil=True)
+def _expand(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test, mode, max_pairs, keys, budget, front, target, stats,
+    bv_kind, tri_test, mode, max_pairs, keys, found, stack, top, budget, front, target, stats,
 ):
-    """The per-call contacts entry: one pose pair, tree 0 of each pool; with a
-    ``budget``, also the serial first part of a split query.
-
-    Writes the pair keys (face_a * faces_b + face_b) into ``keys`` while room
-    lasts and adds the counters to ``stats`` (1, N_STATS). Returns ``(found, m)``,
-    ``found`` as ``collide_task`` returns it (or a negative pose error, as
-    ``intersect_one``), and:
-
-    - ``m = 0``: the query is answered; its keys are sorted when they all fit (a
-      count above ``len(keys)``, after the cap, means they did not: the caller
-      reruns with exact room);
-    - ``m > 0``: the descent spent ``budget`` work units, then expanded the node pairs
-      it left breadth first (one ``collide_task`` step each, leaf pairs tested on the
-      spot) until ``target`` pairs wait or the keys have no room for another leaf pair.
-      ``front[0:m]`` holds those untested node pairs (local indices), the caller runs
-      each as a task (``query/engine.split_pose``), and ``keys[0:found]`` holds the
-      pairs found so far, unsorted. ``len(front)`` must be at least target + the stack
-      size + the larger fan-out, and ``keys`` must have room for ``budget`` plus two
-      leaf pairs' pairs, so what was found before the split always fits.
-
-    Every node pair has one parent, so the pairs done here and the front partition
-    the query: no triangle pair is lost or found twice.
+    """Descend from ``stack[0:top]`` for ``budget`` work units, then expand what is left
+    breadth first (one ``collide_task`` step each, leaf pairs tested on the spot) until
+    ``target`` node pairs wait, none do, or ``keys`` (pairs found so far: ``found``) has
+    no room for another leaf pair's. Returns ``(found, m)``: ``front[0:m]`` are the node
+    pairs still to descend, oldest (largest) first. ``front`` must hold target + len(stack)
+    + the larger fan-out rows.
     """
-    ea = pose_error(Ta)
-    if ea != 0:
-        return -(1 + ea), 0
-    eb = pose_error(Tb)
-    if eb != 0:
-        return -(11 + eb), 0
-    n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
-    cap = front.shape[0]
-    if budget < NO_BUDGET and cap < target + n + max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]):
-        raise ValueError("contacts_one: front too small for target, stack and fan-out")
-    stack = np.empty((n, 2), np.int32)
-    stack[0, 0] = 0
-    stack[0, 1] = 0
-    top = np.int64(1)
-    step_budget = budget
     zero = np.int64(0)
-    # room for one more leaf pair's pairs before an expansion step
-    leaf_pairs = meta_a[0, META_LEAFMAX] * meta_b[0, META_LEAFMAX]
-    found = zero
-    head = 0  # front[head:m]: node pairs still to descend, oldest (largest) first
+    leaf_pairs = meta_a[0, META_LEAFMAX] * meta_b[0, META_LEAFMAX]  # room kept for one leaf pair
+    cap = front.shape[0]
+    step_budget = budget
+    head = 0  # front[head:m]: node pairs still to descend
     m = 0
     while True:
         got, top = collide_task(
@@ -419,7 +419,53 @@ def contacts_one(
     for i in range(head, m):
         front[i - head, 0] = front[i, 0]
         front[i - head, 1] = front[i, 1]
-    m -= head
+    return found, m - head
+
+
+@njit(cache=True)
+def contacts_one(
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
+    bv_kind, tri_test, mode, max_pairs, keys, budget, front, target, stats,
+):
+    """The per-call contacts entry: one pose pair, tree 0 of each pool; with a
+    ``budget``, also the serial first part of a split pose (``query/engine.split_pose``).
+
+    Writes the pair keys (face_a * faces_b + face_b) into ``keys`` while room
+    lasts and adds the counters to ``stats`` (1, N_STATS). Returns ``(found, m)``,
+    ``found`` as ``collide_task`` returns it (or a negative pose error, as
+    ``intersect_one``), and:
+
+    - ``m = 0``: the query is answered; its keys are sorted when they all fit (a
+      count above ``len(keys)``, after the cap, means they did not: the caller
+      reruns with exact room);
+    - ``m > 0``: the descent spent ``budget`` work units, then ``_expand`` expanded the
+      node pairs it left into ``front[0:m]`` (about ``target`` untested node pairs,
+      local indices); the caller runs each as a task, and ``keys[0:found]`` holds the
+      pairs found so far, unsorted. ``len(front)`` must be at least target + the stack
+      size + the larger fan-out (checked), and ``keys`` must have room for ``budget``
+      plus two leaf pairs' pairs, so what was found before the split always fits.
+
+    Every node pair has one parent, so the pairs done here and the front partition
+    the query: no triangle pair is lost or found twice.
+    """
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea), 0
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb), 0
+    n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
+    if budget < NO_BUDGET and front.shape[0] < target + n + max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]):
+        raise ValueError("contacts_one: front too small for target, stack and fan-out")
+    stack = np.empty((n, 2), np.int32)
+    stack[0, 0] = 0
+    stack[0, 1] = 0
+    found, m = _expand(
+        topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
+        topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
+        bv_kind, tri_test, mode, max_pairs, keys, np.int64(0), stack, np.int64(1), budget, front, target, stats,
+    )
     if m == 0:
         kept = found
         if max_pairs >= 0 and kept > max_pairs:
