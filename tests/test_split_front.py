@@ -137,17 +137,17 @@ def test_per_call_contacts_split_a_large_pose_only(near_contact, monkeypatch):
 
 def test_per_call_intersects_splits_when_its_budget_runs_out(near_contact):
     """The per-call boolean kernel resumes a large descent on the threads itself
-    (``intersect_one`` -> ``_expand`` -> ``query_parallel``); budget 0 splits every query
-    whose roots overlap at the roots, and any target size gives the serial answer."""
+    (``intersect_one`` -> ``_expand`` -> ``query_parallel``); any target size gives the
+    serial answer, split after SPLIT_WORK (scan-large's miniature takes ~10x that) or at
+    the roots (a negative target: colliding poses then stop by the shared flag)."""
     for name, (a, b, pas, pbs) in near_contact.items():
         for Ta, Tb in zip(pas, pbs, strict=True):
             args = pair.single_call_args(a, b, Ta, Tb)
-            assert args[-2] == SPLIT_WORK
-            want = intersect_one(*args[:-2], NO_BUDGET, 0)
+            want = intersect_one(*args[:-1], 0)
             assert want == ck.intersects(a, b, Ta, Tb, threads=1) == bool(brute_colliding(a, b, Ta, Tb)[0]), name
-            for budget in (0, 3, 200):
-                for target in (1, 8, 32, 100):
-                    assert intersect_one(*args[:-2], budget, target) == want, (name, budget, target)
+            for target in (1, 8, 32, 100):  # negative: split at the roots
+                assert intersect_one(*args[:-1], target) == want, (name, target)
+                assert intersect_one(*args[:-1], -target) == want, (name, -target)
             for threads in (None, 2, 4):
                 assert ck.intersects(a, b, Ta, Tb, threads=threads) == want
 

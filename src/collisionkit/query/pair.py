@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..bvh import pair_volume, tree_for
-from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, MODES, NO_BUDGET, SPLIT_WORK
+from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, MODES, NO_BUDGET
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
@@ -92,8 +92,8 @@ def intersects(
     """
     # PERF: the per-call path (one pose each, default strategy) touches as
     # little Python as it can: ~1.5 us of wrapper and dispatch around the kernel.
-    # validated even where the single-pose path ignores it; 0: numba's count
-    nthreads = 0 if threads is None else thread_count(threads)
+    if threads is not None:
+        thread_count(threads)  # validate even where the single-pose path ignores it
     if type(a) is Mesh and type(b) is Mesh:
         Ta = _single_pose(pose_a)
         Tb = _single_pose(pose_b)
@@ -104,12 +104,10 @@ def intersects(
             ta = a._trees.get(bv) or tree_for(a, bv)
             tb = b._trees.get(bv) or tree_for(b, bv)
             # a query its budget does not settle is large: the kernel splits it over threads
-            if nthreads == 0:
-                r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, SPLIT_WORK, _TARGET)
-            elif nthreads == 1:
-                r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, NO_BUDGET, 0)
+            if threads is None:
+                r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, _TARGET)
             else:
-                r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri_code)
+                r = _intersect_on(thread_count(threads), ta, tb, Ta, Tb, tri_code)
             if r < 0:
                 side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
                 raise pose_error(side, 0, code, False)
@@ -133,9 +131,10 @@ def intersects(
 
 
 def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri_code: int) -> int:
-    """The per-call boolean kernel on ``nthreads`` (> 1) threads, as ``intersects(threads=)`` asks."""
-    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, SPLIT_WORK, FRONT_PER_THREAD * nthreads)
-    if nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us (batch.launch)
+    """The per-call boolean kernel on ``nthreads`` threads, as ``intersects(threads=)`` asks
+    (1: serial, target 0)."""
+    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, FRONT_PER_THREAD * (nthreads > 1) * nthreads)
+    if nthreads == 1 or nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us
         return _INTERSECT_ONE.call(*args)
     with using_threads(nthreads):
         return _INTERSECT_ONE.call(*args)
@@ -380,5 +379,5 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     return (
         x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
         y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-        ta.options.bv_code, _GUIGUE, SPLIT_WORK, _TARGET,
+        ta.options.bv_code, _GUIGUE, _TARGET,
     )

@@ -24,7 +24,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_AABB, BV_OBB, BV_SAABB, FRONT_PER_THREAD, LEAF_FLAG, MODE_ANY, MODE_FIRST, NO_BUDGET
+from ...constants import (
+    BV_AABB,
+    BV_OBB,
+    BV_SAABB,
+    FRONT_PER_THREAD,
+    LEAF_FLAG,
+    MODE_ANY,
+    MODE_FIRST,
+    NO_BUDGET,
+    SPLIT_WORK,
+)
 from ..core.layout import (
     META_DEPTH,
     META_FACES,
@@ -299,16 +309,18 @@ def collide_task(
 def intersect_one(
     topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test, budget, target,
+    bv_kind, tri_test, target,
 ):
     """The per-call boolean entry: one pose pair, tree 0 of each pool.
 
     Returns 1 (intersecting), 0 (not), or a negative pose error: -(1 + code) for Ta,
-    -(11 + code) for Tb (codes from linalg.pose_error). A query that ``budget`` work
-    units (``collide_task``; ``NO_BUDGET``: never) do not settle is large: what its
+    -(11 + code) for Tb (codes from linalg.pose_error). With ``target`` > 0, a query
+    that SPLIT_WORK work units (``collide_task``) do not settle is large: what its
     descent left is expanded (``_expand``) to about ``target`` node pairs
     (FRONT_PER_THREAD a thread) and run over numba's threads (their count as the caller
-    set it) by ``query_parallel``, in this same call.
+    set it) by ``query_parallel``, in this same call. ``target`` 0: serial; negative:
+    split at once, at the roots, with a front of ``-target`` (tests exercise the split on
+    small meshes with it).
     """
     ea = pose_error(Ta)
     if ea != 0:
@@ -326,6 +338,7 @@ def intersect_one(
     no_ids = topo_a[0]  # MODE_ANY never reads face ids
     # int64 values, not literals: collide_task keeps the one signature _run_chunk uses
     zero = np.int64(0)
+    budget = np.int64(SPLIT_WORK) if target > 0 else (np.int64(NO_BUDGET) if target == 0 else zero)
     found, top = collide_task(
         topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, zero, Ta,
         topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, zero, Tb,
@@ -337,7 +350,7 @@ def intersect_one(
     # a large query: the rest of its descent on all threads, resumed where it stopped
     return _resume_any(
         topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-        bv_kind, tri_test, stack, top, target, stats,
+        bv_kind, tri_test, stack, top, abs(target), stats,
     )  # fmt: skip
 
 
