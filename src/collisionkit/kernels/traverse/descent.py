@@ -39,7 +39,6 @@ from ..core.layout import (
     META_DEPTH,
     META_FACES,
     META_FANOUT,
-    META_LEAFMAX,
     META_NODE_OFF,
     META_TRI_OFF,
     STAT_BV_TESTS,
@@ -399,7 +398,7 @@ def _resume_any(
     return stop[0]
 
 
-# LENGTH (~55 lines): the budgeted descent and the breadth-first expansion of what it left
+# LENGTH (~60 lines): the budgeted descent and the breadth-first expansion of what it left
 # share one call of collide_task (a second call site would compile it in here twice).
 @njit(cache=True, nogil=True)
 def _expand(
@@ -408,53 +407,66 @@ def _expand(
     bv_kind, tri_test, mode, max_pairs, keys, found, stack, top, budget, front, target, stats,
 ):
     """Descend from ``stack[0:top]`` for ``budget`` work units, then expand what is left
-    breadth first (one ``collide_task`` step each, leaf pairs tested on the spot) until
-    ``target`` node pairs wait, none do, or ``keys`` (pairs found so far: ``found``) has
-    no room for another leaf pair's. Returns ``(found, m)``: ``front[0:m]`` are the node
-    pairs still to descend, oldest (largest) first. ``front`` must hold target + len(stack)
-    + the larger fan-out rows.
+    breadth first (one ``collide_task`` step per inner pair; leaf pairs are left untested
+    for the tasks, so the expansion finds no triangle pair) until ``target`` node pairs
+    wait or none do. Returns ``(found, m)``: ``front[0:m]`` are the node pairs still to
+    descend (local indices). ``front`` must hold target + len(stack) + the larger fan-out
+    rows; the pairs found before the split (``found``, from ``keys[found0]``) must fit in
+    ``keys`` (``contacts_one``).
+
+    PERF: leaf pairs stay in the front: near contact the live inner pairs stay few while
+    the leaf pairs are the work, and testing them here ran most of a query serially
+    (flange: 33k of 80k work units before the split).
     """
     zero = np.int64(0)
-    leaf_pairs = meta_a[0, META_LEAFMAX] * meta_b[0, META_LEAFMAX]  # room kept for one leaf pair
     cap = front.shape[0]
     step_budget = budget
-    head = 0  # front[head:m]: node pairs still to descend
+    kept = 0  # front[0:kept]: leaf pairs met by the expansion
+    head = 0  # front[head:m]: node pairs still to expand, oldest (largest) first; head >= kept
     m = 0
     while True:
-        got, top = collide_task(
-            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, zero, Ta,
-            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, zero, Tb,
-            bv_kind, tri_test, mode, max_pairs,
-            keys, found, max(zero, keys.shape[0] - found), stack, top, step_budget, stats, zero,
-        )
-        found += got
         if top > 0:
-            if m + top > cap:  # compact: the live pairs fit (fewer than target + fan-out)
-                for i in range(head, m):
-                    front[i - head, 0] = front[i, 0]
-                    front[i - head, 1] = front[i, 1]
-                m -= head
-                head = 0
-            for i in range(top):
-                front[m, 0] = stack[i, 0]
-                front[m, 1] = stack[i, 1]
-                m += 1
-        if (mode == MODE_ANY and found > 0) or head == m or m - head >= target:
+            got, top = collide_task(
+                topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, zero, Ta,
+                topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, zero, Tb,
+                bv_kind, tri_test, mode, max_pairs,
+                keys, found, max(zero, keys.shape[0] - found), stack, top, step_budget, stats, zero,
+            )
+            found += got
+            if top > 0:
+                if m + top > cap:  # compact: the live pairs fit (fewer than target + fan-out)
+                    for i in range(head, m):
+                        front[kept + i - head, 0] = front[i, 0]
+                        front[kept + i - head, 1] = front[i, 1]
+                    m -= head - kept
+                    head = kept
+                for i in range(top):
+                    front[m, 0] = stack[i, 0]
+                    front[m, 1] = stack[i, 1]
+                    m += 1
+        if (mode == MODE_ANY and found > 0) or head == m or kept + m - head >= target:
             break
-        if mode != MODE_ANY and keys.shape[0] - found < leaf_pairs:
-            break
-        # one expansion step: the oldest waiting pair, tested and its children queued
-        stack[0, 0] = front[head, 0]
-        stack[0, 1] = front[head, 1]
+        # one expansion step: the oldest waiting pair, kept when both are leaves, else
+        # tested and its children queued
+        ia = front[head, 0]
+        ib = front[head, 1]
         head += 1
-        top = np.int64(1)
-        step_budget = np.int64(1)
+        if (topo_a[ia, 2] & LEAF_FLAG) != 0 and (topo_b[ib, 2] & LEAF_FLAG) != 0:
+            front[kept, 0] = ia
+            front[kept, 1] = ib
+            kept += 1
+            top = zero
+        else:
+            stack[0, 0] = ia
+            stack[0, 1] = ib
+            top = np.int64(1)
+            step_budget = np.int64(1)
     if mode == MODE_ANY and found > 0:
         return found, 0
     for i in range(head, m):
-        front[i - head, 0] = front[i, 0]
-        front[i - head, 1] = front[i, 1]
-    return found, m - head
+        front[kept + i - head, 0] = front[i, 0]
+        front[kept + i - head, 1] = front[i, 1]
+    return found, kept + m - head
 
 
 @njit(cache=True)
