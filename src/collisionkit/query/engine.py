@@ -184,7 +184,6 @@ class PoseRows(NamedTuple):
 
 
 _NO_KEYS = np.zeros(0, np.int64)
-_CHUNKS_PER_THREAD = 4
 #: the per-call contacts kernel without numba's per-call type dispatch (batch.Pinned: 2.6 us
 #: of a 4 us call with 23 arguments): its callers pass library-built tree arrays, their own
 #: buffers, ints and (4, 4) C-contiguous writable float64 poses (pair._single_pose, prepare)
@@ -229,11 +228,14 @@ def split_pose(
     nthreads = thread_count(threads)
     tasks = np.zeros((m, 6), np.int64)
     tasks[:, 4:] = front[:m]
-    p = batch.Plan(m, nthreads, nthreads > 1, min(m, _CHUNKS_PER_THREAD * nthreads) if nthreads > 1 else 1)
+    p = batch.Plan(m, nthreads, nthreads > 1, min(m, 4 * nthreads) if nthreads > 1 else 1)
     stop = np.zeros(1 if mode == MODE_ANY else 0, np.int64)
     run = descent_rows(x, Ta.reshape(1, 4, 4), y, Tb.reshape(1, 4, 4), ta.bv_code, tri_test, mode, -1, stop)
     guess = batch.row_guess(mode, -1, x.tris.shape[0] + y.tris.shape[0])
-    rows = batch.pair_rows(tasks, p, guess, mode, -1, run)
+    # every chunk gets room for the whole first pass: one pose's pairs bunch up in a few
+    # subtrees, and a task that overflows is run again (pages are touched only as written)
+    room = batch.FIRST_PASS_ROWS // p.nchunks if mode == MODE_ALL else 0
+    rows = batch.pair_rows(tasks, p, guess, mode, -1, run, min_chunk_rows=room)
     total = stats[0] + rows.stats.sum(axis=0)
     if mode == MODE_ANY:
         return PoseRows(int(rows.counts.any()), _NO_KEYS, total, True)
