@@ -77,6 +77,18 @@ SCALE_BAND_EXP = 64
 #: about 5 us; measured on env/rob (about 0.8 us a pose): serial 37 us vs parallel
 #: 41 us at 32 poses, equal at 64; costlier poses break even sooner.
 PARALLEL_MIN_POSES = 32
+#: One large pose on all cores (issue 15 item 2, ``query/engine.split_pose``): a single
+#: pose's descent runs serially for SPLIT_WORK work units (node pairs taken + triangle
+#: tests, ``kernels/traverse/descent.collide_task``), about 20-60 us; one that is not
+#: done by then hands the node pairs it left to the threads. Small queries never pay
+#: for a parallel launch (about 5 us, above); a large one loses at most this much to
+#: the serial start.
+SPLIT_WORK = 2048
+#: Node pairs a split pose's front holds per thread before its tasks run: interleaved
+#: over 4 chunks a thread, as a batch's poses, so uneven subtrees even out.
+FRONT_PER_THREAD = 16
+#: ``budget`` of a descent that never stops before it is done.
+NO_BUDGET = 2**62
 #: Result rows reserved per pose in the first pass of an all-pairs batch, plus
 #: (faces_a + faces_b) / 8; poses with more pairs are rerun with exact room.
 PAIRS_PER_POSE_GUESS = 64

@@ -29,21 +29,33 @@ def _meshes() -> tuple[Any, Any, np.ndarray, np.ndarray]:
     return box, box, near, poses
 
 
+def _split(a: Any, b: Any, T: np.ndarray, mode: int) -> None:
+    """One pose split over threads at the roots (budget 0): what a large pose runs."""
+    from .query.engine import split_pose, trees
+
+    ta, tb = trees(a, b)
+    split_pose(ta, tb, np.eye(4), T, 0, mode, None, 0)
+
+
 def _intersects() -> None:
+    from .constants import MODE_ANY
     from .query.pair import intersects
 
     a, b, T, poses = _meshes()
     intersects(a, b, None, T)
+    _split(a, b, T, MODE_ANY)
     for threads in (1, None):
         intersects(a, b, None, poses, threads=threads)
 
 
 def _contacts() -> None:
+    from .constants import MODE_ALL
     from .query.contact_geometry import contact_geometry
     from .query.pair import contacts, query_stats
 
     a, b, T, poses = _meshes()
     contacts(a, b, None, T)
+    _split(a, b, T, MODE_ALL)
     contact_geometry(a, b, None, T)
     for threads in (1, None):
         contacts(a, b, None, poses, threads=threads)

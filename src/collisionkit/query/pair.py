@@ -8,19 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from ..bvh import pair_volume, tree_for
-from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, MODES
+from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, MODES, NO_BUDGET
 from ..geometry.mesh import Mesh
 from ..geometry.pose import IDENTITY, as_poses
-from ..kernels.core.layout import META_FACES, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
-from ..kernels.traverse.descent import contacts_one, intersect_one
+from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
+from ..kernels.traverse.descent import intersect_one
+from ..runtime import using_threads
 from ..strategies import BVH, Strategy, resolve
 from . import deferred, engine, registry
 from .batch import Pinned, thread_count
-from .engine import BatchResult, gather, pose_error
+from .engine import CONTACTS_ONE, BatchResult, gather, pose_error, split_pose, splits
 from .pose_form import per_pose, record
 from .registry import SINGLE_BOOL
 from .results import Contacts, Stats
@@ -31,6 +33,8 @@ _DEFAULT = BVH()
 #: arguments are library-built tree arrays, poses checked by _single_pose and ints
 _INTERSECT_ONE = Pinned(intersect_one)
 _GUIGUE = _DEFAULT.tri_test_code
+#: a large per-call boolean's front at numba's thread count (fixed once numba has started)
+_TARGET = FRONT_PER_THREAD * numba.config.NUMBA_NUM_THREADS
 _F64 = np.dtype(np.float64)
 
 
@@ -63,7 +67,9 @@ def intersects(
         mesh and a convex shape: BVH records only. Any other pairing raises
         ``UnsupportedOptionError`` (or ``UnsupportedPairError``) naming it.
     threads : int, optional
-        Threads for a batch (default: all cores); 1 runs the serial path.
+        Threads (default: all cores); 1 runs the serial path. A batch is split over
+        its poses; fewer poses than threads, each pose whose descent is large is
+        split over its node pairs (same answers).
 
     Returns
     -------
@@ -97,7 +103,11 @@ def intersects(
             bv = pair_volume(a, b)
             ta = a._trees.get(bv) or tree_for(a, bv)
             tb = b._trees.get(bv) or tree_for(b, bv)
-            r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code)
+            # a query its budget does not settle is large: the kernel splits it over threads
+            if threads is None:
+                r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, _TARGET)
+            else:
+                r = _intersect_on(thread_count(threads), ta, tb, Ta, Tb, tri_code)
             if r < 0:
                 side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
                 raise pose_error(side, 0, code, False)
@@ -118,6 +128,16 @@ def intersects(
         return deferred.run("intersects", a, b, pose_a, pose_b, strategy=strategy, threads=threads)
     res = _traverse("intersects", a, b, pose_a, pose_b, MODE_ANY, -1, {"strategy": strategy, "threads": threads})
     return per_pose(res.counts > 0, res.batched)
+
+
+def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri_code: int) -> int:
+    """The per-call boolean kernel on ``nthreads`` threads, as ``intersects(threads=)`` asks
+    (1: serial, target 0)."""
+    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, FRONT_PER_THREAD * (nthreads > 1) * nthreads)
+    if nthreads == 1 or nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us
+        return _INTERSECT_ONE.call(*args)
+    with using_threads(nthreads):
+        return _INTERSECT_ONE.call(*args)
 
 
 def _traverse(
@@ -180,7 +200,10 @@ def contacts(
         convex shapes "gjk" and "double-box" answer only the boolean: their
         rows come from the surfaces ``.mesh`` by the BVH engine.
     threads : int, optional
-        Threads for a batch (default: all cores); 1 runs the serial path.
+        Threads (default: all cores); 1 runs the serial path. A batch is split over
+        its poses; fewer poses than threads, each pose whose descent is large
+        (without ``max_pairs``, mode "all") is split over its node pairs, with the
+        same rows.
 
     Returns
     -------
@@ -212,7 +235,7 @@ def contacts(
         surfaces = mesh_surfaces(a, b)
         if surfaces is not None:
             strat = _DEFAULT if strategy == "bvh" else strategy
-            found = _contacts_one(surfaces[0], surfaces[1], pose_a, pose_b, code, cap, strat)
+            found = _contacts_one(surfaces[0], surfaces[1], pose_a, pose_b, code, cap, strat, threads)
     if found is None and deferred.is_lazy(pose_a, pose_b):
         return deferred.run(
             "contacts", a, b, pose_a, pose_b, mode=mode, max_pairs=max_pairs, strategy=strategy, threads=threads
@@ -238,9 +261,16 @@ _ROOM: dict[tuple[int, int], int] = {}
 _ROOM_ENTRIES = 256
 
 
-def _contacts_one(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: int, strat: BVH) -> Contacts | None:
-    """``contacts`` on one pose pair by the per-call kernel (kernels.traverse.descent.contacts_one):
-    one call, or two when the pairs outgrow the first pass's room; None for a batch.
+#: ``front`` of a per-call contacts that never splits (its budget never runs out)
+_NO_FRONT = np.zeros((0, 2), np.int32)
+
+
+def _contacts_one(
+    a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: int, strat: BVH, threads: int | None
+) -> Contacts | None:
+    """``contacts`` on one pose pair by the per-call kernel (kernels.traverse.descent.contacts_one);
+    None for a batch. All pairs without a cap: ``engine.split_pose`` (a large pose on all
+    threads). Otherwise one call, or two when the pairs outgrow the first pass's room.
 
     PERF: a pose with more pairs than the room ran on the batch path, about 2x slower than
     the batch itself on 4,000-pair poses (issue 15 item 4); now only the first such call on
@@ -253,25 +283,32 @@ def _contacts_one(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: in
     ta = a._trees.get(bv) or tree_for(a, bv)
     tb = b._trees.get(bv) or tree_for(b, bv)
     x, y = ta.arrays, tb.arrays
-    key = (id(x), id(y))
-    room = _ROOM.get(key, _ONE_CALL_KEYS)
-    while True:
-        keys = np.empty(room, np.int64)
-        r = contacts_one(
-            x.topo, x.bv, x.tris, x.face_ids, x.meta, x.scale, Ta,
-            y.topo, y.bv, y.tris, y.face_ids, y.meta, y.scale, Tb,
-            ta.options.bv_code, strat.tri_test_code, np.int64(mode), np.int64(cap), keys,
-        )  # fmt: skip
-        if r < 0:
-            side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
-            raise pose_error(side, 0, code, False)
-        kept = r if cap < 0 else min(r, cap)
-        if kept <= room:
-            break
-        room = kept  # every pair was counted: the second pass has exact room
-        if len(_ROOM) >= _ROOM_ENTRIES:
-            _ROOM.clear()
-        _ROOM[key] = room
+    if threads != 1 and splits(mode, cap):
+        # a large pose runs on all threads (issue 15 item 2), a small one as below
+        part = split_pose(ta, tb, Ta, Tb, strat.tri_test_code, mode, threads)
+        r = kept = part.found
+        keys = part.keys
+    else:
+        key = (id(x), id(y))
+        room = _ROOM.get(key, _ONE_CALL_KEYS)
+        while True:
+            keys = np.empty(room, np.int64)
+            r, _ = CONTACTS_ONE.call(
+                *x, Ta, *y, Tb, ta.bv_code, strat.tri_test_code, mode, cap, keys, NO_BUDGET, _NO_FRONT, 0,
+                np.zeros((1, N_STATS), np.int64),
+            )  # fmt: skip
+            if r < 0:
+                break
+            kept = r if cap < 0 else min(r, cap)
+            if kept <= room:
+                break
+            room = kept  # every pair was counted: the second pass has exact room
+            if len(_ROOM) >= _ROOM_ENTRIES:
+                _ROOM.clear()
+            _ROOM[key] = room
+    if r < 0:
+        side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
+        raise pose_error(side, 0, code, False)
     faces_b = int(y.meta[0, META_FACES])
     k = keys[:kept]
     return record(
@@ -294,7 +331,10 @@ def query_stats(
 
     ``mode`` is the query whose work is counted: "any" (the boolean
     ``intersects``), "first" or "all" (``contacts``); ``strategy`` and
-    ``threads`` as for ``intersects`` (each strategy counts its own walk).
+    ``threads`` as for ``intersects`` (each strategy counts its own walk). A pose
+    split over threads (fewer poses than threads, a large descent: ARCHITECTURE.md,
+    "One large pose on all threads") counts the same work for "all"; for "any" it
+    stops at another first pair, so its counters may differ from ``threads=1``'s.
 
     Returns
     -------
@@ -324,7 +364,8 @@ for _query in ("intersects", "contacts", "query_stats"):
 
 def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -> tuple:
     """The exact arguments ``intersects`` passes to its per-call kernel
-    (``kernels.traverse.descent.intersect_one``) for one pose pair, default strategy.
+    (``kernels.traverse.descent.intersect_one``) for one pose pair, default strategy and
+    threads (a large query runs on numba's threads).
 
     For benchmarks that split a call into wrapper, dispatch and kernel time.
     """
@@ -338,5 +379,5 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     return (
         x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
         y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-        ta.options.bv_code, _GUIGUE,
+        ta.options.bv_code, _GUIGUE, _TARGET,
     )

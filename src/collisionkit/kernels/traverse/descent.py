@@ -24,7 +24,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG, MODE_ANY, MODE_FIRST
+from ...constants import (
+    BV_AABB,
+    BV_OBB,
+    BV_SAABB,
+    FRONT_PER_THREAD,
+    LEAF_FLAG,
+    MODE_ANY,
+    MODE_FIRST,
+    NO_BUDGET,
+    SPLIT_WORK,
+)
 from ..core.layout import (
     META_DEPTH,
     META_FACES,
@@ -146,16 +156,21 @@ def collide_task(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tree_a, Ta,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tree_b, Tb,
     bv_kind, tri_test, mode, max_pairs,
-    keys, wpos, wcap, stack, stats, srow,
+    keys, wpos, wcap, stack, top, budget, stats, srow,
 ):
-    """Descend one (tree a, tree b) pair under poses Ta, Tb.
+    """Descend one (tree a, tree b) pair under poses Ta, Tb from the node pairs
+    ``stack[0:top]`` (local indices; ``(0, 0)`` and ``top = 1`` for a whole query).
 
-    Returns the number of intersecting triangle pairs found: 0/1 in MODE_ANY and
-    MODE_FIRST; in MODE_ALL all of them, or max_pairs + 1 when a cap
-    (max_pairs >= 0) stopped the search early. Pair keys
+    Returns ``(found, top)``. ``found`` is the number of intersecting triangle pairs
+    found: 0/1 in MODE_ANY and MODE_FIRST; in MODE_ALL all of them, or max_pairs + 1
+    when a cap (max_pairs >= 0) stopped the search early. Pair keys
     face_a * faces_b + face_b are written to keys[wpos : wpos + wcap] while
     room lasts (the caller detects overflow from the count). Counters go to
-    stats[srow].
+    stats[srow]. ``top`` is 0 when the descent is done; it is the number of node
+    pairs left untested in ``stack[0:top]`` when it stopped because ``budget`` work
+    units (node pairs taken + triangle tests) were spent (``NO_BUDGET``: never). Each
+    node pair has one parent, so those pairs and the ones already done partition the
+    query: the split path (``split_front``) hands the rest to other threads.
 
     PERF: inside the loop everything is scalars and tuples; arrays are only
     indexed, never passed to helpers (each array argument costs an atomic
@@ -183,10 +198,9 @@ def collide_task(
     n_pairs = np.int64(0)
     n_upd = np.int64(0)
     found = 0
-    stack[0, 0] = 0
-    stack[0, 1] = 0
-    top = 1
     while top > 0:
+        if n_pairs + n_tri >= budget:
+            break  # suspended: stack[0:top] is what is left
         top -= 1
         ia = na0 + stack[top, 0]
         ib = nb0 + stack[top, 1]
@@ -250,12 +264,12 @@ def collide_task(
                     found += 1
                     if mode == MODE_ANY:
                         _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
-                        return 1
+                        return 1, 0
                     if found <= wcap:
                         keys[wpos + found - 1] = np.int64(ids_a[ja]) * faces_b + ids_b[jb]
                     if mode == MODE_FIRST or (max_pairs >= 0 and found > max_pairs):
                         _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
-                        return found
+                        return found, 0
             continue
         # Descend the larger node (or the only inner one); children pushed in
         # reverse so the first child is visited first.
@@ -284,7 +298,7 @@ def collide_task(
                 top += 1
                 c -= 1
     _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd)
-    return found
+    return found, top
 
 
 # PERF: no nogil on the per-call entry: releasing and retaking the GIL costs
@@ -294,12 +308,18 @@ def collide_task(
 def intersect_one(
     topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test,
+    bv_kind, tri_test, target,
 ):
     """The per-call boolean entry: one pose pair, tree 0 of each pool.
 
-    Returns 1 (intersecting), 0 (not), or a negative pose error:
-    -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error).
+    Returns 1 (intersecting), 0 (not), or a negative pose error: -(1 + code) for Ta,
+    -(11 + code) for Tb (codes from linalg.pose_error). With ``target`` > 0, a query
+    that SPLIT_WORK work units (``collide_task``) do not settle is large: what its
+    descent left is expanded (``_expand``) to about ``target`` node pairs
+    (FRONT_PER_THREAD a thread) and run over numba's threads (their count as the caller
+    set it) by ``query_parallel``, in this same call. ``target`` 0: serial; negative:
+    split at once, at the roots, with a front of ``-target`` (tests exercise the split on
+    small meshes with it).
     """
     ea = pose_error(Ta)
     if ea != 0:
@@ -309,56 +329,214 @@ def intersect_one(
         return -(11 + eb)
     n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
     stack = np.empty((n, 2), np.int32)
+    stack[0, 0] = 0
+    stack[0, 1] = 0
     scratch = np.zeros(5, np.int64)  # stats row (4) and one key slot (unused by MODE_ANY)
     stats = scratch[0:4].reshape((1, 4))
     keys = scratch[4:5]
     no_ids = topo_a[0]  # MODE_ANY never reads face ids
     # int64 values, not literals: collide_task keeps the one signature _run_chunk uses
     zero = np.int64(0)
-    return collide_task(
+    budget = np.int64(SPLIT_WORK) if target > 0 else (np.int64(NO_BUDGET) if target == 0 else zero)
+    found, top = collide_task(
         topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, zero, Ta,
         topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, zero, Tb,
         bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
-        keys, zero, zero, stack, stats, zero,
+        keys, zero, zero, stack, np.int64(1), budget, stats, zero,
     )
+    if top == 0:
+        return found
+    # a large query: the rest of its descent on all threads, resumed where it stopped
+    return _resume_any(
+        topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
+        bv_kind, tri_test, stack, top, abs(target), stats,
+    )  # fmt: skip
+
+
+# PERF: a call, not part of intersect_one's body: there it cost every per-call boolean
+# ~0.1 us (pinned kernel on a roots miss: 0.84 us, 0.72 us as a call, 0.70 before the split).
+@njit(cache=True)
+def _resume_any(
+    topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
+    bv_kind, tri_test, stack, top, target, stats,
+):
+    """The rest of a per-call boolean (``intersect_one``) after its budget: the node pairs
+    left in ``stack[0:top]`` expanded to about ``target`` (``_expand``) and run over
+    numba's threads by ``query_parallel``, sharing a stop flag. Returns 1 or 0.
+
+    NOTE: numba's thread count is set by the caller: get/set_num_threads in a kernel keep
+    it out of the cache (they are ctypes globals).
+    """
+    n = stack.shape[0]
+    zero = np.int64(0)
+    keys = np.zeros(1, np.int64)
+    no_ids = topo_a[0]
+    front = np.empty((target + n + max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]), 2), np.int32)
+    found, m = _expand(
+        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, Ta,
+        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, Tb,
+        bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
+        keys, zero, stack, top, zero, front, target, stats,
+    )
+    if found > 0 or m == 0:
+        return min(found, 1)
+    # its front pairs as tasks of the batch driver, sharing one stop flag
+    tasks = np.zeros((m, 6), np.int64)
+    for i in range(m):
+        tasks[i, 4] = front[i, 0]
+        tasks[i, 5] = front[i, 1]
+    counts = np.zeros(m, np.int64)
+    starts = np.empty(m, np.int64)
+    stop = np.zeros(1, np.int64)
+    query_parallel(
+        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, Ta.reshape((1, 4, 4)),
+        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, Tb.reshape((1, 4, 4)),
+        tasks, bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
+        keys, zero, starts, counts, np.zeros((m, 4), np.int64), stop,
+        np.int64(min(m, 4 * max(1, target // FRONT_PER_THREAD))),  # as a batch: 4 chunks a thread
+    )
+    return stop[0]
+
+
+# LENGTH (~60 lines): the budgeted descent and the breadth-first expansion of what it left
+# share one call of collide_task (a second call site would compile it in here twice).
+@njit(cache=True, nogil=True)
+def _expand(
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
+    bv_kind, tri_test, mode, max_pairs, keys, found, stack, top, budget, front, target, stats,
+):
+    """Descend from ``stack[0:top]`` for ``budget`` work units, then expand what is left
+    breadth first (one ``collide_task`` step per inner pair; leaf pairs are left untested
+    for the tasks, so the expansion finds no triangle pair) until ``target`` node pairs
+    wait or none do. Returns ``(found, m)``: ``front[0:m]`` are the node pairs still to
+    descend (local indices). ``front`` must hold target + len(stack) + the larger fan-out
+    rows; the pairs found before the split (``found``, from ``keys[found0]``) must fit in
+    ``keys`` (``contacts_one``).
+
+    PERF: leaf pairs stay in the front: near contact the live inner pairs stay few while
+    the leaf pairs are the work, and testing them here ran most of a query serially
+    (flange: 33k of 80k work units before the split).
+    """
+    zero = np.int64(0)
+    cap = front.shape[0]
+    step_budget = budget
+    kept = 0  # front[0:kept]: leaf pairs met by the expansion
+    head = 0  # front[head:m]: node pairs still to expand, oldest (largest) first; head >= kept
+    m = 0
+    while True:
+        if top > 0:
+            got, top = collide_task(
+                topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, zero, Ta,
+                topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, zero, Tb,
+                bv_kind, tri_test, mode, max_pairs,
+                keys, found, max(zero, keys.shape[0] - found), stack, top, step_budget, stats, zero,
+            )
+            found += got
+            if top > 0:
+                if m + top > cap:  # compact: the live pairs fit (fewer than target + fan-out)
+                    for i in range(head, m):
+                        front[kept + i - head, 0] = front[i, 0]
+                        front[kept + i - head, 1] = front[i, 1]
+                    m -= head - kept
+                    head = kept
+                for i in range(top):
+                    front[m, 0] = stack[i, 0]
+                    front[m, 1] = stack[i, 1]
+                    m += 1
+        if (mode == MODE_ANY and found > 0) or head == m or kept + m - head >= target:
+            break
+        # one expansion step: the oldest waiting pair, kept when both are leaves, else
+        # tested and its children queued
+        ia = front[head, 0]
+        ib = front[head, 1]
+        head += 1
+        if (topo_a[ia, 2] & LEAF_FLAG) != 0 and (topo_b[ib, 2] & LEAF_FLAG) != 0:
+            front[kept, 0] = ia
+            front[kept, 1] = ib
+            kept += 1
+            top = zero
+        else:
+            stack[0, 0] = ia
+            stack[0, 1] = ib
+            top = np.int64(1)
+            step_budget = np.int64(1)
+    if mode == MODE_ANY and found > 0:
+        return found, 0
+    for i in range(head, m):
+        front[kept + i - head, 0] = front[i, 0]
+        front[kept + i - head, 1] = front[i, 1]
+    return found, kept + m - head
 
 
 @njit(cache=True)
 def contacts_one(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test, mode, max_pairs, keys,
+    bv_kind, tri_test, mode, max_pairs, keys, budget, front, target, stats,
 ):
-    """The per-call contacts entry: one pose pair, tree 0 of each pool.
+    """The per-call contacts entry: one pose pair, tree 0 of each pool; with a
+    ``budget``, also the serial first part of a split pose (``query/engine.split_pose``).
 
     Writes the pair keys (face_a * faces_b + face_b) into ``keys`` while room
-    lasts, sorted when they all fit, and returns what ``collide_task`` returns
-    (pairs found, max_pairs + 1 when capped), or a negative pose error as
-    ``intersect_one`` does. A count above ``len(keys)`` (after the cap) means
-    the keys did not fit: the caller reruns on the batch path.
+    lasts and adds the counters to ``stats`` (1, N_STATS). Returns ``(found, m)``,
+    ``found`` as ``collide_task`` returns it (or a negative pose error, as
+    ``intersect_one``), and:
+
+    - ``m = 0``: the query is answered; its keys are sorted when they all fit (a
+      count above ``len(keys)``, after the cap, means they did not: the caller
+      reruns with exact room);
+    - ``m > 0``: the descent spent ``budget`` work units, then ``_expand`` expanded the
+      node pairs it left into ``front[0:m]`` (about ``target`` untested node pairs,
+      local indices); the caller runs each as a task, and ``keys[0:found]`` holds the
+      pairs found so far, unsorted. ``len(front)`` must be at least target + the stack
+      size + the larger fan-out (checked), and ``keys`` must have room for ``budget``
+      plus two leaf pairs' pairs, so what was found before the split always fits.
+
+    Every node pair has one parent, so the pairs done here and the front partition
+    the query: no triangle pair is lost or found twice.
     """
     ea = pose_error(Ta)
     if ea != 0:
-        return -(1 + ea)
+        return -(1 + ea), 0
     eb = pose_error(Tb)
     if eb != 0:
-        return -(11 + eb)
+        return -(11 + eb), 0
     n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
+    if budget < NO_BUDGET and front.shape[0] < target + n + max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]):
+        raise ValueError("contacts_one: front too small for target, stack and fan-out")
     stack = np.empty((n, 2), np.int32)
-    stats = np.zeros((1, 4), np.int64)
-    zero = np.int64(0)
-    found = collide_task(
-        topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, zero, Ta,
-        topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, zero, Tb,
-        bv_kind, tri_test, mode, max_pairs,
-        keys, zero, np.int64(keys.shape[0]), stack, stats, zero,
-    )  # fmt: skip
-    kept = found
-    if max_pairs >= 0 and kept > max_pairs:
-        kept = max_pairs
-    if 1 < kept <= keys.shape[0]:
-        keys[:kept].sort()
-    return found
+    stack[0, 0] = 0
+    stack[0, 1] = 0
+    found, m = _expand(
+        topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, Ta,
+        topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, Tb,
+        bv_kind, tri_test, mode, max_pairs, keys, np.int64(0), stack, np.int64(1), budget, front, target, stats,
+    )
+    if m == 0:
+        kept = found
+        if max_pairs >= 0 and kept > max_pairs:
+            kept = max_pairs
+        if 1 < kept <= keys.shape[0]:
+            keys[:kept].sort()
+    return found, m
+
+
+@njit(cache=True, nogil=True)
+def join_rows(head, n_head, keys, starts, counts, out):
+    """``out`` = sorted(head[0:n_head] and every task k's rows
+    keys[starts[k] : starts[k] + counts[k]]): the rows of one split pose."""
+    w = 0
+    for i in range(n_head):
+        out[w] = head[i]
+        w += 1
+    for k in range(starts.shape[0]):
+        s = starts[k]
+        for i in range(counts[k]):
+            out[w] = keys[s + i]
+            w += 1
+    out[:w].sort()
+    return w
 
 
 @njit(cache=True, nogil=True)
@@ -367,12 +545,16 @@ def _run_chunk(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats,
+    keys, chunk_cap, starts, counts, stats, stop,
 ):
     """Run tasks c, c + nchunks, ... writing into keys[c*chunk_cap:(c+1)*chunk_cap].
 
     starts[k] = where task k's pairs begin in ``keys`` (or -1 when they did not
     fit: the caller reruns those tasks with exact room), counts[k] = pairs found.
+    A task row is (tree a, tree b, pose a, pose b), optionally followed by the node
+    pair its descent starts from (the front of a split pose; else the roots).
+    ``stop`` is empty, or one flag shared by the tasks of one boolean split pose: the
+    first task that finds a pair sets it and later tasks are skipped (count 0).
     """
     n_stack = 2
     for k in range(c, tasks.shape[0], nchunks):
@@ -383,14 +565,23 @@ def _run_chunk(
     stack = np.empty((n_stack, 2), np.int32)
     cursor = c * chunk_cap
     end = cursor + chunk_cap
+    shared_stop = stop.shape[0] > 0
+    starts_at = tasks.shape[1] > 4
     for k in range(c, tasks.shape[0], nchunks):
         room = end - cursor
-        found = collide_task(
-            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tasks[k, 0], poses_a[tasks[k, 2]],
-            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tasks[k, 1], poses_b[tasks[k, 3]],
-            bv_kind, tri_test, mode, max_pairs,
-            keys, cursor, room, stack, stats, k,
-        )
+        found = 0
+        # NOTE: the flag is only ever set to 1; a stale read costs work, never an answer
+        if not (shared_stop and stop[0] != 0):
+            stack[0, 0] = tasks[k, 4] if starts_at else 0
+            stack[0, 1] = tasks[k, 5] if starts_at else 0
+            found, _ = collide_task(
+                topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tasks[k, 0], poses_a[tasks[k, 2]],
+                topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tasks[k, 1], poses_b[tasks[k, 3]],
+                bv_kind, tri_test, mode, max_pairs,
+                keys, cursor, room, stack, np.int64(1), np.int64(NO_BUDGET), stats, k,
+            )
+            if shared_stop and found > 0 and mode == MODE_ANY:
+                stop[0] = 1
         cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k)
 
 
@@ -399,7 +590,7 @@ def query_serial(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, nchunks,
+    keys, chunk_cap, starts, counts, stats, stop, nchunks,
 ):
     """Batched query, serial: the same chunk layout as query_parallel."""
     for c in range(nchunks):
@@ -408,7 +599,7 @@ def query_serial(
             topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
             topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
             tasks, bv_kind, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats,
+            keys, chunk_cap, starts, counts, stats, stop,
         )
 
 
@@ -417,19 +608,20 @@ def query_parallel(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, nchunks,
+    keys, chunk_cap, starts, counts, stats, stop, nchunks,
 ):
     """Batched query over numba threads. Tasks are interleaved over chunks
     (task k in chunk k mod nchunks) because colliding poses cost more than
     missing ones and neighbouring poses tend to collide together; early exit
-    happens inside each task, never by breaking the parallel loop."""
+    happens inside each task, never by breaking the parallel loop (a split
+    boolean pose's tasks also poll ``stop``, ``_run_chunk``)."""
     for c in prange(nchunks):
         _run_chunk(
             np.int64(c), nchunks,  # prange's index is unsigned: keep _run_chunk's one signature
             topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
             topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
             tasks, bv_kind, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats,
+            keys, chunk_cap, starts, counts, stats, stop,
         )
 
 
