@@ -79,14 +79,17 @@ SCALE_BAND_EXP = 64
 PARALLEL_MIN_POSES = 32
 #: One large pose on all cores (issue 15 item 2, ``query/engine.split_pose``): a single
 #: pose's descent runs serially for SPLIT_WORK work units (node pairs taken + triangle
-#: tests, ``kernels/traverse/descent.collide_task``), about 20-60 us; one that is not
+#: tests, ``kernels/traverse/descent.collide_task``), about 0.25-0.4 ms; one that is not
 #: done by then hands the node pairs it left to the threads. Small queries never pay
-#: for a parallel launch (about 5 us, above); a large one loses at most this much to
-#: the serial start.
-SPLIT_WORK = 2048
-#: Node pairs a split pose's front holds per thread before its tasks run: interleaved
-#: over 4 chunks a thread, as a batch's poses, so uneven subtrees even out.
-FRONT_PER_THREAD = 16
+#: for the split: the expansion of the front (~100-160 ns a node pair, 3-5 descent
+#: steps), the launch (about 5 us, above) and, for contacts, 20-40 us of set-up in
+#: Python. At 2,048 units, queries of 3,000-6,000 units (gears, thin links) ran up to
+#: 2x slower split; a large one loses at most this much to the serial start.
+SPLIT_WORK = 8192
+#: Node pairs a split pose's front holds per thread before its tasks run. The threads
+#: claim them dynamically (``kernels/traverse/descent._run_chunk``), so a finer front
+#: evens out skewed subtrees; the expansion that makes it is serial, one node pair a step.
+FRONT_PER_THREAD = 64
 #: ``budget`` of a descent that never stops before it is done.
 NO_BUDGET = 2**62
 #: Result rows reserved per pose in the first pass of an all-pairs batch, plus

@@ -135,33 +135,44 @@ def run(req: Request) -> BatchResult:
     tasks[:, 3] = ib
     faces_b = int(tb.arrays.meta[0, META_FACES])
     guess = batch.row_guess(mode, max_pairs, ta.arrays.tris.shape[0] + tb.arrays.tris.shape[0])
-    run_rows = descent_rows(ta.arrays, pa, tb.arrays, pb, ta.options.bv_code, strat.tri_test_code, mode, max_pairs)
-    rows = batch.pair_rows(tasks, batch.plan(n, nthreads), guess, mode, max_pairs, run_rows)
+    # the threads claim poses as they go, one worker chunk each; each worker's key slice
+    # has room for twice its even share (a worker that claims more reruns what overflows)
+    p = batch.plan(n, nthreads, uniform=True)
+    run_rows = descent_rows(ta.arrays, pa, tb.arrays, pb, ta.options.bv_code, strat.tri_test_code, mode, max_pairs, dynamic=True)
+    room = min(2 * guess * -(-n // p.nchunks), batch.FIRST_PASS_ROWS // p.nchunks)
+    rows = batch.pair_rows(tasks, p, guess, mode, max_pairs, run_rows, min_chunk_rows=room)
     return BatchResult(n, req.batched, rows.counts, rows.stats, rows.keys, rows.starts, faces_b)
 
 
-#: ``stop`` of tasks that do not share an early exit (``kernels/traverse/descent._run_chunk``).
-_NO_STOP = np.zeros(0, np.int64)
+#: ``shared`` of tasks that run in static chunks and share no early exit
+#: (``kernels/traverse/descent._run_chunk``).
+_STATIC = np.zeros(0, np.int64)
 
 
 def descent_rows(
     pool_a: tuple, poses_a, pool_b: tuple, poses_b, bv_code: int, tri_test: int, mode: int, max_pairs: int,
-    stop: NDArray[np.int64] = _NO_STOP,
+    dynamic: bool = False, shared_exit: bool = False,
 ) -> batch.RowLauncher:  # fmt: skip
     """The descent kernels (``kernels/traverse/descent.py``) as a row launcher.
 
     ``pool_a``/``pool_b``: one tree's ``BVHArrays`` or a pool of trees in that layout
     (the World's); tasks name (tree in a, tree in b, pose in a, pose in b), optionally
     followed by the node pair to start from (a split pose's front, ``split_pose``).
-    ``stop``: a one-element flag shared by all tasks (one boolean pose split into
-    tasks: the first pair found ends them all), or empty.
+    ``dynamic``: a parallel first pass's chunks claim tasks as they go (plan one chunk a
+    thread): tasks that differ in cost (colliding and missing poses, one pose's front)
+    then never leave a thread idle, on a busy machine too. ``shared_exit``: the tasks are
+    parts of one boolean pose, and the first pair found ends them all. Reruns of tasks
+    that overflowed run in static chunks, each with its exact room.
     """
     head = (*pool_a, poses_a, *pool_b, poses_b)
     opts = (np.int64(bv_code), np.int64(tri_test), np.int64(mode), np.int64(max_pairs))
+    stop = 0 if shared_exit else -1
 
     def run(p, tasks, keys, chunk_cap, starts, counts, stats, rerun):
+        # [stop, next task] (kernels/traverse/descent._run_chunk)
+        shared = np.array([stop, 0], np.int64) if dynamic and p.parallel and not rerun else _STATIC
         batch.launch(
-            p, kt.query_serial, kt.query_parallel, *head, tasks, *opts, keys, np.int64(chunk_cap), starts, counts, stats, stop
+            p, kt.query_serial, kt.query_parallel, *head, tasks, *opts, keys, np.int64(chunk_cap), starts, counts, stats, shared
         )  # fmt: skip
 
     return run
@@ -228,12 +239,15 @@ def split_pose(
     nthreads = thread_count(threads)
     tasks = np.zeros((m, 6), np.int64)
     tasks[:, 4:] = front[:m]
-    p = batch.Plan(m, nthreads, nthreads > 1, min(m, 4 * nthreads) if nthreads > 1 else 1)
-    stop = np.zeros(1 if mode == MODE_ANY else 0, np.int64)
-    run = descent_rows(x, Ta.reshape(1, 4, 4), y, Tb.reshape(1, 4, 4), ta.bv_code, tri_test, mode, -1, stop)
+    # one worker chunk a thread, claiming front tasks as it goes (their costs are skewed)
+    p = batch.Plan(m, nthreads, nthreads > 1, min(m, nthreads))
+    run = descent_rows(
+        x, Ta.reshape(1, 4, 4), y, Tb.reshape(1, 4, 4), ta.bv_code, tri_test, mode, -1, dynamic=True, shared_exit=True
+    )  # fmt: skip
     guess = batch.row_guess(mode, -1, x.tris.shape[0] + y.tris.shape[0])
     # every chunk gets room for the whole first pass: one pose's pairs bunch up in a few
-    # subtrees, and a task that overflows is run again (pages are touched only as written)
+    # subtrees, a chunk claims any number of tasks, and a task that overflows is run
+    # again (pages are touched only as written)
     room = batch.FIRST_PASS_ROWS // p.nchunks if mode == MODE_ALL else 0
     rows = batch.pair_rows(tasks, p, guess, mode, -1, run, min_chunk_rows=room)
     total = stats[0] + rows.stats.sum(axis=0)

@@ -734,11 +734,13 @@ class World:
             groups, mesh = self._split(cand)
             nthreads = batch.thread_count(self._threads)
             for rows, pool, bv_code, tasks in groups:
-                run = descent_rows(pool, self._poses, pool, self._poses, bv_code, TRI_TEST_GUIGUE, MODE_ANY, -1)
+                # pairs differ in cost by orders of magnitude: the threads claim them as they go
+                run = descent_rows(pool, self._poses, pool, self._poses, bv_code, TRI_TEST_GUIGUE, MODE_ANY, -1, dynamic=True)
                 # NOTE: calls of bounded size, so Ctrl-C is seen between them
                 for t0 in range(0, tasks.shape[0], WORLD_TASKS_PER_CALL):
                     sub = np.ascontiguousarray(tasks[t0 : t0 + WORLD_TASKS_PER_CALL])
-                    found = batch.pair_rows(sub, batch.plan(sub.shape[0], nthreads), 0, MODE_ANY, -1, run).counts
+                    p = batch.plan(sub.shape[0], nthreads, uniform=True)
+                    found = batch.pair_rows(sub, p, 0, MODE_ANY, -1, run).counts
                     hit[rows[t0 : t0 + sub.shape[0]]] = found > 0
             if not mesh.all():
                 from ..query.pair import intersects

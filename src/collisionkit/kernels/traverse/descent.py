@@ -35,6 +35,7 @@ from ...constants import (
     NO_BUDGET,
     SPLIT_WORK,
 )
+from ..core.atomics import fetch_add
 from ..core.layout import (
     META_DEPTH,
     META_FACES,
@@ -380,22 +381,23 @@ def _resume_any(
     )
     if found > 0 or m == 0:
         return min(found, 1)
-    # its front pairs as tasks of the batch driver, sharing one stop flag
+    # its front pairs as tasks of the batch driver, claimed dynamically by one worker
+    # chunk a thread, sharing one stop flag
     tasks = np.zeros((m, 6), np.int64)
     for i in range(m):
         tasks[i, 4] = front[i, 0]
         tasks[i, 5] = front[i, 1]
     counts = np.zeros(m, np.int64)
     starts = np.empty(m, np.int64)
-    stop = np.zeros(1, np.int64)
+    shared = np.zeros(2, np.int64)  # [stop, next task]
     query_parallel(
         topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, Ta.reshape((1, 4, 4)),
         topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, Tb.reshape((1, 4, 4)),
         tasks, bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
-        keys, zero, starts, counts, np.zeros((m, 4), np.int64), stop,
-        np.int64(min(m, 4 * max(1, target // FRONT_PER_THREAD))),  # as a batch: 4 chunks a thread
+        keys, zero, starts, counts, np.zeros((m, 4), np.int64), shared,
+        np.int64(max(1, target // FRONT_PER_THREAD)),  # one worker chunk a thread
     )
-    return stop[0]
+    return shared[0]
 
 
 # LENGTH (~60 lines): the budgeted descent and the breadth-first expansion of what it left
@@ -424,6 +426,10 @@ def _expand(
     kept = 0  # front[0:kept]: leaf pairs met by the expansion
     head = 0  # front[head:m]: node pairs still to expand, oldest (largest) first; head >= kept
     m = 0
+    # PERF: an expansion step costs 3-5 descent steps (a collide_task call each); where
+    # most pairs die (thin links near contact) reaching the target could take the rest of
+    # the query, so the expansion stops after 2 * target steps with the front it has
+    steps = 0
     while True:
         if top > 0:
             got, top = collide_task(
@@ -444,8 +450,9 @@ def _expand(
                     front[m, 0] = stack[i, 0]
                     front[m, 1] = stack[i, 1]
                     m += 1
-        if (mode == MODE_ANY and found > 0) or head == m or kept + m - head >= target:
+        if (mode == MODE_ANY and found > 0) or head == m or kept + m - head >= target or steps >= 2 * target:
             break
+        steps += 1
         # one expansion step: the oldest waiting pair, kept when both are leaves, else
         # tested and its children queued
         ia = front[head, 0]
@@ -545,19 +552,31 @@ def _run_chunk(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, stop,
+    keys, chunk_cap, starts, counts, stats, shared,
 ):
-    """Run tasks c, c + nchunks, ... writing into keys[c*chunk_cap:(c+1)*chunk_cap].
+    """Run chunk c's tasks, writing into keys[c*chunk_cap:(c+1)*chunk_cap].
 
     starts[k] = where task k's pairs begin in ``keys`` (or -1 when they did not
     fit: the caller reruns those tasks with exact room), counts[k] = pairs found.
     A task row is (tree a, tree b, pose a, pose b), optionally followed by the node
     pair its descent starts from (the front of a split pose; else the roots).
-    ``stop`` is empty, or one flag shared by the tasks of one boolean split pose: the
-    first task that finds a pair sets it and later tasks are skipped (count 0).
+
+    ``shared`` says which tasks are chunk c's and when they stop:
+
+    - empty: tasks c, c + nchunks, ... (static chunks);
+    - ``[stop, next]``: dynamic: the chunk claims the next unclaimed task
+      (``atomics.fetch_add`` on ``next``) until none is left, so a few costly tasks
+      never leave the other threads idle (one worker chunk per thread; its key slice
+      holds whatever it claims, or the task is rerun as usual). ``stop`` -1: the tasks
+      are independent (a batch of poses); 0: they are parts of one boolean split pose
+      and share an early exit: the first task that finds a pair sets it to 1 and later
+      tasks are skipped (count 0).
     """
     n_stack = 2
-    for k in range(c, tasks.shape[0], nchunks):
+    dynamic = shared.shape[0] > 1
+    first = 0 if dynamic else c
+    step = 1 if dynamic else nchunks
+    for k in range(first, tasks.shape[0], step):
         ta = tasks[k, 0]
         tb = tasks[k, 1]
         n = stack_size(meta_a[ta, META_DEPTH], meta_a[ta, META_FANOUT], meta_b[tb, META_DEPTH], meta_b[tb, META_FANOUT])
@@ -565,13 +584,18 @@ def _run_chunk(
     stack = np.empty((n_stack, 2), np.int32)
     cursor = c * chunk_cap
     end = cursor + chunk_cap
-    shared_stop = stop.shape[0] > 0
+    shared_stop = dynamic and shared[0] >= 0
     starts_at = tasks.shape[1] > 4
-    for k in range(c, tasks.shape[0], nchunks):
+    k = c
+    while True:
+        if dynamic:
+            k = fetch_add(shared, 1, np.int64(1))
+        if k >= tasks.shape[0]:
+            break
         room = end - cursor
         found = 0
         # NOTE: the flag is only ever set to 1; a stale read costs work, never an answer
-        if not (shared_stop and stop[0] != 0):
+        if not (shared_stop and shared[0] > 0):
             stack[0, 0] = tasks[k, 4] if starts_at else 0
             stack[0, 1] = tasks[k, 5] if starts_at else 0
             found, _ = collide_task(
@@ -581,8 +605,10 @@ def _run_chunk(
                 keys, cursor, room, stack, np.int64(1), np.int64(NO_BUDGET), stats, k,
             )
             if shared_stop and found > 0 and mode == MODE_ANY:
-                stop[0] = 1
+                shared[0] = 1
         cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k)
+        if not dynamic:
+            k += nchunks
 
 
 @njit(cache=True, nogil=True)
@@ -590,7 +616,7 @@ def query_serial(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, stop, nchunks,
+    keys, chunk_cap, starts, counts, stats, shared, nchunks,
 ):
     """Batched query, serial: the same chunk layout as query_parallel."""
     for c in range(nchunks):
@@ -599,7 +625,7 @@ def query_serial(
             topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
             topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
             tasks, bv_kind, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats, stop,
+            keys, chunk_cap, starts, counts, stats, shared,
         )
 
 
@@ -608,20 +634,21 @@ def query_parallel(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
     tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, stop, nchunks,
+    keys, chunk_cap, starts, counts, stats, shared, nchunks,
 ):
     """Batched query over numba threads. Tasks are interleaved over chunks
     (task k in chunk k mod nchunks) because colliding poses cost more than
     missing ones and neighbouring poses tend to collide together; early exit
     happens inside each task, never by breaking the parallel loop (a split
-    boolean pose's tasks also poll ``stop``, ``_run_chunk``)."""
+    boolean pose's tasks also poll a stop flag, and a split pose's tasks are
+    claimed dynamically: ``shared``, ``_run_chunk``)."""
     for c in prange(nchunks):
         _run_chunk(
             np.int64(c), nchunks,  # prange's index is unsigned: keep _run_chunk's one signature
             topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
             topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
             tasks, bv_kind, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats, stop,
+            keys, chunk_cap, starts, counts, stats, shared,
         )
 
 
