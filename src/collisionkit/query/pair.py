@@ -97,9 +97,12 @@ def intersects(
     if type(a) is Mesh and type(b) is Mesh:
         Ta = _single_pose(pose_a)
         Tb = _single_pose(pose_b)
-        strat = _DEFAULT if strategy == "bvh" else resolve(strategy)
-        if Ta is not None and Tb is not None and type(strat) is BVH:
-            tri_code = strat.tri_test_code
+        if strategy == "bvh":
+            tri_code = _GUIGUE  # the default strategy, not resolved again
+        else:
+            strat = resolve(strategy)
+            tri_code = strat.tri_test_code if type(strat) is BVH else -1
+        if Ta is not None and Tb is not None and tri_code >= 0:
             bv = pair_volume(a, b)
             ta = a._trees.get(bv) or tree_for(a, bv)
             tb = b._trees.get(bv) or tree_for(b, bv)
