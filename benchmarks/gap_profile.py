@@ -15,7 +15,8 @@ For each scene, on its first ``--poses`` poses, medians of interleaved rounds:
   with its buffers made outside the loop), through ``query.batch.Pinned`` as the API calls it;
 * ``dispatch``: a no-op ``@njit`` with the same arguments, pinned the same way (the floor of
   calling compiled code from Python with that many arguments);
-* ``wrapper`` = api - kernel; ``traversal`` = kernel - dispatch - leaves;
+* ``api1``: the same with ``threads=1`` (the serial path, as the kernel column runs it);
+* ``wrapper`` = api1 - kernel; ``traversal`` = kernel - dispatch - leaves;
   ``leaves`` ~= n_p * c_p: the triangle tests the query ran (``ck.query_stats``) times the
   measured cost of one (``bvh.quality.unit_costs`` on the query's trees; an estimate: the
   unit cost is measured on the tree's own triangle pairs, placed to overlap half the time);
@@ -133,9 +134,11 @@ def profile_scene(name: str, n_poses: int, rounds: int) -> dict[str, Any]:
 
     for _ in range(rounds):
         rec("bool_api", lambda p: ck.intersects(a, b, Ta, p), poses)
+        rec("bool_api1", lambda p: ck.intersects(a, b, Ta, p, threads=1), poses)
         rec("bool_kernel", lambda args: one.call(*args), bool_args)
         rec("bool_dispatch", lambda args: noop_b.call(*args), bool_args)
         rec("pairs_api", lambda p: ck.contacts(a, b, Ta, p), poses)
+        rec("pairs_api1", lambda p: ck.contacts(a, b, Ta, p, threads=1), poses)
         rec("pairs_kernel", lambda args: cone.call(*args), pair_args)
         rec("pairs_dispatch", lambda args: noop_p.call(*args), pair_args)
         for e in peers:
@@ -150,11 +153,11 @@ def profile_scene(name: str, n_poses: int, rounds: int) -> dict[str, Any]:
     for q, st in (("bool", s_any), ("pairs", s_all)):
         n_v, n_p, n_u = (float(np.mean(getattr(st, f))) for f in ("bv_tests", "tri_tests", "bv_updates"))
         leaves = n_p * uc.c_p
-        kernel, disp, api = med[f"{q}_kernel"], med[f"{q}_dispatch"], med[f"{q}_api"]
+        kernel, disp, api, api1 = med[f"{q}_kernel"], med[f"{q}_dispatch"], med[f"{q}_api"], med[f"{q}_api1"]
         peer_name = min((e.name for e in peers), key=lambda n: med[f"{q}_{n}"], default=None)
         peer = med[f"{q}_{peer_name}"] if peer_name else float("nan")
         out[q] = {
-            "api_us": api * 1e6, "wrapper_us": (api - kernel) * 1e6, "dispatch_us": disp * 1e6,
+            "api_us": api * 1e6, "api1_us": api1 * 1e6, "wrapper_us": (api1 - kernel) * 1e6, "dispatch_us": disp * 1e6,
             "traversal_us": (kernel - disp - leaves) * 1e6, "leaves_us": leaves * 1e6,
             "n_v": n_v, "n_p": n_p, "n_u": n_u,
             "peer": peer_name, "peer_us": peer * 1e6, "ratio": peer / api,
@@ -173,19 +176,21 @@ def render(report: dict[str, Any]) -> str:
         f"load average at start {report['machine'].get('loadavg_start', '?')}.",
         "",
         f"Default options, {report['rounds']} interleaved rounds (medians), {report['poses']} poses a scene. "
-        "wrapper = API - kernel; dispatch = a no-op compiled call with the same arguments; "
+        "API: the default call (a query past `SPLIT_WORK` runs on every thread); API 1 thread: "
+        "`threads=1`, the serial path the kernel column times; wrapper = API 1 thread - kernel; "
+        "dispatch = a no-op compiled call with the same arguments; "
         "leaves ~= n_p x c_p (triangle tests x the measured cost of one); traversal = kernel - "
         "dispatch - leaves; allowed = fastest peer / 2 (the >= 2x target); gap = API - allowed "
         "(> 0: missed by that much). `python -m benchmarks.gap_profile`.",
         "",
-        "| scene | query | API us | wrapper | dispatch | traversal | leaves (n_p) | fastest peer us | ratio | allowed | gap |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| scene | query | API us | API 1 thread | wrapper | dispatch | traversal | leaves (n_p) | fastest peer us | ratio | allowed | gap |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in report["scenes"]:
         for q, label in (("bool", "boolean"), ("pairs", "all pairs")):
             r = s[q]
             L.append(
-                f"| {s['scene']} ({s['bv']}) | {label} | {r['api_us']:.2f} | {r['wrapper_us']:.2f} | {r['dispatch_us']:.2f} | "
+                f"| {s['scene']} ({s['bv']}) | {label} | {r['api_us']:.2f} | {r['api1_us']:.2f} | {r['wrapper_us']:.2f} | {r['dispatch_us']:.2f} | "
                 f"{r['traversal_us']:.2f} | {r['leaves_us']:.2f} ({r['n_p']:.0f}) | {r['peer_us']:.2f} {r['peer']} | "
                 f"{r['ratio']:.2f}x | {r['allowed_us']:.2f} | {r['gap_us']:+.2f} |"
             )
