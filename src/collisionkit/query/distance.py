@@ -28,8 +28,12 @@ from .engine import pose_error, prepare, trees
 from .pair import _single_pose
 from .pose_form import record
 from .registry import Request
-from .results import Distance
+from .results import Distance, single
 from .shapes import mesh_surfaces
+
+#: the per-call kernel without numba's per-call type dispatch (batch.Pinned): its arguments
+#: are library-built tree arrays, poses checked by _single_pose, Python floats and ints
+_DISTANCE_ONE = batch.Pinned(kd.distance_one)
 
 
 def _check_upper(upper_bound: float) -> float:
@@ -121,24 +125,33 @@ def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float
     out = np.empty((1, 12))
     stats = np.zeros((1, kd.N_DSTATS), np.int64)
     m = 0
+    call = _DISTANCE_ONE.call
     for _ in range(2):
-        r = kd.distance_one(
+        r = call(
             x.topo, x.bv, x.tris, x.face_ids, x.meta, Ta,
             y.topo, y.bv, y.tris, y.face_ids, y.meta, Tb,
-            float(x.scale[0] + y.scale[0]), ta.options.bv_code, scaling.squared(upper), out, stats,
+            float(x.scale[0] + y.scale[0]), ta.bv_code, scaling.squared(upper), out, stats,
         )  # fmt: skip
         if r != OUT_OF_BAND:
             break
-        # outside the scales the kernel takes as given: again, prescaled (query/scaling.py)
+        # outside the scales the kernel takes as given: again, prescaled (query/scaling.py),
+        # through the dispatcher (the prescaled arrays are typed on the call)
         m, x, y, (Ta, Tb) = scaling.prescale_pair("distance", a, ta, b, tb, Ta, Tb)
         upper = math.ldexp(upper, -m)
+        call = kd.distance_one
     scaling.unscale_distance_rows(out, m)
     if r < 0:
         side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
         raise pose_error(side, 0, code, False)
-    # PERF: the single-pose record built directly (what record() makes of row 0): -3 us a call
-    d, fa, fb = out[0, 0].item(), int(out[0, 7]), int(out[0, 8])
-    return Distance(d, out[0, 1:4], out[0, 4:7], fa, fb, int(stats[0, 0]), int(stats[0, 1]))
+    # PERF: the single-pose record built directly (what record() makes of row 0), its row
+    # read as one list and its points as views of the read-only row (issue 15 item 6: -2 us)
+    row = out[0].tolist()
+    node_pairs, tri_pairs = stats[0].tolist()
+    out.flags.writeable = False
+    return single(
+        Distance, distance=row[0], point_a=out[0, 1:4], point_b=out[0, 4:7], face_a=int(row[7]), face_b=int(row[8]),
+        node_pairs=node_pairs, tri_pairs=tri_pairs,
+    )  # fmt: skip
 
 
 def mesh_distance_rows(req: Request, upper: float, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
