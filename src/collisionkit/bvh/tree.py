@@ -140,16 +140,17 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     if code == BV_OBB and options.obb_fit != "triangles":
         from .volumes import refit_obb_from_hulls
 
-        refit_obb_from_hulls(bv, topo, np.ascontiguousarray(scaled[order]), options.obb_fit)
+        refit_obb_from_hulls(bv, topo, np.take(scaled, order, axis=0), options.obb_fit)
     if options.bv_code == BV_SAABB:
-        bv = fit_saabb(topo, bv, np.ascontiguousarray(scaled[order]))
+        bv = fit_saabb(topo, bv, np.take(scaled, order, axis=0))
     if exponent:
         from .volumes import length_columns
 
         # saabb: AABB centre/half (0-5) and sphere centre/radius (6-9) are lengths; column 10 a ratio
         cols = list(range(10)) if options.bv_code == BV_SAABB else length_columns(code, bv.shape[1])
         bv[:, cols] = np.ldexp(bv[:, cols], exponent)
-    leaf_tris = np.ascontiguousarray(tris[order])
+    # PERF: np.take gathers the rows several times faster than tris[order] (a new C-contiguous array)
+    leaf_tris = np.take(tris, order, axis=0)
     seconds = time.perf_counter() - start
     counts = topo[:, 1][(topo[:, 2] & LEAF_FLAG) != 0]
     meta = np.zeros((1, META_WIDTH), np.int64)

@@ -40,7 +40,8 @@ class _Geometry:
     @property
     def triangles(self) -> NDArray[np.float64]:
         if self._triangles is None:
-            self._triangles = _readonly(self.vertices[self.faces])
+            # PERF: np.take gathers rows 3x faster than fancy indexing (issue 15 item 7)
+            self._triangles = _readonly(np.take(self.vertices, self.faces, axis=0))
         return self._triangles
 
     # -- pickling (issue 17: geometry shipped to Dask workers with its built structures) --

@@ -191,26 +191,93 @@ def _partition(idx, key, flo, fhi, s, e, axis, value):
 
 
 @njit(cache=True, nogil=True)
-def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, right_cnt, acc, cmin, cmax):
-    """Partition idx[s:e] (with key rows) and return the split position."""
+def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, right_area, right_cnt, acc, cmin, cmax):
+    """Partition idx[s:e] (with key rows) and return the split position.
+
+    ``have_c`` 1: cmin/cmax already hold the centroid bounds of the segment (the AABB
+    node fit computes them in its pass), 0: computed here.
+    """
     n = e - s
+    if have_c == 0:
+        # PERF: one pass over the rows (row-major: three column passes read every line three times)
+        lo0 = np.inf
+        lo1 = np.inf
+        lo2 = np.inf
+        hi0 = -np.inf
+        hi1 = -np.inf
+        hi2 = -np.inf
+        for k in range(s, e):
+            lo0 = min(lo0, key[k, 0])
+            hi0 = max(hi0, key[k, 0])
+            lo1 = min(lo1, key[k, 1])
+            hi1 = max(hi1, key[k, 1])
+            lo2 = min(lo2, key[k, 2])
+            hi2 = max(hi2, key[k, 2])
+        cmin[0] = lo0
+        cmin[1] = lo1
+        cmin[2] = lo2
+        cmax[0] = hi0
+        cmax[1] = hi1
+        cmax[2] = hi2
     spread_axis = np.int64(-1)  # not a literal: one signature for _partition
     best_spread = 0.0
     for r in range(3):
-        lo = np.inf
-        hi = -np.inf
-        for k in range(s, e):
-            lo = min(lo, key[k, r])
-            hi = max(hi, key[k, r])
-        cmin[r] = lo
-        cmax[r] = hi
-        if hi - lo > best_spread:
-            best_spread = hi - lo
+        if cmax[r] - cmin[r] > best_spread:
+            best_spread = cmax[r] - cmin[r]
             spread_axis = r
     if spread_axis < 0:
         return s + n // 2  # all centroids coincide: any halving is as good
 
     if rule == SPLIT_SAH:
+        # PERF: one pass bins the rows on all three axes (cnt/blo/bhi: one plane per axis);
+        # the bins, and so the costs and the split, are those of one pass per axis.
+        scale0 = SAH_BINS / (cmax[0] - cmin[0]) if cmax[0] - cmin[0] > 0.0 else 0.0
+        scale1 = SAH_BINS / (cmax[1] - cmin[1]) if cmax[1] - cmin[1] > 0.0 else 0.0
+        scale2 = SAH_BINS / (cmax[2] - cmin[2]) if cmax[2] - cmin[2] > 0.0 else 0.0
+        c0 = cmin[0]
+        c1 = cmin[1]
+        c2 = cmin[2]
+        # the bins are empty here (cnt 0, blo inf, bhi -inf): the sweeps empty the bins they used
+        for k in range(s, e):
+            l0 = flo[k, 0]
+            l1 = flo[k, 1]
+            l2 = flo[k, 2]
+            h0 = fhi[k, 0]
+            h1 = fhi[k, 1]
+            h2 = fhi[k, 2]
+            if scale0 > 0.0:
+                b = int((key[k, 0] - c0) * scale0)
+                if b >= SAH_BINS:
+                    b = SAH_BINS - 1
+                cnt[0, b] += 1
+                blo[0, b, 0] = min(blo[0, b, 0], l0)
+                blo[0, b, 1] = min(blo[0, b, 1], l1)
+                blo[0, b, 2] = min(blo[0, b, 2], l2)
+                bhi[0, b, 0] = max(bhi[0, b, 0], h0)
+                bhi[0, b, 1] = max(bhi[0, b, 1], h1)
+                bhi[0, b, 2] = max(bhi[0, b, 2], h2)
+            if scale1 > 0.0:
+                b = int((key[k, 1] - c1) * scale1)
+                if b >= SAH_BINS:
+                    b = SAH_BINS - 1
+                cnt[1, b] += 1
+                blo[1, b, 0] = min(blo[1, b, 0], l0)
+                blo[1, b, 1] = min(blo[1, b, 1], l1)
+                blo[1, b, 2] = min(blo[1, b, 2], l2)
+                bhi[1, b, 0] = max(bhi[1, b, 0], h0)
+                bhi[1, b, 1] = max(bhi[1, b, 1], h1)
+                bhi[1, b, 2] = max(bhi[1, b, 2], h2)
+            if scale2 > 0.0:
+                b = int((key[k, 2] - c2) * scale2)
+                if b >= SAH_BINS:
+                    b = SAH_BINS - 1
+                cnt[2, b] += 1
+                blo[2, b, 0] = min(blo[2, b, 0], l0)
+                blo[2, b, 1] = min(blo[2, b, 1], l1)
+                blo[2, b, 2] = min(blo[2, b, 2], l2)
+                bhi[2, b, 0] = max(bhi[2, b, 0], h0)
+                bhi[2, b, 1] = max(bhi[2, b, 1], h1)
+                bhi[2, b, 2] = max(bhi[2, b, 2], h2)
         best_cost = np.inf
         best_axis = np.int64(-1)  # not a literal: one signature for _partition
         best_bin = np.int64(-1)
@@ -218,45 +285,49 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, cnt, blo, bhi, right_area, rig
             extent = cmax[r] - cmin[r]
             if extent <= 0.0:
                 continue
-            scale = SAH_BINS / extent
-            cnt[:] = 0
-            blo[:, :] = np.inf
-            bhi[:, :] = -np.inf
-            for k in range(s, e):
-                b = int((key[k, r] - cmin[r]) * scale)
-                if b >= SAH_BINS:
-                    b = SAH_BINS - 1
-                cnt[b] += 1
-                for d in range(3):
-                    blo[b, d] = min(blo[b, d], flo[k, d])
-                    bhi[b, d] = max(bhi[b, d], fhi[k, d])
-            # sweep from the right: area and count of bins b..end
+            # PERF: the sweeps visit only the non-empty bins (nz[:m], ascending); small nodes
+            # (most of them) fill a few of the SAH_BINS. Every cut between two consecutive
+            # non-empty bins has the same sides, so the same cost: the first, bin nz[j - 1] + 1,
+            # is the one a sweep over every bin keeps (strict <), and the bins' boxes are the
+            # same mins and maxes. The tree is that of the full sweep, bit for bit.
+            m = 0
+            for b in range(SAH_BINS):
+                if cnt[r, b] > 0:
+                    nz[m] = b
+                    m += 1
+            # sweep from the right: area and count of bins nz[j:] (the right side of cut j)
             # acc[0:3] / acc[3:6]: running lo / hi of the bins swept so far
             acc[0:3] = np.inf
             acc[3:6] = -np.inf
             c = 0
-            for b in range(SAH_BINS - 1, 0, -1):
-                c += cnt[b]
+            for j in range(m - 1, 0, -1):
+                b = nz[j]
+                c += cnt[r, b]
                 for d in range(3):
-                    acc[d] = min(acc[d], blo[b, d])
-                    acc[3 + d] = max(acc[3 + d], bhi[b, d])
-                right_cnt[b] = c
-                right_area[b] = _box_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]) if c > 0 else 0.0
+                    acc[d] = min(acc[d], blo[r, b, d])
+                    acc[3 + d] = max(acc[3 + d], bhi[r, b, d])
+                right_cnt[j] = c
+                right_area[j] = _box_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5])
             acc[0:3] = np.inf
             acc[3:6] = -np.inf
             c = 0
-            for b in range(1, SAH_BINS):
-                c += cnt[b - 1]
+            for j in range(1, m):
+                b = nz[j - 1]
+                c += cnt[r, b]
                 for d in range(3):
-                    acc[d] = min(acc[d], blo[b - 1, d])
-                    acc[3 + d] = max(acc[3 + d], bhi[b - 1, d])
-                if c == 0 or right_cnt[b] == 0:
-                    continue
-                cost = _box_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]) * c + right_area[b] * right_cnt[b]
+                    acc[d] = min(acc[d], blo[r, b, d])
+                    acc[3 + d] = max(acc[3 + d], bhi[r, b, d])
+                cost = _box_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]) * c + right_area[j] * right_cnt[j]
                 if cost < best_cost:
                     best_cost = cost
                     best_axis = r
-                    best_bin = b
+                    best_bin = b + 1
+            for j in range(m):  # empty the used bins for the next node
+                b = nz[j]
+                cnt[r, b] = 0
+                for d in range(3):
+                    blo[r, b, d] = np.inf
+                    bhi[r, b, d] = -np.inf
         if best_axis >= 0:
             # The bin boundary as a coordinate: int((key - cmin) * scale) < best_bin
             # iff key < cmin + best_bin / scale, up to rounding at the boundary,
@@ -353,6 +424,15 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
     # Triangle areas weight the OBB covariance; the per-segment rows of
     # flo/fhi/key are (re)filled at each node, in the segment's order.
     for i in range(F):
+        for d in range(3):
+            a = tris[i, 0, d]
+            b = tris[i, 1, d]
+            c = tris[i, 2, d]
+            flo[i, d] = min(a, min(b, c))
+            fhi[i, d] = max(a, max(b, c))
+            key[i, d] = (a + b + c) / 3.0
+        if bv_kind != BV_OBB:
+            continue  # areas weight only the OBB fit
         ux = tris[i, 1, 0] - tris[i, 0, 0]
         uy = tris[i, 1, 1] - tris[i, 0, 1]
         uz = tris[i, 1, 2] - tris[i, 0, 2]
@@ -363,18 +443,13 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
         cy = uz * vx - ux * vz
         cz = ux * vy - uy * vx
         area[i] = 0.5 * np.sqrt(cx * cx + cy * cy + cz * cz)
-        for d in range(3):
-            a = tris[i, 0, d]
-            b = tris[i, 1, d]
-            c = tris[i, 2, d]
-            flo[i, d] = min(a, min(b, c))
-            fhi[i, d] = max(a, max(b, c))
-            key[i, d] = (a + b + c) / 3.0
     axes = np.eye(3)
     # PERF: one workspace for every node (per-node allocations cost a third of the build).
-    cnt = np.zeros(SAH_BINS, np.int64)
-    blo = np.empty((SAH_BINS, 3))
-    bhi = np.empty((SAH_BINS, 3))
+    # SAH bins, one plane per axis: kept empty between nodes (_choose_split empties what it used)
+    cnt = np.zeros((3, SAH_BINS), np.int64)
+    blo = np.full((3, SAH_BINS, 3), np.inf)
+    bhi = np.full((3, SAH_BINS, 3), -np.inf)
+    nz = np.empty(SAH_BINS, np.int64)
     right_area = np.empty(SAH_BINS)
     right_cnt = np.empty(SAH_BINS, np.int64)
     acc = np.empty(6)
@@ -405,20 +480,62 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
         d = st_d[top]
         if d > depth:
             depth = d
+        have_c = np.int64(0)
         if bv_kind == BV_OBB:
             _fit_obb(tris, idx, s, e, area, bv[node], axes, obb_work)
         elif bv_kind != BV_AABB:
             fit_other(bv_kind, fit, tris, idx, s, e, bv[node], pts, kd_lo, kd_hi, kd_verts)
         else:
-            # flo/fhi rows are in segment order (they travel with idx): sequential reads
-            for c in range(3):
-                lo = np.inf
-                hi = -np.inf
+            # flo/fhi rows are in segment order (they travel with idx): sequential reads.
+            # PERF: one pass over the rows fits the box and, for an inner node, the
+            # centroid bounds the split starts from (have_c).
+            lo0 = np.inf
+            lo1 = np.inf
+            lo2 = np.inf
+            hi0 = -np.inf
+            hi1 = -np.inf
+            hi2 = -np.inf
+            if e - s <= leaf_size:
                 for k in range(s, e):
-                    lo = min(lo, flo[k, c])
-                    hi = max(hi, fhi[k, c])
-                bv[node, c] = 0.5 * (lo + hi)
-                bv[node, 3 + c] = 0.5 * (hi - lo)
+                    lo0 = min(lo0, flo[k, 0])
+                    lo1 = min(lo1, flo[k, 1])
+                    lo2 = min(lo2, flo[k, 2])
+                    hi0 = max(hi0, fhi[k, 0])
+                    hi1 = max(hi1, fhi[k, 1])
+                    hi2 = max(hi2, fhi[k, 2])
+            else:
+                klo0 = np.inf
+                klo1 = np.inf
+                klo2 = np.inf
+                khi0 = -np.inf
+                khi1 = -np.inf
+                khi2 = -np.inf
+                for k in range(s, e):
+                    lo0 = min(lo0, flo[k, 0])
+                    lo1 = min(lo1, flo[k, 1])
+                    lo2 = min(lo2, flo[k, 2])
+                    hi0 = max(hi0, fhi[k, 0])
+                    hi1 = max(hi1, fhi[k, 1])
+                    hi2 = max(hi2, fhi[k, 2])
+                    klo0 = min(klo0, key[k, 0])
+                    klo1 = min(klo1, key[k, 1])
+                    klo2 = min(klo2, key[k, 2])
+                    khi0 = max(khi0, key[k, 0])
+                    khi1 = max(khi1, key[k, 1])
+                    khi2 = max(khi2, key[k, 2])
+                cmin[0] = klo0
+                cmin[1] = klo1
+                cmin[2] = klo2
+                cmax[0] = khi0
+                cmax[1] = khi1
+                cmax[2] = khi2
+                have_c = np.int64(1)
+            bv[node, 0] = 0.5 * (lo0 + hi0)
+            bv[node, 1] = 0.5 * (lo1 + hi1)
+            bv[node, 2] = 0.5 * (lo2 + hi2)
+            bv[node, 3] = 0.5 * (hi0 - lo0)
+            bv[node, 4] = 0.5 * (hi1 - lo1)
+            bv[node, 5] = 0.5 * (hi2 - lo2)
         if e - s <= leaf_size:
             topo[node, 0] = s
             topo[node, 1] = e - s
@@ -430,7 +547,7 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
         if split_rule == SPLIT_BALANCED:  # seed 002 (kernels/build/split_balanced.py)
             mid = split_balanced(tris, idx, key, flo, fhi, s, e, axes)
         else:
-            mid = _choose_split(idx, key, flo, fhi, s, e, split_rule, cnt, blo, bhi, right_area, right_cnt, acc, cmin, cmax)
+            mid = _choose_split(idx, key, flo, fhi, s, e, split_rule, have_c, cnt, blo, bhi, nz, right_area, right_cnt, acc, cmin, cmax)
         left = n_nodes
         n_nodes += 2
         topo[node, 0] = left
