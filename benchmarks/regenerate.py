@@ -47,6 +47,7 @@ JOBS: dict[str, tuple[list[str], int, list[str]]] = {
     "pairs": (["benchmarks.pairs"], 4, ["pairs.md", "pairs.json"]),
     "queries": (["benchmarks.queries"], 8, ["queries.md", "queries.json"]),
     "obb_tests": (["benchmarks.obb_tests"], 2, ["obb_tests.md", "obb_tests.json"]),
+    "gap_profile": (["benchmarks.gap_profile"], 3, ["gap_profile.md", "gap_profile.json"]),
     "robot": (["benchmarks.robot"], 5, ["robot.md", "robot.json"]),
     "robot_batch": (["benchmarks.robot_batch", "--rounds", "3"], 3, ["robot_batch.md", "robot_batch.json"]),
     "seed000": (["benchmarks.seed000", "--sweep-m"], 8, ["seed000.md", "seed000.json"]),

@@ -229,3 +229,25 @@ def test_subsection_blocks_follow_the_results_files_format(tmp_path, monkeypatch
     assert "| aabb | 2,035 | 0.383 | 93 / 12 | 4.4 | 835 / 335 / 0 | 2.7 | 83.7 |" in kinds
     assert "| bunny | 93 | - |" in G.BLOCKS["bv-splits"]()
     assert "| bunny | coal-obb 3.0.3 | 1,234 |" in G.BLOCKS["bv-coal"]()
+
+
+def test_gap_profile_splits_a_call_and_checks_its_answers():
+    """benchmarks/gap_profile.py: both queries split into their parts, answers checked first."""
+    pytest.importorskip("fcl")
+    import os
+
+    from benchmarks import gap_profile as GP
+    from benchmarks import scenes as S
+
+    if not os.path.exists(os.path.join(S.DATA_DIR, "env.obj")):
+        pytest.skip("../shared/data (env.obj) is not beside the checkout")
+    s = GP.profile_scene("env-rob", 4, 1)
+    for q in ("bool", "pairs"):
+        r = s[q]
+        assert r["peer"] in ("fcl", "coal-obbrss")
+        parts = r["dispatch_us"] + r["traversal_us"] + r["leaves_us"]
+        assert abs(parts + r["wrapper_us"] - r["api1_us"]) < 1e-6 * max(1.0, r["api1_us"])
+        assert r["n_p"] >= 0 and r["leaves_us"] >= 0 and r["ratio"] > 0
+    assert s["unit_costs_ns"]["c_p"] > 0
+    text = GP.render({"provenance": "Provenance: test.", "machine": {}, "rounds": 1, "poses": 4, "scenes": [s]})
+    assert text.count("| env-rob (") == 2
