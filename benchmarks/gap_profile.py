@@ -10,17 +10,19 @@ For each scene, on its first ``--poses`` poses, medians of interleaved rounds:
 
 * ``api``: ``ck.intersects(a, b, Ta, Tb)`` / ``ck.contacts(...)`` per call, as a user calls it
   (default threads: a query too small to split runs on one);
-* ``kernel``: the serial per-call kernel alone on the arguments the API builds
-  (``query.pair.single_call_args``; for contacts ``kernels.traverse.descent.contacts_one``
-  with its buffers made outside the loop), through ``query.batch.Pinned`` as the API calls it;
+* ``kernel``: the per-call kernel alone, through ``query.batch.Pinned`` as the API calls it:
+  for booleans on the API's own arguments (``query.pair.single_call_args``: a large query
+  splits over the threads in the kernel), for contacts the serial
+  ``kernels.traverse.descent.contacts_one`` with its buffers made outside the loop;
 * ``dispatch``: a no-op ``@njit`` with the same arguments, pinned the same way (the floor of
   calling compiled code from Python with that many arguments);
-* ``api1``: the same with ``threads=1`` (the serial path, as the kernel column runs it);
-* ``wrapper`` = api1 - kernel; ``traversal`` = kernel - dispatch - leaves;
+* ``api1``: the same with ``threads=1`` (the serial path);
+* ``wrapper`` = api - kernel (booleans), api1 - kernel (contacts); ``traversal`` = kernel -
+  dispatch - leaves;
   ``leaves`` ~= n_p * c_p: the triangle tests the query ran (``ck.query_stats``) times the
   measured cost of one (``bvh.quality.unit_costs`` on the query's trees; an estimate: the
   unit cost is measured on the tree's own triangle pairs, placed to overlap half the time);
-* ``peer``: the fastest of python-fcl and Coal (OBBRSS) per call on the same poses, objects
+* ``peer``: the fastest of python-fcl, Coal (OBBRSS, OBB) and trueform per call on the same poses, objects
   built outside the timed region (``benchmarks.peers``); ``allowed`` = peer / 2, the time the
   ">= 2x" target leaves us; ``gap`` = api - allowed (> 0: the target is missed by that much).
 
@@ -95,7 +97,7 @@ def profile_scene(name: str, n_poses: int, rounds: int) -> dict[str, Any]:
 
     # --- the argument lists, built outside every timed loop, checked against the API
     one = Pinned(intersect_one)
-    bool_args = [single_call_args(a, b, Ta, p)[:-1] + (0,) for p in poses]  # target 0: serial, one thread
+    bool_args = [single_call_args(a, b, Ta, p) for p in poses]  # the API's own arguments (a large query splits)
     keys = np.empty(1 << 16, np.int64)
     front = np.zeros((0, 2), np.int32)
     stats = np.zeros((1, N_STATS), np.int64)
@@ -114,7 +116,7 @@ def profile_scene(name: str, n_poses: int, rounds: int) -> dict[str, Any]:
     noop_b.call(*bool_args[0])
     noop_p.call(*pair_args[0])
 
-    peers = [e for e in (P.FCL(), P.CoalOBBRSS()) if e.available()]
+    peers = [e for e in (P.FCL(), P.CoalOBBRSS(), P.CoalOBB(), P.Trueform()) if e.available()]
     for e in peers:
         e.setup(sc.mesh_a, sc.mesh_b)
         got = [bool(e.intersects_one(Ta, p)) for p in poses]
@@ -134,7 +136,7 @@ def profile_scene(name: str, n_poses: int, rounds: int) -> dict[str, Any]:
 
     for _ in range(rounds):
         rec("bool_api", lambda p: ck.intersects(a, b, Ta, p), poses)
-        rec("bool_api1", lambda p: ck.intersects(a, b, Ta, p, threads=1), poses)
+        rec("bool_api1", lambda p: ck.intersects(a, b, Ta, p, threads=1), poses)  # shown, not used
         rec("bool_kernel", lambda args: one.call(*args), bool_args)
         rec("bool_dispatch", lambda args: noop_b.call(*args), bool_args)
         rec("pairs_api", lambda p: ck.contacts(a, b, Ta, p), poses)
@@ -157,7 +159,10 @@ def profile_scene(name: str, n_poses: int, rounds: int) -> dict[str, Any]:
         peer_name = min((e.name for e in peers), key=lambda n: med[f"{q}_{n}"], default=None)
         peer = med[f"{q}_{peer_name}"] if peer_name else float("nan")
         out[q] = {
-            "api_us": api * 1e6, "api1_us": api1 * 1e6, "wrapper_us": (api1 - kernel) * 1e6, "dispatch_us": disp * 1e6,
+            # the boolean kernel runs as the API runs it (split when large): wrapper = API - kernel;
+            # the contacts kernel runs serially: wrapper = API 1 thread - kernel
+            "api_us": api * 1e6, "api1_us": api1 * 1e6, "wrapper_us": ((api if q == "bool" else api1) - kernel) * 1e6,
+            "dispatch_us": disp * 1e6,
             "traversal_us": (kernel - disp - leaves) * 1e6, "leaves_us": leaves * 1e6,
             "n_v": n_v, "n_p": n_p, "n_u": n_u,
             "peer": peer_name, "peer_us": peer * 1e6, "ratio": peer / api,
@@ -177,7 +182,9 @@ def render(report: dict[str, Any]) -> str:
         "",
         f"Default options, {report['rounds']} interleaved rounds (medians), {report['poses']} poses a scene. "
         "API: the default call (a query past `SPLIT_WORK` runs on every thread); API 1 thread: "
-        "`threads=1`, the serial path the kernel column times; wrapper = API 1 thread - kernel; "
+        "`threads=1`. Boolean: the kernel runs on the API's own arguments (split when large: its "
+        "traversal is then wall time on every thread), wrapper = API - kernel; all pairs: the "
+        "serial kernel, wrapper = API 1 thread - kernel; "
         "dispatch = a no-op compiled call with the same arguments; "
         "leaves ~= n_p x c_p (triangle tests x the measured cost of one); traversal = kernel - "
         "dispatch - leaves; allowed = fastest peer / 2 (the >= 2x target); gap = API - allowed "
