@@ -61,10 +61,12 @@ def test_fetch_add_refuses_other_arrays():
         on_floats(np.zeros(2))
 
 
-def test_dynamic_batches_answer_as_the_serial_path():
+@pytest.mark.parametrize("bv", ["auto", "aabb", "obb", "sphere", "kdop14", "saabb"])
+def test_dynamic_batches_answer_as_the_serial_path(bv):
     """Batches run with dynamic chunks on several threads; rows, counts and counters equal
-    the serial ones for every mode, with skewed pose costs (misses, touches, deep overlaps)."""
-    ring = ck.primitives.torus_mesh(1.0, 0.3, 40, 20)
+    the serial ones for every mode and volume kind, with skewed pose costs (misses,
+    touches, deep overlaps)."""
+    ring = ck.primitives.torus_mesh(1.0, 0.3, 40, 20).with_options(ck.BuildOptions(bv=bv))
     rng = np.random.default_rng(3)
     poses = ck.random_poses(400, radius=1.2, seed=4)
     poses[::7, :3, 3] += 10.0  # far misses between the costly poses
