@@ -16,7 +16,10 @@ with collisionkit's exact queries instead of python-fcl:
   its vertex/face contents), so instances of shared geometry share one tree;
 * triangle tests are exact (touching counts), and closed meshes are solids: a
   mesh inside a closed mesh collides (FCL reports that only when both are convex);
-* distances are signed: minus the penetration depth for overlapping closed meshes.
+* distances are signed: minus the penetration depth for overlapping closed meshes
+  (a certified lower bound of it for non-convex pairs, by default: ``depth=``);
+* the manager holds no user data beyond its objects: ``as_mesh``'s conversions are
+  keyed weakly and bounded in bytes, and a failed call leaves the manager as it was.
 
 Where the answers differ from FCL's on purpose
 -----------------------------------------------
@@ -31,11 +34,13 @@ one mesh inside a closed one          reported only when both      reported (win
 near touching (gaps 1e-6 .. 1e-12)    the same answers (tested)    the same answers (exact predicates)
 signed distance of an overlap         convex pairs: -EPA depth;    minus the depth for closed meshes:
                                       two non-convex (BVH)         exact for convex pairs (``method=
-                                      meshes: 0.0; a BVH and a     "convex"``), else the upper end of
-                                      convex mesh: a depth, not    the certified bracket (``method=
-                                      certified (7.1e-10 for a     "bounds", refine=True``; 0.1 s a
-                                      1e-9 sink, below the lower   pair of 300-1000 triangles); 0.0
-                                      bound)                       for open meshes
+                                      meshes: 0.0; a BVH and a     "convex"``), else the certified
+                                      convex mesh: a depth, not    bracket's lower end (the deepest
+                                      certified (7.1e-10 for a     vertex or face centroid inside the
+                                      1e-9 sink, below the lower   other mesh; ~1 ms a pair); its
+                                      bound)                       upper end with ``depth="refined"``
+                                                                   (0.1 s a pair of 300-1000
+                                                                   triangles); 0.0 for open meshes
 ``min_distance_*`` with overlaps      the first overlapping pair   the deepest pair (pruned by the
                                       its broad phase meets        boxes' depth bound)
 distance of two convex meshes         GJK can stop short (1.26     the exact minimum (pruned BVH
@@ -491,13 +496,16 @@ class CollisionManager:
 
     Parameters
     ----------
-    depth : {"refined", "bounds"}
+    depth : {"lower", "bounds", "refined"}
         Keyword only (trimesh's manager takes no arguments): the depth reported for an
-        overlap of closed non-convex meshes by ``min_distance_*``. "refined" (default):
-        the upper end of ``collisionkit.penetration(method="bounds", refine=True)``'s
-        certified bracket (tight: 1e-9 relative on a plate and a ring); "bounds": the
-        same without refinement (about 4x faster, the upper end looser: 0.2% on the same
-        pair). Convex pairs always get their exact depth.
+        overlap of closed non-convex meshes by ``min_distance_*``. "lower" (default):
+        the lower end of ``collisionkit.penetration(method="bounds", refine=True)``'s
+        certified bracket, the deepest vertex or face centroid of either mesh inside
+        the other (one pass over the points, about as fast as FCL's answer; 0.0 when no
+        such point lies inside); "refined": the bracket's upper end, a translation that
+        separates (tight: 1e-9 relative on a plate and a ring; ~0.1 s a pair);
+        "bounds": the upper end without refinement (about 4x faster than "refined",
+        looser: 0.2% on the same pair). Convex pairs always get their exact depth.
 
     Examples
     --------
