@@ -316,7 +316,8 @@ def test_mesh_inside_a_closed_mesh_collides_refereed():
     assert RING.contains(small.vertices + [0.75, 0, 0]).all()
     d, data = c.min_distance_single(small, where, return_data=True)
     p = ck.penetration(ring, sph, np.eye(4), where, method="bounds", refine=True)
-    assert d == -p.depth_lower and p.depth_lower <= p.depth_upper and d < -0.2  # the default: the lower end
+    q = ck.penetration(ring, sph, np.eye(4), where, method="bounds")  # the default: its lower end
+    assert d == -q.depth_lower and -d <= p.depth_lower <= p.depth_upper and d < -0.2
     # one contact, faces -1 (no triangle pair meets)
     _, contacts = c.in_collision_single(small, where, return_data=True)
     assert len(contacts) == 1 and contacts[0].index("ring") == -1 and contacts[0].depth == -d
@@ -355,7 +356,8 @@ def test_nonconvex_signed_distance_refereed():
     d = h.min_distance_internal()
     r0, r1 = h._objs["r0"], h._objs["r1"]
     p = ck.penetration(r0.mesh, r1.mesh, r0.transform, r1.transform, method="bounds", refine=True)
-    assert d == -p.depth_lower and -d > 0.19  # (no vertex lies inside: face centroids do)
+    q = ck.penetration(r0.mesh, r1.mesh, r0.transform, r1.transform, method="bounds")
+    assert q.depth_lower == 0.0 and d == -p.depth_lower and -d > 0.19  # no vertex inside: centroids are
     tight = CollisionManager(depth="refined")
     tight.add_object("r0", RING)
     tight.add_object("r1", RING, T(0.75))
