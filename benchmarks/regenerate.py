@@ -481,7 +481,7 @@ def block_trimesh_manager() -> str:
         verdict = "refereed" if x["ok"] else "FAIL"
         note = " (FCL stops at its first overlap)" if x.get("overlap_first") else ""
         out.append(
-            f"| {x['scene']} | `{x['query']}`{note} | {x['fcl_s'] * 1e3:.1f} ms | {x['ck_s'] * 1e3:.1f} ms | {ratio} | {verdict} |"
+            f"| {x['scene']} | `{x['query']}`{note} | {x['fcl_s'] * 1e3:.2f} ms | {x['ck_s'] * 1e3:.2f} ms | {ratio} | {verdict} |"
         )
     return "\n".join(out)
 

@@ -1,6 +1,6 @@
 """Compile every kernel for the generic CPU with THIS Python: the release workflow's before-build step.
 
-    python tools/ship_kernels.py [PROJECT] [--out build/compiled] [--jobs N]
+    python tools/ship_kernels.py [PROJECT] [--out build/compiled] [--jobs N] [--ship-cache DIR]
 
 What ``make wheel``'s first line does, made to run under cibuildwheel on every platform
 (no shell syntax, so the same command works in the manylinux container, on macOS and in
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("project", nargs="?", default=str(Path(__file__).resolve().parents[1]))
     ap.add_argument("--out", default=None, help="default: PROJECT/build/compiled")
     ap.add_argument("--jobs", type=int, default=max(1, min(4, os.cpu_count() or 1)))
+    ap.add_argument("--ship-cache", default=None, help="a compile cache kept between builds (default a new temporary one)")
     args = ap.parse_args(argv)
     project = Path(args.project).resolve()
     out = Path(args.out).resolve() if args.out else project / "build" / "compiled"
@@ -36,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", str(project)], env=env, check=True)
     with tempfile.TemporaryDirectory(prefix="collisionkit-ship-cwd-") as cwd:  # import the installed package
         cmd = [sys.executable, "-m", "collisionkit", "warmup", "--jobs", str(args.jobs), "--ship", str(out)]
+        if args.ship_cache:
+            cmd += ["--ship-cache", str(Path(args.ship_cache).resolve())]
         print("ship_kernels: " + " ".join(cmd), flush=True)
         subprocess.run(cmd, env=env, cwd=cwd, check=True)
     manifest = json.loads((out / "manifest.json").read_text())
