@@ -187,3 +187,34 @@ def test_shipped_code_is_used_on_the_same_target_only():
     assert same_target("arm64-apple-darwin23.6.0", "arm64-apple-darwin23.6.0")
     assert not same_target("arm64-apple-darwin23.6.0", "arm64-apple-darwin22.1.0")
     assert not same_target("arm64-apple-darwin23.6.0", "x86_64-apple-darwin24.1.0")
+
+
+def _setup_functions() -> dict:
+    """setup.py's ``_ship_dir`` and ``_manifest`` (its setup() call needs a build environment)."""
+    import ast
+    import os
+
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
+    keep = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in ("_ship_dir", "_manifest")]
+    ns = {"os": os, "json": json, "sys": sys, "Path": Path, "HERE": ROOT}
+    exec(compile(ast.Module(body=keep, type_ignores=[]), "setup.py", "exec"), ns)  # noqa: S102
+    return ns
+
+
+def test_setup_refuses_kernels_of_another_python_and_reads_a_relative_folder(tmp_path, monkeypatch):
+    ns = _setup_functions()
+    ship = tmp_path / "compiled"
+    ship.mkdir()
+    monkeypatch.delenv("COLLISIONKIT_SHIP_DIR", raising=False)
+    assert ns["_ship_dir"]() is None and ns["_manifest"](None) is None  # pure: sdist, git, editable
+    monkeypatch.setenv("COLLISIONKIT_SHIP_DIR", str(ship))
+    assert ns["_ship_dir"]() == str(ship)
+    (ship / "manifest.json").write_text(json.dumps(dict(MANIFEST, cache_tag="cpython-99")))
+    with pytest.raises(SystemExit, match="compiled by 'cpython-99'"):
+        ns["_manifest"](str(ship))
+    (ship / "manifest.json").write_text(json.dumps(dict(MANIFEST, cache_tag=sys.implementation.cache_tag)))
+    assert ns["_manifest"](str(ship))["numba"] == "0.68.1"
+    # a relative folder is taken from setup.py's own folder, not the working directory
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLLISIONKIT_SHIP_DIR", "build/compiled")
+    assert ns["_ship_dir"]() == str(ROOT / "build" / "compiled")

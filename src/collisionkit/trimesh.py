@@ -94,7 +94,9 @@ from .query.penetration_bounds import lower_bound
 from .world import World
 from .world.nearest import box_bounds, local_sphere, nearest, pair_measure
 
-__all__ = ["COLLISION_PER_PAIR_CAP", "CollisionManager", "ManagedObject", "scene_to_collision"]
+__all__ = [
+    "COLLISION_PER_PAIR_CAP", "MESH_CACHE_BYTES", "MESH_CACHE_ENTRIES", "CollisionManager", "ManagedObject", "scene_to_collision",
+]  # fmt: skip
 
 #: Contacts reported per object pair with ``return_data`` (trimesh's cap).
 COLLISION_PER_PAIR_CAP = 100000
