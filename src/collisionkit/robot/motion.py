@@ -280,6 +280,15 @@ class _PairSet:
             [radius[j] if j >= 0 else float(np.abs(obj_boxes[self.names[o]]).max()) for j, o in zip(b, obj, strict=True)]
         )
         self.slack = DISTANCE_SLACK * (reach + 1.0)
+        # oriented boxes: per link (robot.links order) its mesh's bounds in its own frame,
+        # per pair the object's world box (an oriented box with the world's axes)
+        local = np.zeros((len(robot.links), 2, 3))
+        for i in self.mesh_ids:
+            local[i] = meshes[robot.links[i]].bounds
+        self.local_centre = 0.5 * (local[:, 0] + local[:, 1])
+        self.local_half = 0.5 * (local[:, 1] - local[:, 0])
+        self.obj_centre = 0.5 * (self.obj_box[:, 0:3] + self.obj_box[:, 3:6])
+        self.obj_half = 0.5 * (self.obj_box[:, 3:6] - self.obj_box[:, 0:3])
 
     def other_name(self, p: int) -> str:
         return self.robot.links[self.b[p]] if self.b[p] >= 0 else self.names[self.obj[p]]
@@ -287,8 +296,8 @@ class _PairSet:
     def poses_and_boxes(self, q: NDArray[np.float64], upper: bool = False) -> tuple[NDArray, ...]:
         """(L, N, 4, 4) link poses and the (P, N) box lower bounds of every pair at q (N, dof)
         (the distance of the padded world boxes, which hold the geometry); with ``upper``
-        also (P, N) upper bounds: |c_a - c_b| + r_a + r_b (centres, half diagonals; every
-        point of a box is within r of its centre and each box holds a point of its shape)."""
+        (one configuration, N = 1) the lower bounds are the better of that and the oriented
+        boxes' (``_oriented``), and (P, 1) upper bounds come too."""
         T, box = self.robot.poses_and_boxes(q, self.base, boxed=self.mesh_ids)
         A = box[self.rows_a]  # (P, 6, N)
         B = np.where(self.is_obj[:, None, None], self.obj_box[:, :, None], box[self.rows_b])
@@ -296,12 +305,37 @@ class _PairSet:
         low = np.sqrt((gap * gap).sum(axis=1))
         if not upper:
             return T, low
-        half_a = 0.5 * (A[:, 3:6] - A[:, 0:3])
-        half_b = 0.5 * (B[:, 3:6] - B[:, 0:3])
-        centres = 0.5 * (A[:, 3:6] + A[:, 0:3]) - 0.5 * (B[:, 3:6] + B[:, 0:3])
-        high = np.sqrt((centres * centres).sum(axis=1)) + np.sqrt((half_a * half_a).sum(axis=1))
-        high += np.sqrt((half_b * half_b).sum(axis=1))
-        return T, low, high * (1.0 + 2.0**-40)
+        low_o, high = self._oriented(T[:, 0])
+        return T, np.maximum(low, low_o[:, None]), high[:, None]
+
+    def _oriented(self, T: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
+        """(P,) lower and (P,) upper bounds of every pair's distance at link poses T (L, 4, 4)
+        from oriented boxes: each link's box in its own frame (its mesh's bounds) carried by
+        its pose, each object's world box.
+
+        Lower: the largest gap between the two boxes' projections on the six axes of their
+        frames (the distance of two sets is at least the gap of their projections on any
+        unit axis); upper: |c_a - c_b| + |h_a| + |h_b| (each box holds a point of its shape,
+        every point of a box is within its half diagonal of its centre). Rounded
+        outwards by a relative 2**-30 of the pair's extent (``slack``)."""
+        R = T[:, :3, :3]  # (L, 3, 3) link axes as columns
+        C = np.einsum("lij,lj->li", R, self.local_centre) + T[:, :3, 3]  # (L, 3) box centres
+        ca = C[self.a]
+        Ra = R[self.a]
+        ha = self.local_half[self.a]
+        own = self.b >= 0
+        bi = np.maximum(self.b, 0)
+        cb = np.where(own[:, None], C[bi], self.obj_centre)
+        Rb = np.where(own[:, None, None], R[bi], np.eye(3))
+        hb = np.where(own[:, None], self.local_half[bi], self.obj_half)
+        U = np.concatenate([Ra.transpose(0, 2, 1), Rb.transpose(0, 2, 1)], axis=1)  # (P, 6, 3) unit axes
+        sep = np.abs(np.einsum("pkj,pj->pk", U, ca - cb))
+        sep -= np.einsum("pki,pi->pk", np.abs(np.einsum("pkj,pji->pki", U, Ra)), ha)
+        sep -= np.einsum("pki,pi->pk", np.abs(np.einsum("pkj,pji->pki", U, Rb)), hb)
+        low = np.maximum(sep.max(axis=1) - self.slack, 0.0)
+        d = ca - cb
+        high = np.sqrt((d * d).sum(1)) + np.sqrt((ha * ha).sum(1)) + np.sqrt((hb * hb).sum(1)) + self.slack
+        return low, high
 
     def pose_b(self, p: int, T: NDArray) -> NDArray:
         return T[self.b[p]] if self.b[p] >= 0 else self.poses[self.obj[p]]
