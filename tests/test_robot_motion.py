@@ -439,3 +439,17 @@ def test_colliding_start_and_equal_endpoints(panda, scene, free_configurations):
     assert ok.free and ok.t_free == 1.0 and ok.witness is None
     empty = panda.check_motion(np.zeros((0, panda.dof)), np.zeros((0, panda.dof)), scene)
     assert empty.free.shape == (0,) and empty.witness.shape == (0, panda.dof)
+
+
+def test_a_graze_within_rounding_of_the_margin_is_undecided_not_free(panda, scene, free_configurations):
+    """Standing still 1e-10 outside the margin: no bound can certify it (the distances carry a
+    rounding allowance) and nothing collides: undecided, never free, no witness."""
+    q = free_configurations[0]
+    d = panda.clearance(q, scene, self_collision=False).distance
+    margin = d - 1e-10
+    assert not panda.check(q, scene, margin=margin, self_collision=False)
+    res = panda.check_motion(q, q, scene, margin=margin, self_collision=False)
+    assert not res.free and res.undecided and res.witness is None and math.isnan(res.t_witness)
+    assert res.t_free == 0.0
+    far = panda.check_motion(q, q, scene, margin=d * 0.5, self_collision=False)
+    assert far.free and not far.undecided
