@@ -453,3 +453,24 @@ def test_a_graze_within_rounding_of_the_margin_is_undecided_not_free(panda, scen
     assert res.t_free == 0.0
     far = panda.check_motion(q, q, scene, margin=d * 0.5, self_collision=False)
     assert far.free and not far.undecided
+
+
+def test_convex_shapes_in_the_world(panda, free_configurations):
+    """World objects may be convex shapes (Box, Sphere, Capsule): the same answers as brute force."""
+    world = ck.World()
+    world.add("box", ck.Box([0.3, 0.8, 0.02]), ck.translation([0.6, 0, 0.5]))
+    world.add("ball", ck.Sphere(0.08), ck.translation([0.4, -0.4, 0.3]))
+    world.add("rod", ck.Capsule(0.03, 0.6), ck.translation([-0.4, 0.3, 0.4]))
+    q = free_configurations[:6]
+    got = panda.clearance(q, world, self_collision=False)
+    for k in range(len(q)):
+        T = panda.link_poses(q[k])
+        best = min(
+            ck.distance(m, world.shape(o), T[panda.link_index(n)], world.pose(o)).distance
+            for o in world.names
+            for n, m in panda.link_meshes.items()
+        )
+        assert got.distance[k] == pytest.approx(best, rel=1e-9, abs=1e-12)
+    q0, q1 = free_configurations[6:12], free_configurations[12:18]
+    res = panda.check_motion(q0, q1, world, self_collision=False)
+    _referee(panda, world, q0, q1, res, 500, self_collision=False)
