@@ -459,7 +459,7 @@ class _Edge:
     """The search state of one edge: its points' poses, box bounds and measured distances."""
 
     def __init__(self, ps: _PairSet, q0: NDArray, q1: NDArray, lam: NDArray) -> None:
-        self.ps, self.q0, self.dq = ps, q0, q1 - q0
+        self.ps, self.q0, self.q1, self.dq = ps, q0, q1, q1 - q0
         self.lam = lam  # (P,) the pair's travel bound over the whole edge
         # measured distances need only be known below lam + 2 thr (a larger one certifies
         # every sub-segment): the queries' upper bound at most, a little above it
@@ -473,7 +473,7 @@ class _Edge:
         (P,) bool, box upper bounds (P,)) at fraction t."""
         got = self.points.get(t)
         if got is None:
-            q = self.q0 + t * self.dq if t != 1.0 else self.q0 + self.dq
+            q = self.q(t)
             T, lb, ub = self.ps.poses_and_boxes(q.reshape(1, -1), upper=True)
             n = self.ps.n
             got = (T[:, 0], lb[:, 0], np.full(n, -1.0), np.zeros(n, np.bool_), np.zeros(n, np.bool_), ub[:, 0])
@@ -501,7 +501,8 @@ class _Edge:
         return float(low[p])
 
     def q(self, t: float) -> NDArray:
-        return self.q0 + t * self.dq
+        """The configuration at fraction t (the given ends exactly at 0 and 1)."""
+        return self.q1 if t == 1.0 else self.q0 + t * self.dq
 
 
 def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, int]:
