@@ -474,3 +474,11 @@ def test_convex_shapes_in_the_world(panda, free_configurations):
     q0, q1 = free_configurations[6:12], free_configurations[12:18]
     res = panda.check_motion(q0, q1, world, self_collision=False)
     _referee(panda, world, q0, q1, res, 500, self_collision=False)
+
+
+def test_a_large_margin_collides_with_a_confirmed_witness(panda, scene, free_configurations):
+    """A margin larger than the boxes' upper bounds: the pair is colliding without a measure."""
+    q0, q1 = free_configurations[0], free_configurations[1]
+    res = panda.check_motion(q0, q1, scene, margin=3.0)
+    assert not res.free and not res.undecided and res.t_free == 0.0
+    assert panda.check(res.witness, scene, margin=3.0)

@@ -533,6 +533,10 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
             # upper bounds say whether it can), and only as far as needed (a collision
             # skipped here is met deeper down)
             if A[5][p] + B[5][p] <= need:
+                # within the threshold by the upper bound alone: a collision there (a large
+                # margin would otherwise never measure the pair)
+                hit_a |= bool(A[5][p] <= ps.thr[p])
+                hit_b |= bool(B[5][p] <= ps.thr[p])
                 keep.append(p)
                 continue
             la = edge.exact(A, p, need - box_b)
