@@ -118,3 +118,32 @@ def test_plan_with_sampled_motions_finds_a_path_of_free_states(panda, table_and_
     assert np.array_equal(r.path[0], START) and np.allclose(r.path[-1], GOAL)
     assert np.all(r.path[:, 7] == START[7])
     assert not np.any(panda.check(r.path, table_and_post))
+
+
+def test_motion_validator_is_the_certified_check(panda, table_and_post):
+    setup = planning.planning_setup(panda, table_and_post, joints=panda.joint_names[:7], hold=START)
+    si = planning.space_information(setup)
+    try:
+        validator = si.getMotionValidator()
+        rng = np.random.default_rng(3)
+        lo, hi = setup.bounds[:, 0], setup.bounds[:, 1]
+        answers = []
+        for _ in range(12):
+            a, b = lo + (hi - lo) * rng.random(7), lo + (hi - lo) * rng.random(7)
+            a = setup.planned(START) + 0.3 * (a - setup.planned(START))  # short edges near the start
+            b = a + 0.3 * (b - a)
+            expect = panda.check_motion(setup.full(a), setup.full(b), table_and_post).free
+            assert validator.checkMotion(_state(si, a), _state(si, b)) == expect
+            answers.append(expect)
+        assert any(answers)
+    finally:
+        planning.release(si)
+
+
+def test_plan_with_certified_motions_holds_under_dense_sampling(panda, table_and_post):
+    r = planning.plan(panda, table_and_post, START, GOAL, joints=panda.joint_names[:7], timeout=30, seed=2)
+    assert r.solved and len(r.path) >= 2
+    t = np.linspace(0.0, 1.0, 400)[:, None]
+    for a, b in zip(r.path[:-1], r.path[1:], strict=True):
+        assert panda.check_motion(a, b, table_and_post).free
+        assert not np.any(panda.check(a + t * (b - a), table_and_post))
