@@ -41,6 +41,7 @@ from ..errors import CollisionKitError
 from ..geometry.mesh import Mesh
 from ..kernels.robot import kinematics
 from ..query import batch, deferred
+from . import checker as _checker
 
 _MOVING = ("revolute", "continuous", "prismatic")
 
@@ -578,21 +579,30 @@ class Robot:
         ``check_detail`` answers per link, object and link pair. Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
         and the pairs given as ``allowed=[(link, link), ...]`` for this call.
 
+        Runs on a prepared ``checker(world, **options)`` (cached on the robot per world and
+        options, rebuilt when the world changes): one compiled call per configuration or
+        batch, with the per-pair path's answers.
+
         ``q`` may be a Dask array (N, dof) chunked along N: the answer is then an (N,)
         Dask bool array (``collisionkit.distributed``), equal to the local one once computed.
         """
         if deferred.is_lazy(q):
             return deferred.run("robot_check", self, q, world, **options)
-        from .check import check_configurations  # NOTE: check.py takes a Robot; import at call time
-
-        return check_configurations(self, q, world, **options)
+        return _checker.check(self, q, world, options)
 
     def check_detail(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
         """A ``RobotCheck``: which links touch, per world object and per self pair, for every
         configuration (same options as ``check``; every pair tested: slower)."""
-        from .check import check_detail
+        return _checker.check_detail(self, q, world, options)
 
-        return check_detail(self, q, world, **options)
+    def checker(self, world: Any = None, **options: Any) -> Any:
+        """A ``RobotChecker`` (``robot/checker.py``): this robot against ``world`` prepared once
+        into flat arrays, with ``check(q)``, ``check_detail(q)`` and ``first_colliding(qs)``.
+
+        Options as ``check`` (``self_collision``, ``allowed``, ``ignore``, ``base``); the
+        same checker ``check`` uses for them (cached on the robot).
+        """
+        return _checker.checker_for(self, world, options)
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, links={len(self.links)}, dof={self.dof})"
