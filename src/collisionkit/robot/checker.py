@@ -283,6 +283,8 @@ class RobotChecker:
         Q = _configurations(qs, self._dof)
         if Q.ndim != 2:
             raise ValueError(f"qs must have shape (N, {self._dof}), got {Q.shape}")
+        if not np.isfinite(Q).all():
+            raise ValueError("qs holds non-finite values")
         n = Q.shape[0]
         p = batch.plan(n, batch.thread_count(threads), uniform=True)
         out = np.zeros(n, np.int8)
@@ -463,12 +465,20 @@ def _pool(trees: list[Any], pairs: NDArray[np.int64]) -> tuple[tuple, int]:
     return pool, rows
 
 
+class _Cache(dict):
+    """A robot's checkers by (id(world), options): pickled and copied empty (a checker holds
+    its world and arrays; a robot shipped to Dask workers or copied rebuilds its own)."""
+
+    def __reduce__(self) -> tuple:
+        return (_Cache, ())
+
+
 def checker_for(robot: Any, world: Any, options: dict[str, Any]) -> RobotChecker:
     """The robot's cached checker for ``world`` and the options of ``Robot.check`` (less
     ``threads``), made on first use; a new world version rebuilds it on its next call."""
     cache = robot.__dict__.get("_checkers")
     if cache is None:
-        cache = robot.__dict__["_checkers"] = {}
+        cache = robot.__dict__["_checkers"] = _Cache()
     key = (id(world), _options_key(robot, **options)) if options else (id(world), None)
     chk = cache.get(key)
     if chk is None or chk.world is not world:
@@ -476,9 +486,6 @@ def checker_for(robot: Any, world: Any, options: dict[str, Any]) -> RobotChecker
             cache.pop(next(iter(cache)))
         chk = cache[key] = RobotChecker(robot, world, **options)
     return chk
-
-
-_DEFAULT_KEY = None
 
 
 def _options_key(
