@@ -68,10 +68,10 @@ def scene() -> tuple[str, ck.Robot, ck.World]:
     return urdf, robot, world
 
 
-def time_single(robot: ck.Robot, world: ck.World, q: np.ndarray) -> tuple[np.ndarray, float, float]:
+def time_single(robot: ck.Robot, world: ck.World, q: np.ndarray, **options) -> tuple[np.ndarray, float, float]:
     """(answers, median wall us a call, thread CPU us a call) of robot.check one at a time."""
     for x in q[:50]:
-        robot.check(x, world)  # warm: compile or load, build the checker
+        robot.check(x, world, **options)  # warm: compile or load, build the checker
     hit = np.zeros(len(q), np.bool_)
     wall = np.empty(len(q))
     clock, cpu = time.perf_counter_ns, time.thread_time_ns
@@ -79,7 +79,7 @@ def time_single(robot: ck.Robot, world: ck.World, q: np.ndarray) -> tuple[np.nda
     for k in range(len(q)):
         x = q[k]
         t = clock()
-        hit[k] = robot.check(x, world)
+        hit[k] = robot.check(x, world, **options)
         wall[k] = clock() - t
     cpu_us = (cpu() - c0) / len(q) / 1e3
     return hit, float(np.median(wall) / 1e3), cpu_us
@@ -97,13 +97,13 @@ def time_reference(robot: ck.Robot, world: ck.World, q: np.ndarray) -> tuple[np.
     return hit, float(np.median(wall) / 1e3)
 
 
-def time_batch(robot: ck.Robot, world: ck.World, Q: np.ndarray, threads: int | None) -> tuple[np.ndarray, float, float]:
+def time_batch(robot: ck.Robot, world: ck.World, Q: np.ndarray, threads: int | None, **options) -> tuple[np.ndarray, float, float]:
     """(answers, median wall us a configuration, thread CPU us a configuration) of one batched call."""
-    robot.check(Q[:64], world, threads=threads)
+    robot.check(Q[:64], world, threads=threads, **options)
     walls, cpus = [], []
     for _ in range(3):
         t, c = time.perf_counter(), time.thread_time()
-        hit = robot.check(Q, world, threads=threads)
+        hit = robot.check(Q, world, threads=threads, **options)
         walls.append(time.perf_counter() - t)
         cpus.append(time.thread_time() - c)
     return hit, float(np.median(walls) / len(Q) * 1e6), float(np.median(cpus) / len(Q) * 1e6)
@@ -181,16 +181,21 @@ def main(argv: list[str] | None = None) -> int:
     ref, ref_us = time_reference(robot, world, q[: args.reference_n])
     batch_hit, batch_us, batch_cpu_us = time_batch(robot, world, q[:nb], threads=1)
     batch_all_hit, batch_all_us, _ = time_batch(robot, world, q[:nb], threads=None)
+    # the same with every pair traversed in OBB trees (the bv option: same answers, less work)
+    obb_hit, obb_us, obb_cpu_us = time_single(robot, world, q[:n], bv="obb")
+    obb_batch_hit, obb_batch_us, obb_batch_cpu_us = time_batch(robot, world, q[:nb], threads=1, bv="obb")
     # referee 1: the kernel's answers are the per-pair path's, on every configuration measured
     want = reference.check_configurations(robot, q[:nb], world)
     exact = bool(np.array_equal(ours, want[:n]) and np.array_equal(batch_hit, want) and np.array_equal(batch_all_hit, want)
-                 and np.array_equal(ref, want[: args.reference_n]))  # fmt: skip
+                 and np.array_equal(ref, want[: args.reference_n]) and np.array_equal(obb_hit, want[:n])
+                 and np.array_equal(obb_batch_hit, want))  # fmt: skip
     row: dict = {
         "robot": "franka_panda", "obstacles": len(BOXES), "self_pairs": len(reference.self_collision_pairs(robot)),
         "configurations": n, "colliding": float(want[:n].mean()), "prepare_ms": prepare_ms,
         "ours_single_us": single_us, "ours_single_cpu_us": single_cpu_us, "per_pair_path_us": ref_us,
         "ours_batch_t1_us": batch_us, "ours_batch_t1_cpu_us": batch_cpu_us, "ours_batch_all_threads_us": batch_all_us,
-        "batch": nb, "equal_to_per_pair_path": exact,
+        "obb_single_us": obb_us, "obb_single_cpu_us": obb_cpu_us, "obb_batch_t1_us": obb_batch_us,
+        "obb_batch_t1_cpu_us": obb_batch_cpu_us, "batch": nb, "equal_to_per_pair_path": exact,
     }  # fmt: skip
     try:
         pb_hit, pb_us = time_pybullet(urdf, robot, q[:n])
@@ -232,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         f"| the per-pair path it replaced (`robot/check.py`, {args.reference_n} calls) | {r['per_pair_path_us']:.0f} |",
         f"| collisionkit batched, `threads=1` ({nb} configurations) | {r['ours_batch_t1_us']:.2f} wall, {r['ours_batch_t1_cpu_us']:.2f} CPU |",
         f"| collisionkit batched, all threads | {r['ours_batch_all_threads_us']:.2f} |",
+        f"| collisionkit `bv=\"obb\"` (every pair in OBB trees, same answers), one a call | {r['obb_single_us']:.1f} wall median, "
+        f"{r['obb_single_cpu_us']:.1f} CPU mean |",
+        f"| collisionkit `bv=\"obb\"` batched, `threads=1` | {r['obb_batch_t1_us']:.2f} wall, {r['obb_batch_t1_cpu_us']:.2f} CPU |",
         f"| pybullet `getClosestPoints` per obstacle and self pair ({n} configurations) | {pb} |",
         "",
         f"Referee: collisionkit equals the per-pair path on every configuration measured: **{'yes' if exact else 'NO'}**. "

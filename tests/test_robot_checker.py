@@ -318,3 +318,21 @@ def test_checker_object_and_pickled_robot(panda):
     copy = pickle.loads(pickle.dumps(panda))
     assert not copy.__dict__.get("_checkers")
     np.testing.assert_array_equal(copy.check(q, world), panda.check(q, world))
+
+
+@pytest.mark.parametrize("bv", KINDS)
+def test_bv_option_changes_the_work_not_the_answers(panda, bv):
+    """``bv=`` traverses every pair in one volume kind: the answers stay the per-pair path's
+    (which traverses each pair in its own kind)."""
+    world = _world()
+    q = panda.random_configurations(120, seed=13)
+    want = reference.check_configurations(panda, q, world)
+    for threads in (1, None):
+        np.testing.assert_array_equal(panda.check(q, world, bv=bv, threads=threads), want)
+    assert [panda.check(x, world, bv=bv) for x in q[:30]] == want[:30].tolist()
+    _assert_same_detail(panda.check_detail(q[:40], world, bv=bv), reference.check_detail(panda, q[:40], world))
+    checker = panda.checker(world, bv=bv)
+    assert checker.bv == (None if bv == "auto" else bv)
+    assert checker.first_colliding(q) == int(np.argmax(want))
+    with pytest.raises(ValueError, match="bv must be"):
+        panda.check(q[0], world, bv="octagon")

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..bvh import pair_volume, tree_for
+from ..constants import BV_KINDS
 from ..geometry.mesh import Mesh
 from ..kernels.core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_TRI_OFF, META_WIDTH
 from ..kernels.core.linalg import first_bad_pose
@@ -67,6 +68,13 @@ class RobotChecker:
         World objects to skip (names not in the world are ignored).
     base : array_like (4, 4), optional
         World-from-base pose of the robot (default identity).
+    bv : str, optional
+        The volume kind every pair is traversed in ("aabb", "obb", "sphere", "kdop14",
+        "saabb", ...; trees of that kind with each mesh's own split rule and leaf size).
+        Default: each pair's kind as ``collisionkit.intersects`` takes it
+        (``bvh.pair_volume``). The answers do not depend on it (ARCHITECTURE.md,
+        "Exactness"), only the work: the Panda's links are twice as fast in "obb" trees
+        (benchmarks/results/robot_config.md).
 
     Examples
     --------
@@ -90,6 +98,7 @@ class RobotChecker:
         allowed: Iterable[tuple[str, str]] = (),
         ignore: Iterable[str] = (),
         base: ArrayLike | None = None,
+        bv: str | None = None,
     ) -> None:
         self.robot = robot
         self.world = world
@@ -97,6 +106,7 @@ class RobotChecker:
         self.allowed = robot.link_pairs(allowed, "allowed")  # validated even without self-collision
         self.ignore = frozenset(ignore)
         self.base = _base_pose(base)
+        self.bv = _volume(bv)
         self._version = -1
         self._build()
 
@@ -144,7 +154,7 @@ class RobotChecker:
             if type(a) is not Mesh or type(b) is not Mesh:
                 external.append(c)
                 continue
-            bv = pair_volume(a, b)
+            bv = self.bv or pair_volume(a, b)
             ta, tb = tree_for(a, bv), tree_for(b, bv)
             b_index, b_row = (j, int(link_row[j])) if j >= 0 else (o, o)
             rows.append([i, int(link_row[i]), b_index, b_row, int(j >= 0), tree_index(ta), tree_index(tb), ta.bv_code, c])
@@ -394,6 +404,15 @@ def _local_obbs(bounds: list[Any]) -> NDArray[np.float64]:
     return out
 
 
+def _volume(bv: str | None) -> str | None:
+    """The ``bv`` option checked: None (or "auto") for each pair's own kind, else a kind name."""
+    if bv is None or bv == "auto":
+        return None
+    if bv not in BV_KINDS:
+        raise ValueError(f"bv must be one of {sorted(BV_KINDS)} or 'auto', got {bv!r}")
+    return bv
+
+
 def _configurations(q: ArrayLike, dof: int) -> NDArray[np.float64]:
     """q as a C-contiguous float64 (dof,) or (N, dof) array; a clear ValueError otherwise."""
     qa = np.asarray(q)
@@ -495,11 +514,12 @@ def _options_key(
     allowed: Iterable[tuple[str, str]] = (),
     ignore: Iterable[str] = (),
     base: ArrayLike | None = None,
+    bv: str | None = None,
 ) -> tuple:
     """What identifies a checker's options (validated: a bad option raises here)."""
     B = None if base is None else _base_pose(base).tobytes()
-    key = (bool(self_collision), robot.link_pairs(allowed, "allowed"), frozenset(ignore), B)
-    return None if key == (True, frozenset(), frozenset(), None) else key
+    key = (bool(self_collision), robot.link_pairs(allowed, "allowed"), frozenset(ignore), B, _volume(bv))
+    return None if key == (True, frozenset(), frozenset(), None, None) else key
 
 
 def check(robot: Any, q: ArrayLike, world: Any, options: dict[str, Any]) -> Any:

@@ -599,8 +599,9 @@ class Robot:
         """A ``RobotChecker`` (``robot/checker.py``): this robot against ``world`` prepared once
         into flat arrays, with ``check(q)``, ``check_detail(q)`` and ``first_colliding(qs)``.
 
-        Options as ``check`` (``self_collision``, ``allowed``, ``ignore``, ``base``); the
-        same checker ``check`` uses for them (cached on the robot).
+        Options as ``check`` (``self_collision``, ``allowed``, ``ignore``, ``base``, ``bv``:
+        the volume kind of every pair's traversal, default each pair's own); the same
+        checker ``check`` uses for them (cached on the robot).
         """
         return _checker.checker_for(self, world, options)
 
