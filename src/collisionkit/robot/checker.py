@@ -59,6 +59,8 @@ class RobotChecker:
     robot : Robot
     world : World, optional
         The obstacles at their current poses (None: self-collision only).
+    base : array_like (4, 4), optional
+        World-from-base pose of the robot (default identity).
     self_collision : bool
         Also test the robot's links against each other (default True), except
         ``robot.adjacent_pairs``, ``robot.allowed_pairs`` and ``allowed``.
@@ -66,8 +68,6 @@ class RobotChecker:
         More link pairs not to test (unknown link names raise ``ValueError``).
     ignore : iterable of str
         World objects to skip (names not in the world are ignored).
-    base : array_like (4, 4), optional
-        World-from-base pose of the robot (default identity).
     bv : str, optional
         The volume kind every pair is traversed in ("aabb", "obb", "sphere", "kdop14",
         "saabb", ...; trees of that kind with each mesh's own split rule and leaf size).
@@ -94,10 +94,10 @@ class RobotChecker:
         robot: Any,
         world: Any = None,
         *,
+        base: ArrayLike | None = None,
         self_collision: bool = True,
         allowed: Iterable[tuple[str, str]] = (),
         ignore: Iterable[str] = (),
-        base: ArrayLike | None = None,
         bv: str | None = None,
     ) -> None:
         self.robot = robot

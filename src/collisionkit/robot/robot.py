@@ -575,7 +575,8 @@ class Robot:
         """(N,) bool: which configurations collide with ``world`` or with the robot itself.
 
         The planner's main call; see ``robot.check.check_configurations`` for the
-        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``);
+        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``; and
+        ``bv``, ``robot.checker.RobotChecker``'s volume kind for every pair);
         ``check_detail`` answers per link, object and link pair. Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
         and the pairs given as ``allowed=[(link, link), ...]`` for this call.
 
