@@ -124,7 +124,7 @@ def _worker(
         for i in range(4):
             for j in range(4):
                 poses[base_link, 0, i, j] = base[i, j]
-        _configuration(0, parents, children, kinds, H, values, poses)
+        _configuration(zero, parents, children, kinds, H, values, poses)  # int64, not a literal: one signature
         for i in range(n_links):
             m = link_row[i]
             if m >= 0:
@@ -154,8 +154,8 @@ def _worker(
             b = pairs[p, PAIR_B]
             Ta = poses[a, 0]
             Tb = poses[b, 0] if is_self else obj_poses[b]
-            # PERF: the two local boxes as oriented boxes (15-axis test, the descent's slack):
-            # most pairs whose world boxes overlap end here, without a descent call
+            # PERF: the two local oriented boxes (15-axis test, the descent's slack): most pairs
+            # whose world boxes overlap end here, without a descent call
             if is_self:
                 if not _local_boxes_overlap(Ta, Tb, link_obb, ra, link_obb, rb):
                     continue
@@ -184,26 +184,66 @@ def _worker(
             k += nchunks
 
 
+#: columns of a local box row (``link_obb``, ``obj_obb``): centre, axes (one a row), half
+#: extents along them, the largest |coordinate| of the shape
+OBB_WIDTH = 16
+
+
 @njit(cache=True, nogil=True)
 def _local_boxes_overlap(Ta, Tb, obb_a, ra, obb_b, rb):
-    """Whether a's and b's local boxes (rows ``obb[r]``: centre xyz, half extents xyz, the
-    largest |coordinate| of the shape) overlap at poses Ta, Tb: the 15-axis test
-    (``volumes.box.boxes_overlap``) with the descent's slack, so it never rejects a pair
-    the exact test accepts (the boxes hold every vertex; ``robot/checker.py`` rounds the
-    half extents up)."""
+    """Whether a's and b's local oriented boxes (rows of ``obb``, ``OBB_WIDTH`` columns: each
+    holds every vertex of its shape, in the shape's frame) overlap at poses Ta, Tb: the
+    15-axis test (``volumes.box.boxes_overlap``) with the descent's slack
+    (64 u (scale_a + scale_b + |t|_1)), so it never rejects a pair the exact test accepts.
+
+    The OBB node test of ``traverse.descent`` on two roots: b's box moved into a's frame by
+    the relative pose, then expressed in a's box frame.
+    """
     R, t = relative_pose(Ta, Tb)
-    AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
-    slack = 64.0 * _U * (obb_a[ra, 6] + obb_b[rb, 6] + abs(t[0]) + abs(t[1]) + abs(t[2]))
-    cx = obb_b[rb, 0]
-    cy = obb_b[rb, 1]
-    cz = obb_b[rb, 2]
-    t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - obb_a[ra, 0]
-    t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - obb_a[ra, 1]
-    t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - obb_a[ra, 2]
+    slack = 64.0 * _U * (obb_a[ra, 15] + obb_b[rb, 15] + abs(t[0]) + abs(t[1]) + abs(t[2]))
+    bx = obb_b[rb, 0]
+    by = obb_b[rb, 1]
+    bz = obb_b[rb, 2]
+    cx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - obb_a[ra, 0]
+    cy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - obb_a[ra, 1]
+    cz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - obb_a[ra, 2]
+    a00 = obb_a[ra, 3]
+    a01 = obb_a[ra, 4]
+    a02 = obb_a[ra, 5]
+    a10 = obb_a[ra, 6]
+    a11 = obb_a[ra, 7]
+    a12 = obb_a[ra, 8]
+    a20 = obb_a[ra, 9]
+    a21 = obb_a[ra, 10]
+    a22 = obb_a[ra, 11]
+    # axis j of b in a's frame: u_j = R @ (row j of b's axes)
+    u0x = R[0] * obb_b[rb, 3] + R[1] * obb_b[rb, 4] + R[2] * obb_b[rb, 5]
+    u0y = R[3] * obb_b[rb, 3] + R[4] * obb_b[rb, 4] + R[5] * obb_b[rb, 5]
+    u0z = R[6] * obb_b[rb, 3] + R[7] * obb_b[rb, 4] + R[8] * obb_b[rb, 5]
+    u1x = R[0] * obb_b[rb, 6] + R[1] * obb_b[rb, 7] + R[2] * obb_b[rb, 8]
+    u1y = R[3] * obb_b[rb, 6] + R[4] * obb_b[rb, 7] + R[5] * obb_b[rb, 8]
+    u1z = R[6] * obb_b[rb, 6] + R[7] * obb_b[rb, 7] + R[8] * obb_b[rb, 8]
+    u2x = R[0] * obb_b[rb, 9] + R[1] * obb_b[rb, 10] + R[2] * obb_b[rb, 11]
+    u2y = R[3] * obb_b[rb, 9] + R[4] * obb_b[rb, 10] + R[5] * obb_b[rb, 11]
+    u2z = R[6] * obb_b[rb, 9] + R[7] * obb_b[rb, 10] + R[8] * obb_b[rb, 11]
+    r00 = a00 * u0x + a01 * u0y + a02 * u0z
+    r01 = a00 * u1x + a01 * u1y + a02 * u1z
+    r02 = a00 * u2x + a01 * u2y + a02 * u2z
+    r10 = a10 * u0x + a11 * u0y + a12 * u0z
+    r11 = a10 * u1x + a11 * u1y + a12 * u1z
+    r12 = a10 * u2x + a11 * u2y + a12 * u2z
+    r20 = a20 * u0x + a21 * u0y + a22 * u0z
+    r21 = a20 * u1x + a21 * u1y + a22 * u1z
+    r22 = a20 * u2x + a21 * u2y + a22 * u2z
+    Rab = (r00, r01, r02, r10, r11, r12, r20, r21, r22)
+    Aab = (abs(r00), abs(r01), abs(r02), abs(r10), abs(r11), abs(r12), abs(r20), abs(r21), abs(r22))
+    t0 = a00 * cx + a01 * cy + a02 * cz
+    t1 = a10 * cx + a11 * cy + a12 * cz
+    t2 = a20 * cx + a21 * cy + a22 * cz
     return boxes_overlap(
-        t0, t1, t2, R, AbsR,
-        obb_a[ra, 3], obb_a[ra, 4], obb_a[ra, 5],
-        obb_b[rb, 3], obb_b[rb, 4], obb_b[rb, 5], slack,
+        t0, t1, t2, Rab, Aab,
+        obb_a[ra, 12], obb_a[ra, 13], obb_a[ra, 14],
+        obb_b[rb, 12], obb_b[rb, 13], obb_b[rb, 14], slack,
     )  # fmt: skip
 
 
@@ -266,10 +306,10 @@ def _unpack(fb, wb, ib):
     f += S * D * 2
     local = fb[f : f + M * 6].reshape((M, 6))
     f += M * 6
-    link_obb = fb[f : f + M * 7].reshape((M, 7))
-    f += M * 7
-    obj_obb = fb[f : f + O * 7].reshape((O, 7))
-    f += O * 7
+    link_obb = fb[f : f + M * OBB_WIDTH].reshape((M, OBB_WIDTH))
+    f += M * OBB_WIDTH
+    obj_obb = fb[f : f + O * OBB_WIDTH].reshape((O, OBB_WIDTH))
+    f += O * OBB_WIDTH
     bv = fb[f : f + NB * W].reshape((NB, W))
     f += NB * W
     tris = fb[f : f + F * 9].reshape((F, 3, 3))
