@@ -43,6 +43,7 @@ from ..errors import CollisionKitError
 from ..geometry.mesh import Mesh
 from ..kernels.robot import kinematics
 from ..query import batch, deferred
+from . import checker as _checker
 
 _MOVING = ("revolute", "continuous", "prismatic")
 
@@ -578,9 +579,14 @@ class Robot:
         """(N,) bool: which configurations collide with ``world`` or with the robot itself.
 
         The planner's main call; see ``robot.check.check_configurations`` for the
-        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``);
+        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``; and
+        ``bv``, ``robot.checker.RobotChecker``'s volume kind for every pair);
         ``check_detail`` answers per link, object and link pair. Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
         and the pairs given as ``allowed=[(link, link), ...]`` for this call.
+
+        Runs on a prepared ``checker(world, **options)`` (cached on the robot per world and
+        options, rebuilt when the world changes): one compiled call per configuration or
+        batch, with the per-pair path's answers.
 
         ``q`` may be a Dask array (N, dof) chunked along N: the answer is then an (N,)
         Dask bool array (``collisionkit.distributed``), equal to the local one once computed.
@@ -598,9 +604,7 @@ class Robot:
             return check_with_margin(self, q, world, margin=margin, **options)
         if deferred.is_lazy(q):
             return deferred.run("robot_check", self, q, world, **options)
-        from .check import check_configurations  # NOTE: check.py takes a Robot; import at call time
-
-        return check_configurations(self, q, world, **options)
+        return _checker.check(self, q, world, options)
 
     # -- motion planning: clearance, margins, padding, certified edges (robot/motion.py) --
     #: per-link padding (link name -> distance): empty unless made by ``with_padding``
@@ -693,11 +697,19 @@ class Robot:
     def check_detail(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
         """A ``RobotCheck``: which links touch, per world object and per self pair, for every
         configuration (same options as ``check``; every pair tested: slower)."""
-        from .check import check_detail
-
         if "margin" in options or self.padding:  # NOTE: not routed to robot/motion.py yet
             raise ValueError("check_detail does not take a margin or a padded robot yet; use check or clearance")
-        return check_detail(self, q, world, **options)
+        return _checker.check_detail(self, q, world, options)
+
+    def checker(self, world: Any = None, **options: Any) -> Any:
+        """A ``RobotChecker`` (``robot/checker.py``): this robot against ``world`` prepared once
+        into flat arrays, with ``check(q)``, ``check_detail(q)`` and ``first_colliding(qs)``.
+
+        Options as ``check`` (``self_collision``, ``allowed``, ``ignore``, ``base``, ``bv``:
+        the volume kind of every pair's traversal, default each pair's own); the same
+        checker ``check`` uses for them (cached on the robot).
+        """
+        return _checker.checker_for(self, world, options)
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, links={len(self.links)}, dof={self.dof})"

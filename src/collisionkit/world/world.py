@@ -114,6 +114,15 @@ class World:
         self._kinds: list[str] = []
         self._kind_of: NDArray[np.int64] | None = None
         self._raw = np.empty((1024, 2), _I64)
+        #: bumped by every change of objects, poses or filters (``version``)
+        self._version = 0
+
+    @property
+    def version(self) -> int:
+        """A counter that changes whenever objects, poses or filters change (add, remove,
+        set_pose(s), step, run, set_filter, exclude, include, set_exclusion_matrix): what a
+        prepared ``Robot.checker`` compares to know its arrays are current."""
+        return self._version
 
     # -- objects -----------------------------------------------------------------------
     def __len__(self) -> int:
@@ -266,6 +275,7 @@ class World:
             self.remove(name)
 
     def _reindex(self, mesh_changed: bool) -> None:
+        self._version += 1
         self._order_arr = None
         self._names_t = None
         self._bp_dirty = True
@@ -333,6 +343,7 @@ class World:
         else:
             self._poses[slots] = T
         self._bp_dirty = True
+        self._version += 1
         self._cand = self._coll = None
 
     def set_pose(self, name: str, pose: Any) -> None:
@@ -342,6 +353,7 @@ class World:
         self._boxes(T, np.array([s], _I64), "pose", False)
         self._poses[s] = T[0]
         self._bp_dirty = True
+        self._version += 1
         self._cand = self._coll = None
 
     def pose(self, name: str) -> NDArray[np.float64]:
@@ -365,6 +377,7 @@ class World:
             self._group[s] = as_bits(group, "group")
         if mask is not None:
             self._mask[s] = as_bits(mask, "mask")
+        self._version += 1
         self._cand = self._coll = None
 
     def exclude(self, a: str, b: str) -> None:
@@ -373,11 +386,13 @@ class World:
         if sa == sb:
             raise ValueError(f"cannot exclude {a!r} from itself")
         self._filter.exclude(sa, sb)
+        self._version += 1
         self._cand = self._coll = None
 
     def include(self, a: str, b: str) -> None:
         """Undo ``exclude(a, b)``."""
         self._filter.include(self._slot(a), self._slot(b))
+        self._version += 1
         self._cand = self._coll = None
 
     def exclude_pairs(self, pairs: Iterable[tuple[str, str]]) -> None:
@@ -417,6 +432,7 @@ class World:
         self._filter.clear()
         for i, j in zip(*np.nonzero(np.triu(m, 1)), strict=True):
             self._filter.exclude(int(self._order[i]), int(self._order[j]))
+        self._version += 1
         self._cand = self._coll = None
 
     # -- queries -----------------------------------------------------------------------
