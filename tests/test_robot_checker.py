@@ -336,3 +336,23 @@ def test_bv_option_changes_the_work_not_the_answers(panda, bv):
     assert checker.first_colliding(q) == int(np.argmax(want))
     with pytest.raises(ValueError, match="bv must be"):
         panda.check(q[0], world, bv="octagon")
+
+
+def test_several_python_threads_share_one_checker(panda):
+    """A planner's threads (OMPL's) call one checker at once: single configurations and
+    batches, the same answers as one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    world = _world()
+    checker = panda.checker(world)
+    q = panda.random_configurations(240, seed=17)
+    want = reference.check_configurations(panda, q, world)
+
+    def work(part: int) -> tuple[list[bool], np.ndarray]:
+        rows = q[part::4]
+        return [checker.check(x) for x in rows], checker.check(rows, threads=1)
+
+    with ThreadPoolExecutor(4) as pool:
+        for part, (singles, batched) in enumerate(pool.map(work, range(4))):
+            assert singles == want[part::4].tolist()
+            np.testing.assert_array_equal(batched, want[part::4])
