@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..kernels.broadphase import nearest as kn
+
 _I64 = np.int64
 #: Box pairs evaluated per NumPy block (bounds the scratch memory: ~100 bytes a pair).
 BLOCK_ROWS = 1 << 18
@@ -258,7 +260,68 @@ def nearest(
         return math.inf, -1, -1, nan3, nan3.copy(), -1, -1, 0, 0
     ci, cj, cl = np.concatenate(kept_i), np.concatenate(kept_j), np.concatenate(kept_l)
     keep = cl <= cap
-    ci, cj, cl = ci[keep], cj[keep], cl[keep]
+    return measure_in_order(ci[keep], cj[keep], cl[keep], measure, upper_bound)
+
+
+def nearest_self(
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    measure: Measure,
+    *,
+    spheres: tuple[NDArray[np.float64], NDArray[np.float64]],
+    slots: NDArray[np.int64],
+    group: NDArray[np.int64],
+    mask: NDArray[np.int64],
+    excluded: NDArray[np.int64],
+    upper_bound: float = math.inf,
+) -> tuple[float, int, int, NDArray, NDArray, int, int, int, int]:
+    """``nearest`` over the pairs i < j of one set, without the all-pairs scan.
+
+    Same answer as ``nearest(lo, hi, lo, hi, measure, same=True, ...)`` with the
+    filters below as ``allowed``; the candidates come from a box tree pruned by the
+    least upper bound met so far (``kernels.broadphase.nearest``: O(n log n) plus the
+    candidates, memory linear in them), then are measured as ``nearest`` does.
+
+    Parameters
+    ----------
+    lo, hi : (n, 3) float64
+        World boxes, insertion order.
+    measure : callable
+        As for ``nearest``.
+    spheres : ((n, 3), (n,)) float64
+        World bounding spheres (centres, radii).
+    slots : (n,) int64
+        Slot of each object; ``group``, ``mask`` (cap,) int64 per slot and
+        ``excluded`` the sorted excluded slot-pair keys (``world.filters``): a pair is
+        allowed as in ``World.colliding_pairs``.
+    upper_bound : float
+        Only distances below it are searched for.
+
+    Returns
+    -------
+    tuple
+        As ``nearest``.
+    """
+    ci, cj, cl, _, _ = kn.nearest_candidates(
+        np.ascontiguousarray(lo, dtype=np.float64), np.ascontiguousarray(hi, dtype=np.float64),
+        np.ascontiguousarray(spheres[0], dtype=np.float64), np.ascontiguousarray(spheres[1], dtype=np.float64),
+        np.ascontiguousarray(slots, dtype=_I64), group, mask, excluded, float(upper_bound),
+    )  # fmt: skip
+    return measure_in_order(ci, cj, cl, measure, upper_bound)
+
+
+def measure_in_order(
+    ci: NDArray[np.int64], cj: NDArray[np.int64], cl: NDArray[np.float64], measure: Measure, upper_bound: float
+) -> tuple[float, int, int, NDArray, NDArray, int, int, int, int]:
+    """Measure candidate pairs (ci[k], cj[k]) with lower bounds cl[k] exactly, in
+    increasing (lower bound, i, j) order, in batches (``nearest`` describes them),
+    stopping when the next lower bound is not below the best distance so far.
+
+    Returns ``nearest``'s tuple (``candidates`` is ``ci.shape[0]``).
+    """
+    nan3 = np.full(3, np.nan)
+    if ci.shape[0] == 0:
+        return math.inf, -1, -1, nan3, nan3.copy(), -1, -1, 0, 0
     order = np.lexsort((cj, ci, cl))  # deterministic: ties by (i, j)
     ci, cj, cl = ci[order], cj[order], cl[order]
     best = math.inf
