@@ -105,10 +105,11 @@ def build_tree(lo, hi):
 
     lo, hi : (n, 3) float64 boxes, n >= 1
 
-    Returns ``(perm, nlo, nhi, first, count, child, n_nodes)``: ``perm`` (n,) the box
-    of each tree position (leaves hold consecutive positions); per node its box
-    ``nlo``/``nhi`` (m, 3), and ``first``/``count`` its positions when a leaf
-    (``child`` -1), else ``child`` its first child (the second is ``child + 1``).
+    Returns ``(perm, nlo, nhi, first, count, child, nmax)``: ``perm`` (n,) the box of
+    each tree position (leaves hold consecutive positions); per node (m,) its box
+    ``nlo``/``nhi`` (m, 3), ``first``/``count`` its positions when a leaf (``child``
+    -1), else ``child`` its first child (the second is ``child + 1``), and ``nmax``
+    the largest box index below it.
     """
     n = lo.shape[0]
     perm = np.arange(n)
@@ -118,6 +119,7 @@ def build_tree(lo, hi):
     first = np.zeros(cap, np.int64)
     count = np.zeros(cap, np.int64)
     child = np.full(cap, -1, np.int64)
+    nmax = np.zeros(cap, np.int64)
     cen = (lo + hi) * 0.5
     key = np.empty(n)
     st_node = np.empty(128, np.int64)
@@ -126,17 +128,21 @@ def build_tree(lo, hi):
     st_node[0], st_lo[0], st_hi[0] = 0, 0, n
     top = 1
     n_nodes = 1
+    c_lo = np.empty(3)
+    c_hi = np.empty(3)
     while top > 0:
         top -= 1
         node, s, e = st_node[top], st_lo[top], st_hi[top]
         b0 = perm[s]
+        nmax[node] = b0
         for ax in range(3):
             nlo[node, ax] = lo[b0, ax]
             nhi[node, ax] = hi[b0, ax]
-        c_lo = cen[b0].copy()
-        c_hi = cen[b0].copy()
+            c_lo[ax] = cen[b0, ax]
+            c_hi[ax] = cen[b0, ax]
         for p in range(s + 1, e):
             b = perm[p]
+            nmax[node] = max(nmax[node], b)
             for ax in range(3):
                 nlo[node, ax] = min(nlo[node, ax], lo[b, ax])
                 nhi[node, ax] = max(nhi[node, ax], hi[b, ax])
@@ -161,45 +167,25 @@ def build_tree(lo, hi):
         st_node[top], st_lo[top], st_hi[top] = left, s, mid
         st_node[top + 1], st_lo[top + 1], st_hi[top + 1] = left + 1, mid, e
         top += 2
-    return perm, nlo, nhi, first, count, child, n_nodes
+    return perm, nlo[:n_nodes], nhi[:n_nodes], first[:n_nodes], count[:n_nodes], child[:n_nodes], nmax[:n_nodes]
 
 
 @njit(cache=True, nogil=True)
-def _bounds(plo, phi, bc, br, sc, sr, sm, a, b):
-    """(lower, upper) distance bounds of the objects at tree positions a and b (the
-    tighter of the box and the sphere bounds; ``world/nearest.py`` derives them)."""
-    lower = _gap(plo, phi, plo, phi, a, b)
-    upper = (_norm(bc[a, 0] - bc[b, 0], bc[a, 1] - bc[b, 1], bc[a, 2] - bc[b, 2]) + br[a] + br[b]) * (1.0 + BOX_RTOL)
-    d = _norm(sc[a, 0] - sc[b, 0], sc[a, 1] - sc[b, 1], sc[a, 2] - sc[b, 2])
-    slack = SPHERE_RTOL * (sm[a] + sm[b] + sr[a] + sr[b] + d)
-    lower = max(lower, d - sr[a] - sr[b] - slack)
-    upper = min(upper, d + sr[a] + sr[b] + slack)
-    return lower, upper
-
-
-@njit(cache=True, nogil=True)
-def nearest_candidates(lo, hi, scen, srad, slots, group, mask, excluded, upper_bound):
-    """Candidate pairs of the nearest-pair search over one set of objects.
+def nearest_tree(lo, hi, scen, srad, slots):
+    """The query tree of n >= 1 objects and their data in tree order.
 
     lo, hi : (n, 3) float64 world boxes, insertion order
     scen, srad : (n, 3), (n,) float64 world bounding spheres (centres, radii)
     slots : (n,) int64 slot of each object (the filters are per slot)
-    group, mask : (cap,) int64 collision groups and masks per slot
-        (``common.finish_pairs``)
-    excluded : (E,) int64 sorted excluded slot-pair keys
-    upper_bound : only pairs whose lower bound is below it are candidates
 
-    Returns ``(ii, jj, lower, cap, visits)``: the candidate pairs (k,) int64, i < j,
-    with their lower bounds (k,) float64, unordered: every allowed pair with
-    ``lower < upper_bound`` and ``lower <= cap``; ``cap`` the least upper bound over
-    the allowed pairs (at most ``upper_bound``); ``visits`` the tree nodes visited.
+    Returns ``(perm, nlo, nhi, first, count, child, nmax)`` (``build_tree``) and, per
+    tree position (n,): ``plo``, ``phi`` the box, ``bc``, ``br`` its centre and half
+    diagonal, ``sc``, ``sr``, ``sm`` the sphere's centre, radius and largest centre
+    coordinate magnitude, ``pslot`` the slot. PERF: gathered in tree order, so a
+    leaf's objects are contiguous in memory.
     """
     n = lo.shape[0]
-    cap = upper_bound
-    if n < 2:
-        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), cap, 0
-    perm, nlo, nhi, first, count, child, _ = build_tree(lo, hi)
-    # PERF: per-object data gathered in tree order, so a leaf's boxes are contiguous
+    perm, nlo, nhi, first, count, child, nmax = build_tree(lo, hi)
     plo = np.empty((n, 3))
     phi = np.empty((n, 3))
     bc = np.empty((n, 3))
@@ -219,8 +205,66 @@ def nearest_candidates(lo, hi, scen, srad, slots, group, mask, excluded, upper_b
         sr[p] = srad[b]
         sm[p] = max(abs(scen[b, 0]), abs(scen[b, 1]), abs(scen[b, 2]))
         pslot[p] = slots[b]
+    return perm, nlo, nhi, first, count, child, nmax, plo, phi, bc, br, sc, sr, sm, pslot
+
+
+@njit(cache=True, nogil=True)
+def _bounds(plo, phi, bc, br, sc, sr, sm, a, b):
+    """(lower, upper) distance bounds of the objects at tree positions a and b (the
+    tighter of the box and the sphere bounds; ``world/nearest.py`` derives them)."""
+    lower = _gap(plo, phi, plo, phi, a, b)
+    upper = (_norm(bc[a, 0] - bc[b, 0], bc[a, 1] - bc[b, 1], bc[a, 2] - bc[b, 2]) + br[a] + br[b]) * (1.0 + BOX_RTOL)
+    d = _norm(sc[a, 0] - sc[b, 0], sc[a, 1] - sc[b, 1], sc[a, 2] - sc[b, 2])
+    slack = SPHERE_RTOL * (sm[a] + sm[b] + sr[a] + sr[b] + d)
+    lower = max(lower, d - sr[a] - sr[b] - slack)
+    upper = min(upper, d + sr[a] + sr[b] + slack)
+    return lower, upper
+
+
+@njit(cache=True, nogil=True)
+def seed_pair(tree, group, mask, excluded):
+    """A near allowed pair, cheaply: the least upper bound over the pairs within each
+    leaf (spatial neighbours). Returns ``(i, j, lower, upper)``, i < j insertion-order
+    indices, or ``(-1, -1, inf, inf)`` when no leaf holds an allowed pair."""
+    perm, _, _, first, count, child, _, plo, phi, bc, br, sc, sr, sm, pslot = tree
     filtered = excluded.shape[0] > 0
-    size = max(64, 4 * n)
+    bi, bj, bl, bu = -1, -1, np.inf, np.inf
+    for node in range(child.shape[0]):
+        if child[node] >= 0:
+            continue
+        for a in range(first[node], first[node] + count[node]):
+            for b in range(a + 1, first[node] + count[node]):
+                if not groups_match(pslot[a], pslot[b], group, mask) or (filtered and is_excluded(excluded, pslot[a], pslot[b])):
+                    continue
+                low, up = _bounds(plo, phi, bc, br, sc, sr, sm, a, b)
+                if up < bu:
+                    bi, bj, bl, bu = min(perm[a], perm[b]), max(perm[a], perm[b]), low, up
+    return bi, bj, bl, bu
+
+
+@njit(cache=True, nogil=True)
+def nearest_candidates(tree, group, mask, excluded, upper_bound, threshold):
+    """Candidate pairs of the nearest-pair search over one set of objects.
+
+    tree : ``nearest_tree``'s tuple
+    group, mask : (cap,) int64 collision groups and masks per slot
+        (``common.finish_pairs``)
+    excluded : (E,) int64 sorted excluded slot-pair keys
+    upper_bound : only pairs whose lower bound is below it are candidates
+    threshold : a distance some allowed pair is known to reach (inf for none):
+        pairs whose lower bound exceeds it are no candidates
+
+    Returns ``(ii, jj, lower, cap, visits)``: the candidate pairs (k,) int64, i < j,
+    with their lower bounds (k,) float64, unordered: every allowed pair with
+    ``lower < upper_bound`` and ``lower <= cap``; ``cap`` the least of
+    ``threshold``, ``upper_bound`` and the upper bounds of the allowed pairs met;
+    ``visits`` the tree nodes visited.
+    """
+    perm, nlo, nhi, first, count, child, nmax, plo, phi, bc, br, sc, sr, sm, pslot = tree
+    n = perm.shape[0]
+    cap = min(upper_bound, threshold)
+    filtered = excluded.shape[0] > 0
+    size = 1024
     ki = np.empty(size, np.int64)
     kj = np.empty(size, np.int64)
     kl = np.empty(size)
@@ -237,8 +281,8 @@ def nearest_candidates(lo, hi, scen, srad, slots, group, mask, excluded, upper_b
         while top > 0:
             top -= 1
             node = st[top]
-            if st_low[top] > cap:
-                continue  # C fell since the node was pushed
+            if st_low[top] > cap or nmax[node] <= ia:
+                continue  # C fell since the node was pushed; or no pair i < j below
             visits += 1
             c = child[node]
             if c < 0:
