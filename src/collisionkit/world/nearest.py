@@ -16,9 +16,17 @@ keeps only the pairs whose lower bound is at most U (the answer's pair is among
 them), and measures them exactly in increasing lower-bound order, in batches
 (pairs of the same two shapes in one batched ``collisionkit.distance`` call), each
 with the best distance so far as the query's ``upper_bound``; it stops when the
-next lower bound is not below the best distance. Pairs are scanned in blocks of
-rows, so memory stays bounded for many objects (O(n^2) box arithmetic in NumPy,
-O(k) exact queries for the k pairs that survive).
+next lower bound is not below the best distance. ``nearest`` scans the pairs in
+blocks of rows (O(n_a n_b) box arithmetic in NumPy, bounded memory): the search
+between two sets and of one object against the rest.
+
+The pairs of one set (``nearest_self``, ``World.nearest_pair()``) skip the scan: a
+box tree (``kernels.broadphase.nearest``) yields the candidates in O(n log n) plus
+their number, each object's query pruned by the least upper bound met so far and by
+the exact distance of one seed pair measured first (any allowed pair's distance
+bounds the answer, and the pairs with lower bounds up to it are a prefix of the
+sorted candidates, so the answer is the scan's); memory is linear in the candidates,
+which are sorted lazily (``measure_in_order``).
 """
 
 from __future__ import annotations
@@ -59,9 +67,11 @@ class NearestPair:
     face_a, face_b : int
         Faces holding them (-1 when inf or not a mesh).
     measured : int
-        Pairs measured exactly (the rest were pruned by their box lower bound).
+        Pairs measured exactly (the rest were pruned by their box lower bound);
+        ``nearest_pair()`` without a name counts its seed pair among them.
     candidates : int
-        Pairs whose box lower bound did not exceed the smallest box upper bound.
+        Pairs whose box lower bound did not exceed the smallest box upper bound
+        (``nearest_pair()`` without a name: nor the seed pair's distance).
     """
 
     distance: float

@@ -580,7 +580,10 @@ class World:
         each with the best distance so far as its ``upper_bound``; the search
         stops when the next lower bound is not below the best distance
         (``world.nearest`` has the bounds). The answer is the brute-force minimum
-        over all pairs.
+        over all pairs. Without ``name`` the candidates come from a box tree pruned
+        by box distance (O(n log n) plus the candidates, memory linear in them;
+        benchmarks/results/world_nearest.md);
+        with ``name``, from one O(n) pass over the others.
 
         Parameters
         ----------

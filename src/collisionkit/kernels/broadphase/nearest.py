@@ -14,11 +14,17 @@ How, in O(n log n + candidates) for scenes whose near pairs are few:
 * a static tree over the boxes (median splits on the centres along the widest
   axis, leaves of up to ``LEAF`` boxes, ``build_tree``), whose node boxes bound their
   boxes, so the box gap to a node is at most the gap to any box below it;
-* one query per object, in the tree's order (neighbours one after another): a
-  depth-first descent, nearer child first, skipping a node whose box gap from the
-  object exceeds the least upper bound ``C`` met so far (``C`` only falls, so a
-  skipped node can hold no candidate of the final ``C``); at the leaves each allowed
-  pair i < j gets its bounds, lowers ``C`` to its ``U`` and is kept while ``L <= C``.
+* a seed (``seed_pair``): the pair of least ``U`` among the pairs within each leaf
+  (spatial neighbours); the caller measures its exact distance and passes it as the
+  ``threshold`` (any allowed pair's distance bounds the answer, and is usually far
+  below the loose ``U``: 100k separated boxes keep 440 candidates instead of 745k);
+* one query per object (``nearest_candidates``), in the tree's order (neighbours one
+  after another): a depth-first descent, nearer child first, skipping a node whose
+  box gap from the object exceeds ``C``, the least of the threshold and the upper
+  bounds met so far (``C`` only falls, so a skipped node can hold no candidate of the
+  final ``C``), or whose objects all come before the object (pairs i < j only); at
+  the leaves each allowed pair gets its bounds, lowers ``C`` to its ``U`` and is kept
+  while ``L <= C``.
 
 Kept pairs whose ``L`` exceeds the final ``C`` are dropped at the end (and whenever
 the buffer fills), so the memory is linear in the pairs that survive.
