@@ -193,6 +193,8 @@ def assert_brute(w: ck.World, upper_bound: float = math.inf) -> ck.World:
     else:
         assert p.index in arg and (old[1], old[2]) in arg
         assert p.measured <= p.candidates + 1
+    if best == 0.0:  # touching: both report the first touching pair in (i, j) order
+        assert p.index == (old[1], old[2])
     return w
 
 
@@ -315,7 +317,7 @@ def test_tree_candidates_equal_brute_force_candidates(seed):
         excluded = np.unique([(min(a, b) << 32) + max(a, b) for a, b in rng.integers(0, n, (n, 2)) if a != b]).astype(np.int64)
         ub = math.inf if trial % 4 else float(rng.uniform(0, 3)) * scale
         tree = kn.nearest_tree(lo, hi, c, r, np.arange(n))
-        ii, jj, low, cap, _ = kn.nearest_candidates(tree, group, mask, excluded, ub, math.inf)
+        ii, jj, low, cap, _ = kn.nearest_candidates(tree, group, mask, excluded, ub, math.inf, 0, n)
         ref, ref_cap, ref_low, ups = candidates_by_brute_force(lo, hi, c, r, group, mask, excluded, ub)
         assert cap == pytest.approx(ref_cap, rel=1e-9) or cap == ref_cap
         got = set(zip(ii.tolist(), jj.tolist(), strict=True))
@@ -324,7 +326,7 @@ def test_tree_candidates_equal_brute_force_candidates(seed):
         # a threshold (a distance some allowed pair reaches) keeps exactly the pairs below it
         if ups.size and np.isfinite(ups.min()):
             t = float(np.median(ups))
-            ii2, jj2, low2, cap2, _ = kn.nearest_candidates(tree, group, mask, excluded, ub, t)
+            ii2, jj2, low2, cap2, _ = kn.nearest_candidates(tree, group, mask, excluded, ub, t, 0, n)
             assert cap2 <= min(t, ub)
             assert set(zip(ii2.tolist(), jj2.tolist(), strict=True)) == {p for p, lw in zip(sorted(got), low[np.lexsort((jj, ii))], strict=True) if lw <= cap2}
         i0, j0, _, u0 = kn.seed_pair(tree, group, mask, excluded)
@@ -346,7 +348,7 @@ def test_nearest_pair_of_20k_separated_boxes_is_not_quadratic():
     c, r = pos, np.full(n, math.sqrt(3) / 2)
     tree = kn.nearest_tree(lo, hi, c, r, np.arange(n))
     i0, j0, _, _ = kn.seed_pair(tree, np.ones(n, np.int64), np.full(n, -1, np.int64), np.empty(0, np.int64))
-    ii, jj, _, _, visits = kn.nearest_candidates(tree, np.ones(n, np.int64), np.full(n, -1, np.int64), np.empty(0, np.int64), math.inf, 0.25)
+    ii, jj, _, _, visits = kn.nearest_candidates(tree, np.ones(n, np.int64), np.full(n, -1, np.int64), np.empty(0, np.int64), math.inf, 0.25, 0, n)
     assert (a, b) in set(zip(ii.tolist(), jj.tolist(), strict=True))
     assert ii.shape[0] <= 10 and visits <= 80 * n
     w = ck.World()
@@ -372,3 +374,22 @@ def test_trimesh_drop_in_min_distance_internal_uses_the_tree():
     d, names = m.min_distance_internal(return_names=True)
     assert d == pytest.approx(best, rel=1e-6)  # the drop-in's poses are re-orthonormalised
     assert tuple(sorted(w.index(x) for x in names)) in arg
+
+
+def test_nearest_pair_of_a_pile_is_not_quadratic():
+    """Regression: n overlapping objects have ~n^2 / 2 pairs of lower bound 0; once a seed
+    pair touches, they are made a few objects at a time, and the answer is the block scan's
+    (the first touching pair in (i, j) order)."""
+    small = ck.primitives.box_mesh([0.5, 0.3, 0.2])
+    poses = ck.random_poses(40, radius=0.1, seed=4)
+    w = assert_brute(world_of([small] * 40, poses))
+    assert w.nearest_pair().distance == 0.0
+    # the first objects apart from the rest: the first touching pair is further down
+    for k in range(5):
+        w.set_pose(f"o{k}", ck.translation([10.0 * (k + 1), 0.0, 0.0]))
+    assert_brute(w)
+    n = 3000
+    big = world_of([small] * n, ck.random_poses(n, radius=0.1, seed=5))
+    p = big.nearest_pair()
+    assert p.distance == 0.0 and p.index == (0, 1)
+    assert p.candidates < 2 * n  # not the ~4.5M pairs of lower bound 0

@@ -330,11 +330,10 @@ def nearest_self(
     # prefix of the full sorted candidate list, so the answer is unchanged.
     i0, j0, low0, _ = kn.seed_pair(tree, group, mask, excluded)
     if i0 < 0 or not low0 < limit:
-        ci, cj, cl, _, _ = kn.nearest_candidates(tree, group, mask, excluded, limit, math.inf)
+        ci, cj, cl, _, _ = kn.nearest_candidates(tree, group, mask, excluded, limit, math.inf, 0, n)
         return measure_in_order(ci, cj, cl, measure, upper_bound)
     seed = measure(np.array([i0], _I64), np.array([j0], _I64), limit)
     d0 = float(seed[0][0])
-    ci, cj, cl, _, _ = kn.nearest_candidates(tree, group, mask, excluded, limit, d0)
     reused = False
 
     def measure_again(ii: NDArray[np.int64], jj: NDArray[np.int64], upper: float):
@@ -356,8 +355,51 @@ def nearest_self(
             d[r], pa[r], pb[r], fa[r], fb[r] = d0, seed[1][0], seed[2][0], seed[3][0], seed[4][0]
         return d, pa, pb, fa, fb
 
-    res = measure_in_order(ci, cj, cl, measure_again, upper_bound)
+    if d0 == 0.0:
+        res = first_touching(tree, group, mask, excluded, limit, measure_again)
+    else:
+        ci, cj, cl, _, _ = kn.nearest_candidates(tree, group, mask, excluded, limit, d0, 0, n)
+        res = measure_in_order(ci, cj, cl, measure_again, upper_bound)
     return res[:7] + (res[7] + (0 if reused else 1), res[8])
+
+
+#: Candidate pairs a chunk of ``first_touching`` may hold before its objects stop doubling.
+TOUCHING_CHUNK_PAIRS = 1 << 20
+
+
+def first_touching(tree: tuple, group, mask, excluded, limit: float, measure: Measure) -> tuple:
+    """The search's answer when some allowed pair is known to touch (distance 0).
+
+    The candidates are then the pairs whose lower bound is 0, and the answer is the
+    first of them in (i, j) order that measures 0 (what ``measure_in_order`` reports
+    on them). A pile of n overlapping objects has ~n^2 / 2 such pairs, so they are
+    made and measured a few objects i at a time (chunks doubling while they hold
+    under ``TOUCHING_CHUNK_PAIRS`` pairs): memory linear in a chunk's pairs.
+    """
+    n = tree[0].shape[0]
+    measured = candidates = 0
+    start, step = 0, 1
+    while start < n:
+        stop = min(n, start + step)
+        ci, cj, _, _, _ = kn.nearest_candidates(tree, group, mask, excluded, limit, 0.0, start, stop)
+        candidates += int(ci.shape[0])
+        order = np.lexsort((cj, ci))
+        ci, cj = ci[order], cj[order]
+        pos, size = 0, FIRST_BATCH
+        while pos < ci.shape[0]:
+            end = min(ci.shape[0], pos + size)
+            d, pa, pb, fa, fb = measure(ci[pos:end], cj[pos:end], limit)
+            measured += end - pos
+            hit = np.flatnonzero(d == 0.0)
+            if hit.size:
+                k = int(hit[0])
+                i, j = int(ci[pos + k]), int(cj[pos + k])
+                return 0.0, i, j, np.array(pa[k], np.float64), np.array(pb[k], np.float64), int(fa[k]), int(fb[k]), measured, candidates
+            pos, size = end, min(2 * size, MAX_BATCH)
+        start = stop
+        if ci.shape[0] < TOUCHING_CHUNK_PAIRS // 2:
+            step *= 2
+    raise AssertionError("a pair measured 0 but no candidate pair touches")  # pragma: no cover - see nearest_self
 
 
 def measure_in_order(

@@ -249,7 +249,7 @@ def seed_pair(tree, group, mask, excluded):
 
 
 @njit(cache=True, nogil=True)
-def nearest_candidates(tree, group, mask, excluded, upper_bound, threshold):
+def nearest_candidates(tree, group, mask, excluded, upper_bound, threshold, i_lo, i_hi):
     """Candidate pairs of the nearest-pair search over one set of objects.
 
     tree : ``nearest_tree``'s tuple
@@ -259,6 +259,7 @@ def nearest_candidates(tree, group, mask, excluded, upper_bound, threshold):
     upper_bound : only pairs whose lower bound is below it are candidates
     threshold : a distance some allowed pair is known to reach (inf for none):
         pairs whose lower bound exceeds it are no candidates
+    i_lo, i_hi : only pairs (i, j) with i_lo <= i < i_hi (0, n for all)
 
     Returns ``(ii, jj, lower, cap, visits)``: the candidate pairs (k,) int64, i < j,
     with their lower bounds (k,) float64, unordered: every allowed pair with
@@ -280,6 +281,8 @@ def nearest_candidates(tree, group, mask, excluded, upper_bound, threshold):
     visits = 0
     for a in range(n):
         ia = perm[a]
+        if ia < i_lo or ia >= i_hi:
+            continue
         sa = pslot[a]
         st[0] = 0
         st_low[0] = 0.0
