@@ -316,7 +316,7 @@ def test_tree_candidates_equal_brute_force_candidates(seed):
         group, mask = rng.integers(1, 4, n), rng.integers(1, 4, n)
         excluded = np.unique([(min(a, b) << 32) + max(a, b) for a, b in rng.integers(0, n, (n, 2)) if a != b]).astype(np.int64)
         ub = math.inf if trial % 4 else float(rng.uniform(0, 3)) * scale
-        tree = kn.nearest_tree(lo, hi, c, r, np.arange(n))
+        tree = kn.nearest_tree(lo, hi, c, r, np.arange(n), group, mask)
         ii, jj, low, cap, _ = kn.nearest_candidates(tree, group, mask, excluded, ub, math.inf, 0, n)
         ref, ref_cap, ref_low, ups = candidates_by_brute_force(lo, hi, c, r, group, mask, excluded, ub)
         assert cap == pytest.approx(ref_cap, rel=1e-9) or cap == ref_cap
@@ -346,7 +346,7 @@ def test_nearest_pair_of_20k_separated_boxes_is_not_quadratic():
     pos[b] = pos[a] + [0.0, 0.0, 1.25]
     lo, hi = pos - 0.5, pos + 0.5
     c, r = pos, np.full(n, math.sqrt(3) / 2)
-    tree = kn.nearest_tree(lo, hi, c, r, np.arange(n))
+    tree = kn.nearest_tree(lo, hi, c, r, np.arange(n), np.ones(n, np.int64), np.full(n, -1, np.int64))
     i0, j0, _, _ = kn.seed_pair(tree, np.ones(n, np.int64), np.full(n, -1, np.int64), np.empty(0, np.int64))
     ii, jj, _, _, visits = kn.nearest_candidates(tree, np.ones(n, np.int64), np.full(n, -1, np.int64), np.empty(0, np.int64), math.inf, 0.25, 0, n)
     assert (a, b) in set(zip(ii.tolist(), jj.tolist(), strict=True))
@@ -393,3 +393,83 @@ def test_nearest_pair_of_a_pile_is_not_quadratic():
     p = big.nearest_pair()
     assert p.distance == 0.0 and p.index == (0, 1)
     assert p.candidates < 2 * n  # not the ~4.5M pairs of lower bound 0
+
+
+def brute_between(shapes_a, poses_a, shapes_b, poses_b) -> tuple[float, set[tuple[int, int]]]:
+    best, arg = math.inf, set()
+    for i in range(len(shapes_a)):
+        for j in range(len(shapes_b)):
+            d = float(ck.distance(shapes_a[i], shapes_b[j], poses_a[i], poses_b[j]).distance)
+            if d < best:
+                best, arg = d, {(i, j)}
+            elif d == best:
+                arg.add((i, j))
+    return best, arg
+
+
+def between(shapes_a, poses_a, shapes_b, poses_b, upper_bound=math.inf):
+    def sets(shapes, poses):
+        b = np.array([_box(s, T) for s, T in zip(shapes, poses, strict=True)])
+        sph = np.array([local_sphere(s, np.asarray(s.bounds)) for s in shapes])
+        cen = np.einsum("nij,nj->ni", poses[:, :3, :3], sph[:, :3]) + poses[:, :3, 3]
+        return b[:, 0], b[:, 1], (cen, sph[:, 3])
+
+    lo_a, hi_a, sa = sets(shapes_a, poses_a)
+    lo_b, hi_b, sb = sets(shapes_b, poses_b)
+    return nearest(lo_a, hi_a, lo_b, hi_b, pair_measure(shapes_a, poses_a, shapes_b, poses_b), same=False,
+                   upper_bound=upper_bound, spheres_a=sa, spheres_b=sb)  # fmt: skip
+
+
+def _box(shape, T):
+    """World box of a shape's vertices (meshes) under T, padded a little outward."""
+    v = np.asarray(shape.vertices) @ T[:3, :3].T + T[:3, 3]
+    pad = 1e-9 * (1.0 + np.abs(v).max())
+    return np.stack([v.min(axis=0) - pad, v.max(axis=0) + pad])
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "apart", "overlapping"])
+def test_nearest_between_two_sets_by_tree_equals_block_scan_and_brute_force(layout, monkeypatch):
+    """``nearest(same=False)`` without filters (the drop-in's ``min_distance_other``) joins
+    both sets into one tree from TREE_MIN_PAIRS pairs on: the block scan's answer."""
+    import collisionkit.world.nearest as wn
+
+    shapes = [ck.primitives.box_mesh([0.6, 0.3, 0.4]), ck.primitives.uv_sphere_mesh(0.3, 6, 10)]
+    pa = ck.random_poses(24, radius=6.0 if layout != "overlapping" else 1.0, seed=1)
+    pb = ck.random_poses(30, radius=6.0 if layout != "overlapping" else 1.0, seed=2)
+    if layout == "apart":
+        pb[:, 0, 3] += 20.0  # no leaf of the joined tree holds a pair across: no seed pair
+    sa, sb = [shapes[k % 2] for k in range(24)], [shapes[(k + 1) % 2] for k in range(30)]
+    monkeypatch.setattr(wn, "TREE_MIN_PAIRS", 1 << 62)
+    old = between(sa, pa, sb, pb)
+    monkeypatch.setattr(wn, "TREE_MIN_PAIRS", 0)
+    new = between(sa, pa, sb, pb)
+    best, arg = brute_between(sa, pa, sb, pb)
+    assert new[0] == old[0] == best
+    assert (new[1], new[2]) in arg and (old[1], old[2]) in arg
+    if best == 0.0:
+        assert (new[1], new[2]) == (old[1], old[2])
+    assert new[7] <= new[8] + 1
+    for ub in (best * 0.5, best * 2.0):
+        if ub > 0:
+            assert between(sa, pa, sb, pb, upper_bound=ub)[0] == (best if best < ub else math.inf)
+
+
+def test_trimesh_drop_in_min_distance_other_by_tree(monkeypatch):
+    trimesh = pytest.importorskip("trimesh")
+    import collisionkit.world.nearest as wn
+    from collisionkit import trimesh as ckt
+
+    box = trimesh.creation.box([0.5, 0.5, 0.5])
+    rng = np.random.default_rng(2)
+    side = 18  # 324 objects a manager: 105k pairs, above TREE_MIN_PAIRS
+    grid = np.stack(np.meshgrid(np.arange(side), np.arange(side), indexing="ij"), -1).reshape(-1, 2) * 1.5
+    a, b = ckt.CollisionManager(), ckt.CollisionManager()
+    for k, (x, y) in enumerate(grid):
+        a.add_object(f"a{k}", box, ck.translation([x, y, 0.0]) @ ck.random_poses(1, 0.0, seed=k)[0])
+        b.add_object(f"b{k}", box, ck.translation([x + rng.uniform(-0.2, 0.2), y, 1.2 + rng.uniform(0, 0.5)]))
+    assert len(grid) ** 2 >= wn.TREE_MIN_PAIRS
+    d, names = a.min_distance_other(b, return_names=True)
+    monkeypatch.setattr(wn, "TREE_MIN_PAIRS", 1 << 62)
+    d_old, names_old = a.min_distance_other(b, return_names=True)
+    assert d == d_old and d > 0.0
+    assert names == names_old

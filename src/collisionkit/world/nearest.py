@@ -226,8 +226,17 @@ def nearest(
     holds only pairs whose lower bound is below the best so far. The minimum is the
     brute-force one: a pair left out has a lower bound not below it. Among pairs at
     the same least distance, the first in (lower bound, i, j) order is reported.
+
+    Without ``allowed``, with both sets' spheres and at least ``TREE_MIN_PAIRS`` pairs
+    of two sets of more than one object, the pairs come from ``nearest_self``'s box
+    tree over both sets joined (filters letting only pairs across them through)
+    instead of the block scan.
     """
     n_a, n_b = lo_a.shape[0], lo_b.shape[0]
+    if allowed is None and spheres_a is not None and spheres_b is not None and n_a * n_b >= TREE_MIN_PAIRS and (
+        same or min(n_a, n_b) > 1
+    ):
+        return _nearest_by_tree(lo_a, hi_a, lo_b, hi_b, measure, same, upper_bound, spheres_a, spheres_b)
     nan3 = np.full(3, np.nan)
     # PERF: rows of a against all of b by broadcasting (no gathered copies), one pass: a
     # block keeps its pairs whose lower bound is not above the smallest upper bound so far
@@ -275,6 +284,33 @@ def nearest(
     return measure_in_order(ci[keep], cj[keep], cl[keep], measure, upper_bound)
 
 
+#: Pairs from which ``nearest`` (no filter) searches with the box tree, not the block scan.
+#: NOTE: below it the scan's few NumPy passes cost less than the tree's kernel calls.
+TREE_MIN_PAIRS = 1 << 16
+
+
+def _nearest_by_tree(lo_a, hi_a, lo_b, hi_b, measure: Measure, same: bool, upper_bound: float, spheres_a, spheres_b):
+    """``nearest`` without filters by ``nearest_self``: one set as is; two sets joined
+    (a's objects first), with groups and masks that let only the pairs across through."""
+    if same:
+        n = lo_a.shape[0]
+        return nearest_self(lo_a, hi_a, measure, spheres=spheres_a, slots=np.arange(n, dtype=_I64), group=np.ones(n, _I64),
+                            mask=np.full(n, -1, _I64), excluded=np.empty(0, _I64), upper_bound=upper_bound)  # fmt: skip
+    n_a, n_b = lo_a.shape[0], lo_b.shape[0]
+    n = n_a + n_b
+    group = np.where(np.arange(n) < n_a, 1, 2).astype(_I64)
+
+    def across(ii: NDArray[np.int64], jj: NDArray[np.int64], upper: float):
+        return measure(ii, jj - n_a, upper)  # i < j: i of a, j of b
+
+    res = nearest_self(np.concatenate([lo_a, lo_b]), np.concatenate([hi_a, hi_b]), across,
+                       spheres=(np.concatenate([spheres_a[0], spheres_b[0]]), np.concatenate([spheres_a[1], spheres_b[1]])),
+                       slots=np.arange(n, dtype=_I64), group=group, mask=3 - group, excluded=np.empty(0, _I64),
+                       upper_bound=upper_bound)  # fmt: skip
+    d, i, j = res[0], res[1], res[2]
+    return (d, i, j - n_a if j >= 0 else -1) + tuple(res[3:])
+
+
 def nearest_self(
     lo: NDArray[np.float64],
     hi: NDArray[np.float64],
@@ -320,7 +356,7 @@ def nearest_self(
     tree = kn.nearest_tree(
         np.ascontiguousarray(lo, dtype=np.float64), np.ascontiguousarray(hi, dtype=np.float64),
         np.ascontiguousarray(spheres[0], dtype=np.float64), np.ascontiguousarray(spheres[1], dtype=np.float64),
-        np.ascontiguousarray(slots, dtype=_I64),
+        np.ascontiguousarray(slots, dtype=_I64), group, mask,
     )  # fmt: skip
     limit = float(upper_bound)
     # PERF: one exact distance first (the leaf pair of least upper bound) makes the

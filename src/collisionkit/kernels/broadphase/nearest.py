@@ -177,21 +177,37 @@ def build_tree(lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def nearest_tree(lo, hi, scen, srad, slots):
+def nearest_tree(lo, hi, scen, srad, slots, group, mask):
     """The query tree of n >= 1 objects and their data in tree order.
 
     lo, hi : (n, 3) float64 world boxes, insertion order
     scen, srad : (n, 3), (n,) float64 world bounding spheres (centres, radii)
     slots : (n,) int64 slot of each object (the filters are per slot)
+    group, mask : (cap,) int64 collision groups and masks per slot
 
-    Returns ``(perm, nlo, nhi, first, count, child, nmax)`` (``build_tree``) and, per
-    tree position (n,): ``plo``, ``phi`` the box, ``bc``, ``br`` its centre and half
-    diagonal, ``sc``, ``sr``, ``sm`` the sphere's centre, radius and largest centre
-    coordinate magnitude, ``pslot`` the slot. PERF: gathered in tree order, so a
-    leaf's objects are contiguous in memory.
+    Returns ``(perm, nlo, nhi, first, count, child, nmax)`` (``build_tree``), per node
+    ``ngroup``, ``nmask`` the union (bitwise or) of its objects' groups and masks, and,
+    per tree position (n,): ``plo``, ``phi`` the box, ``bc``, ``br`` its centre and
+    half diagonal, ``sc``, ``sr``, ``sm`` the sphere's centre, radius and largest
+    centre coordinate magnitude, ``pslot`` the slot. PERF: gathered in tree order, so
+    a leaf's objects are contiguous in memory.
     """
     n = lo.shape[0]
     perm, nlo, nhi, first, count, child, nmax = build_tree(lo, hi)
+    # PERF: a node none of whose objects a query's filters let through is skipped whole
+    # (two sets joined by groups, World groups): children come after their parent
+    m = child.shape[0]
+    ngroup = np.zeros(m, np.int64)
+    nmask = np.zeros(m, np.int64)
+    for node in range(m - 1, -1, -1):
+        c = child[node]
+        if c >= 0:
+            ngroup[node] = ngroup[c] | ngroup[c + 1]
+            nmask[node] = nmask[c] | nmask[c + 1]
+        else:
+            for p in range(first[node], first[node] + count[node]):
+                ngroup[node] |= group[slots[perm[p]]]
+                nmask[node] |= mask[slots[perm[p]]]
     plo = np.empty((n, 3))
     phi = np.empty((n, 3))
     bc = np.empty((n, 3))
@@ -211,7 +227,7 @@ def nearest_tree(lo, hi, scen, srad, slots):
         sr[p] = srad[b]
         sm[p] = max(abs(scen[b, 0]), abs(scen[b, 1]), abs(scen[b, 2]))
         pslot[p] = slots[b]
-    return perm, nlo, nhi, first, count, child, nmax, plo, phi, bc, br, sc, sr, sm, pslot
+    return perm, nlo, nhi, first, count, child, nmax, ngroup, nmask, plo, phi, bc, br, sc, sr, sm, pslot
 
 
 @njit(cache=True, nogil=True)
@@ -232,7 +248,7 @@ def seed_pair(tree, group, mask, excluded):
     """A near allowed pair, cheaply: the least upper bound over the pairs within each
     leaf (spatial neighbours). Returns ``(i, j, lower, upper)``, i < j insertion-order
     indices, or ``(-1, -1, inf, inf)`` when no leaf holds an allowed pair."""
-    perm, _, _, first, count, child, _, plo, phi, bc, br, sc, sr, sm, pslot = tree
+    perm, _, _, first, count, child, _, _, _, plo, phi, bc, br, sc, sr, sm, pslot = tree
     filtered = excluded.shape[0] > 0
     bi, bj, bl, bu = -1, -1, np.inf, np.inf
     for node in range(child.shape[0]):
@@ -267,7 +283,7 @@ def nearest_candidates(tree, group, mask, excluded, upper_bound, threshold, i_lo
     ``threshold``, ``upper_bound`` and the upper bounds of the allowed pairs met;
     ``visits`` the tree nodes visited.
     """
-    perm, nlo, nhi, first, count, child, nmax, plo, phi, bc, br, sc, sr, sm, pslot = tree
+    perm, nlo, nhi, first, count, child, nmax, ngroup, nmask, plo, phi, bc, br, sc, sr, sm, pslot = tree
     n = perm.shape[0]
     cap = min(upper_bound, threshold)
     filtered = excluded.shape[0] > 0
@@ -284,14 +300,16 @@ def nearest_candidates(tree, group, mask, excluded, upper_bound, threshold, i_lo
         if ia < i_lo or ia >= i_hi:
             continue
         sa = pslot[a]
+        ga = group[sa]
+        ma = mask[sa]
         st[0] = 0
         st_low[0] = 0.0
         top = 1
         while top > 0:
             top -= 1
             node = st[top]
-            if st_low[top] > cap or nmax[node] <= ia:
-                continue  # C fell since the node was pushed; or no pair i < j below
+            if st_low[top] > cap or nmax[node] <= ia or (ga & nmask[node]) == 0 or (ngroup[node] & ma) == 0:
+                continue  # C fell since the node was pushed; no pair i < j below; none passes the filters
             visits += 1
             c = child[node]
             if c < 0:
