@@ -17,8 +17,9 @@ them), and measures them exactly in increasing lower-bound order, in batches
 (pairs of the same two shapes in one batched ``collisionkit.distance`` call), each
 with the best distance so far as the query's ``upper_bound``; it stops when the
 next lower bound is not below the best distance. ``nearest`` scans the pairs in
-blocks of rows (O(n_a n_b) box arithmetic in NumPy, bounded memory): the search
-between two sets and of one object against the rest.
+blocks of rows (O(n_a n_b) box arithmetic in NumPy, bounded memory): the search of
+one object against the rest, with a filter callable, or of few pairs; two sets
+without filters from ``TREE_MIN_PAIRS`` pairs on go to the tree below, joined.
 
 The pairs of one set (``nearest_self``, ``World.nearest_pair()``) skip the scan: a
 box tree (``kernels.broadphase.nearest``) yields the candidates in O(n log n) plus
