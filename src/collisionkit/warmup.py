@@ -148,6 +148,7 @@ def _world() -> None:
         w.colliding_pairs()
         w.set_pose("ball", translation([0.0, 0.0, 0.5]))
         w.colliding_pairs()
+    w.nearest_pair()  # the nearest-pair tree's kernels (kernels/broadphase/nearest.py)
 
 
 #: A two-link arm of URDF primitives (the robot group; benchmarks.cold_start).

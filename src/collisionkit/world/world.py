@@ -38,7 +38,7 @@ from ..query import batch, deferred
 from ..query.engine import descent_rows, pose_error
 from . import broadphases
 from .filters import PairFilter, as_bits
-from .nearest import NearestPair, local_sphere, nearest, pair_measure
+from .nearest import NearestPair, local_sphere, nearest, nearest_self, pair_measure
 from .records import FramePairs, Pairs, WorldContacts
 
 _I64 = np.int64
@@ -596,7 +596,10 @@ class World:
         each with the best distance so far as its ``upper_bound``; the search
         stops when the next lower bound is not below the best distance
         (``world.nearest`` has the bounds). The answer is the brute-force minimum
-        over all pairs.
+        over all pairs. Without ``name`` the candidates come from a box tree pruned
+        by box distance (O(n log n) plus the candidates, memory linear in them;
+        benchmarks/results/world_nearest.md);
+        with ``name``, from one O(n) pass over the others.
 
         Parameters
         ----------
@@ -645,8 +648,10 @@ class World:
         cen, rad = self._spheres()
         if name is None:
             measure = pair_measure(shapes, poses, shapes, poses)
-            res = nearest(lo, hi, lo, hi, measure, same=True, allowed=self._allowed, upper_bound=ub,
-                          spheres_a=(cen, rad), spheres_b=(cen, rad))  # fmt: skip
+            # PERF: a box tree pruned by the least upper bound so far, not the all-pairs scan
+            # (8,000 boxes: 9.8 s before; benchmarks/world_nearest.py)
+            res = nearest_self(lo, hi, measure, spheres=(cen, rad), slots=order, group=self._group, mask=self._mask,
+                               excluded=self._filter.array, upper_bound=ub)  # fmt: skip
             d, i, j, pa, pb, fa, fb, measured, cand = res
         else:
             k = self.index(name)
