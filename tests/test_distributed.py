@@ -112,16 +112,16 @@ def test_errors_at_the_call(shapes):
 
 
 def test_chunks_run_single_threaded_unless_asked(shapes, monkeypatch):
-    from collisionkit.query import pair
+    from collisionkit.query import driver
 
     seen = []
-    real = pair._traverse
+    real = driver.request
 
-    def spy(query, a, b, pa, pb, mode, cap, options):
+    def spy(spec, a, b, poses, options):
         seen.append(options["threads"])
-        return real(query, a, b, pa, pb, mode, cap, options)
+        return real(spec, a, b, poses, options)
 
-    monkeypatch.setattr(pair, "_traverse", spy)
+    monkeypatch.setattr(driver, "request", spy)
     a, b = shapes
     ck.intersects(a, b, None, lazy(POSES)).compute(scheduler="sync")
     assert seen and set(seen) == {1}

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..geometry.mesh import Mesh
 from ..options import AUTO_BV, BuildOptions
-from .auto import choose_volume
+from .auto import choose_volume, pair_volume
 from .tree import BVH, build_bvh
 
 
@@ -45,3 +45,15 @@ def tree_for(mesh: Mesh, bv: str) -> BVH:
         tree = bvh_of(mesh, opts)
         mesh._trees[bv] = tree
     return tree
+
+
+def pair_trees(a: Mesh, b: Mesh) -> tuple[BVH, BVH]:
+    """Both meshes' hierarchies in the volume kind the pair is traversed in (``pair_volume``).
+
+    The one way a query reaches a mesh's tree: each mesh's own split rule and leaf size,
+    the pair's volume kind, built once and cached per geometry.
+    """
+    bv = pair_volume(a, b)
+    # PERF: every per-call query comes here: the per-view dicts read directly (tree_for
+    # builds on a miss)
+    return a._trees.get(bv) or tree_for(a, bv), b._trees.get(bv) or tree_for(b, bv)
