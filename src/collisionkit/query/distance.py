@@ -109,11 +109,6 @@ def distance(
     return ask(DISTANCE, a, b, pose_a, pose_b, upper_bound=upper, threads=threads)
 
 
-def _fast_meshes(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float) -> Distance:
-    """One pose pair of two meshes: the per-call kernel (``_distance_one``)."""
-    return _distance_one(a, b, Ta, Tb, upper)
-
-
 def _fast_convex_mesh(a: Any, b: Any, Ta: np.ndarray, Tb: np.ndarray, upper: float) -> Distance:
     """One pose pair of a convex shape and a mesh (either order): the mesh distance to the
     shape's surface, 0 where the solid holds part of the mesh, as the registered handler
@@ -233,7 +228,7 @@ def distance_record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distan
 
 
 registry.register("distance", Mesh, Mesh, _distance_meshes, honours=DISTANCE.options)
-register_fast("distance", Mesh, Mesh, _fast_meshes)
+register_fast("distance", Mesh, Mesh, _distance_one)  # two meshes: the per-call kernel itself
 
 
 def register_convex_mesh_fast(shape_types: tuple[type, ...]) -> None:

@@ -124,7 +124,7 @@ def intersects(
     # PERF: the per-call path (one pose each, default strategy) touches as
     # little Python as it can: ~1.5 us of wrapper and dispatch around the kernel.
     if threads is not None:
-        thread_count(threads)  # validate even where the single-pose path ignores it
+        nthreads = thread_count(threads)  # validated (and resolved) once, even where the path ignores it
     if type(a) is Mesh and type(b) is Mesh:
         Ta = single_pose(pose_a)
         Tb = single_pose(pose_b)
@@ -139,7 +139,7 @@ def intersects(
             if threads is None:
                 r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, _TARGET)
             else:
-                r = _intersect_on(thread_count(threads), ta, tb, Ta, Tb, tri_code)
+                r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri_code)
             if r < 0:
                 raise_pose_code(r)
             return r == 1
