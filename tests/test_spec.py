@@ -8,6 +8,7 @@ does not, and be offered by the CLI's ``distance`` command.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -16,9 +17,11 @@ import collisionkit as ck
 from collisionkit.cli import build_parser, main
 from collisionkit.errors import UnsupportedOptionError
 from collisionkit.query import registry
+from collisionkit.query import strategies as strategy_caps
 from collisionkit.query.distance import DISTANCE
 from collisionkit.query.driver import ask
 from collisionkit.query.spec import QUERY_OPTIONS, SPECS, Option, int_text, positive_int
+from collisionkit.query.strategies import Capabilities, capabilities, descent
 
 
 class Probe:
@@ -135,3 +138,56 @@ def test_every_public_question_has_a_spec_matching_its_keywords():
         assert keywords == list(spec.options), name
         for k, opt in spec.options.items():
             assert inspect.signature(getattr(ck, name)).parameters[k].default == opt.default, (name, k)
+
+
+# -- strategies are chosen by what they declare (query/strategies/__init__.py) -------------------
+
+CALLS: list[int] = []
+
+
+@dataclass(frozen=True)
+class Recorder:
+    """A new strategy: walks triangle meshes (by the descent) and counts its requests."""
+
+    def run(self, req):
+        CALLS.append(req.n)
+        return descent.run(req._replace(strategy=ck.strategies.BVH()))
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    from collisionkit import strategies as records
+
+    monkeypatch.setitem(records._BY_NAME, "recorder", Recorder())
+    monkeypatch.setattr(records, "_RECORD_TYPES", [*records._RECORD_TYPES, Recorder])
+    caps = Capabilities(walks="surfaces", pairs=frozenset({"mesh"}), questions=frozenset({"intersects", "contacts"}))
+    monkeypatch.setitem(strategy_caps._CAPS, Recorder, caps)
+    monkeypatch.setitem(strategy_caps._RUN, Recorder, lambda record, req: record.run(req))
+    CALLS.clear()
+
+
+def test_every_strategy_declares_what_it_serves():
+    for name in ck.strategies.names():
+        caps = capabilities(ck.strategies.resolve(name))
+        assert caps.walks in ("surfaces", "solids") and caps.pairs and "intersects" in caps.questions, name
+    assert capabilities(ck.strategies.resolve("bvh")).on_solids == "gjk"
+    assert capabilities(ck.strategies.resolve("oaabb")).counts_visits
+
+
+def test_a_new_strategy_is_chosen_by_its_declaration(recorder):
+    """Declared once: it answers the pairs and questions it names, the rest is refused by name."""
+    a, b = ck.primitives.box_mesh([1, 1, 1]), ck.primitives.uv_sphere_mesh(0.6, 8, 12)
+    poses = np.stack([ck.translation([x, 0.1, 0.0]) for x in (0.2, 0.9, 3.0)])
+    want = ck.intersects(a, b, None, poses)
+    assert np.array_equal(ck.intersects(a, b, None, poses, strategy="recorder"), want) and CALLS
+    c = ck.contacts(a, b, None, poses, strategy="recorder")
+    ref = ck.contacts(a, b, None, poses)
+    assert np.array_equal(c.face_a, ref.face_a) and np.array_equal(c.face_b, ref.face_b)
+    # a surface walker without native surface pairs: surface_contacts reduces its triangle pairs
+    got = ck.surface_contacts(a, b, None, poses, strategy="recorder")
+    assert np.array_equal(got.counts, ck.surface_contacts(a, b, None, poses).counts)
+    for x, y in ((ck.Box([1, 1, 1]), ck.Sphere(0.5)), (ck.Box([1, 1, 1]), b)):
+        with pytest.raises(UnsupportedOptionError, match="strategy='recorder'"):
+            ck.intersects(x, y, None, poses, strategy="recorder")
+    with pytest.raises(UnsupportedOptionError, match="strategy='recorder'"):
+        ck.node_visits(a, b, None, poses, strategy="recorder")

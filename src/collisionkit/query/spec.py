@@ -68,7 +68,6 @@ class Spec:
     view: Callable[[Mapping[str, Any]], tuple[int, int, Any]] | None = None
     lazy: bool = True
     cli: str | None = None
-    doc: str = ""
     _defaults: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:

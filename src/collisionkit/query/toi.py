@@ -199,6 +199,12 @@ def _request(a: Any, b: Any, poses: tuple, options: Mapping[str, Any]) -> Reques
     return Request(a, b, sa, sb, ia, ib, n, batched, 0, -1, None, nthreads, "time_of_impact", options, ea, eb)
 
 
+def _motion_error(status: int, index: int, batched: bool) -> Exception:
+    """The error for ``toi_solve``'s negative status: -1 - (16 * which pose + pose code)."""
+    i, e = divmod(-status - 1, 16)
+    return pose_error(_POSE_NAMES[i], index, e, batched)
+
+
 def _broadcast(stack: np.ndarray, m: int) -> np.ndarray:
     return stack if stack.shape[0] == m else np.ascontiguousarray(np.broadcast_to(stack, (m, 4, 4)))
 
@@ -255,8 +261,7 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
         run_chunks(todo.shape[0], req.threads, solve)
     bad = np.flatnonzero(status < 0)
     if bad.size:  # poses were validated up front; kept as the kernel's own guard
-        i, e = divmod(int(-status[bad[0]] - 1), 16)
-        raise pose_error(_POSE_NAMES[i], int(bad[0]), e, req.batched)
+        raise _motion_error(int(status[bad[0]]), int(bad[0]), req.batched)
     face_a, face_b = ta.arrays.face_ids, tb.arrays.face_ids
     hit = (status == TOI_HIT) | (status == TOI_CAP)
     ja, jb = out[:, 7].astype(np.int64), out[:, 8].astype(np.int64)
@@ -319,8 +324,7 @@ def toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iteratio
     res[4] = ta.options.bv_code
     status = toi_solve(x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, P, np.int64(code), out, stats, res)
     if status < 0:
-        i, e = divmod(int(-status - 1), 16)
-        raise pose_error(_POSE_NAMES[i], 0, e, False)
+        raise _motion_error(int(status), 0, False)
     if m:
         res[2:34] = scaling.scaled_poses(res[2:34].reshape(2, 4, 4), -m).ravel()
     hit = status == TOI_HIT or status == TOI_CAP
