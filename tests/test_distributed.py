@@ -115,13 +115,13 @@ def test_chunks_run_single_threaded_unless_asked(shapes, monkeypatch):
     from collisionkit.query import driver
 
     seen = []
-    real = driver.request
+    real = driver.prepare
 
-    def spy(spec, a, b, poses, options):
-        seen.append(options["threads"])
-        return real(spec, a, b, poses, options)
+    def spy(*args):
+        seen.append(args[7])  # threads, as the request path resolves it
+        return real(*args)
 
-    monkeypatch.setattr(driver, "request", spy)
+    monkeypatch.setattr(driver, "prepare", spy)
     a, b = shapes
     ck.intersects(a, b, None, lazy(POSES)).compute(scheduler="sync")
     assert seen and set(seen) == {1}

@@ -162,7 +162,7 @@ def recorder(monkeypatch):
     monkeypatch.setattr(records, "_RECORD_TYPES", [*records._RECORD_TYPES, Recorder])
     caps = Capabilities(walks="surfaces", pairs=frozenset({"mesh"}), questions=frozenset({"intersects", "contacts"}))
     monkeypatch.setitem(strategy_caps._CAPS, Recorder, caps)
-    monkeypatch.setitem(strategy_caps._RUN, Recorder, lambda record, req: record.run(req))
+    monkeypatch.setitem(strategy_caps.RUNNERS, Recorder, lambda req, record: record.run(req))
     CALLS.clear()
 
 
@@ -191,3 +191,30 @@ def test_a_new_strategy_is_chosen_by_its_declaration(recorder):
             ck.intersects(x, y, None, poses, strategy="recorder")
     with pytest.raises(UnsupportedOptionError, match="strategy='recorder'"):
         ck.node_visits(a, b, None, poses, strategy="recorder")
+
+
+# -- the driver's pieces ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind_a", ["auto", "aabb", "obb", "sphere", "kdop14", "saabb"])
+@pytest.mark.parametrize("kind_b", ["auto", "aabb", "obb"])
+def test_pair_trees_follow_pair_volume(kind_a, kind_b):
+    """bvh.pair_trees (the one way to a pair's trees) inlines pair_volume's rule: they agree."""
+    from collisionkit.bvh import pair_trees, pair_volume, tree_for
+
+    flat = ck.primitives.box_mesh([4.0, 4.0, 0.05])  # auto picks obb for thin parts, aabb else
+    for x, y in ((flat, ck.primitives.box_mesh([1, 1, 1])), (ck.primitives.box_mesh([1, 1, 1]), flat)):
+        a = x.with_options(ck.BuildOptions(bv=kind_a))
+        b = y.with_options(ck.BuildOptions(bv=kind_b))
+        ta, tb = pair_trees(a, b)
+        bv = pair_volume(a, b)
+        assert ta is tree_for(a, bv) and tb is tree_for(b, bv)
+
+
+def test_pose_codes_are_decoded_in_one_place():
+    from collisionkit.errors import InvalidPoseError
+    from collisionkit.query.driver import raise_pose_code
+
+    for r, side in ((-1 - 2, "pose_a"), (-11 - 2, "pose_b")):
+        with pytest.raises(InvalidPoseError, match=f"^{side} is not a rigid"):
+            raise_pose_code(r)

@@ -28,13 +28,18 @@ from .registry import Request
 from .results import Contacts, Stats
 from .rows import BatchResult, gather
 from .shapes import mesh_surfaces
-from .spec import THREADS, Option, Spec, cap_of, define, int_text, one_of, strategy_option, traversal_view
+from .spec import THREADS, Option, Spec, define, int_text, one_of, strategy_option, traversal_view
 from .spec import max_pairs as check_max_pairs
-from .strategies import walk
+from .strategies import RUNNERS
 from .strategies.descent import CONTACTS_ONE, split_pose, splits
 
+
+def _boolean_view(options: Any) -> tuple[int, int, Any]:
+    return MODE_ANY, -1, options["strategy"]
+
+
 INTERSECTS = define(Spec(
-    "intersects", {"strategy": strategy_option("bvh"), "threads": THREADS}, view=traversal_view, cli="check",
+    "intersects", {"strategy": strategy_option("bvh"), "threads": THREADS}, view=_boolean_view, cli="check",
 ))  # fmt: skip
 CONTACTS = define(Spec(
     "contacts",
@@ -229,7 +234,7 @@ def contact_pairs(
     """``contacts`` (its body): the row function other questions share (``contact_geometry``)."""
     if mode not in ("all", "first"):
         raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
-    cap = cap_of(check_max_pairs(max_pairs))
+    cap = -1 if max_pairs is None else check_max_pairs(max_pairs)
     if threads is not None:
         thread_count(threads)  # validate even where the single-pose path ignores it
     if strategy == "bvh" or type(strategy) is BVH:
@@ -380,8 +385,10 @@ def query_stats(
 
 
 def _traverse_meshes(req: Request) -> BatchResult:
-    """The mesh-mesh handler of the three pair questions: the request's strategy walks them."""
-    return walk(req)
+    """The mesh-mesh handler of the three pair questions: the request's strategy walks them
+    (``strategies.walk``, inlined: PERF)."""
+    strategy = req.strategy
+    return RUNNERS[type(strategy)](req, strategy)
 
 
 for _spec in (INTERSECTS, CONTACTS, QUERY_STATS):

@@ -106,6 +106,8 @@ class Handler:
             raise UnsupportedQueryError(
                 f"{query} does not answer {type(a).__name__} and {type(b).__name__}: {self.reason}"
             )
+        if self.honours.issuperset(options):  # PERF: the common case, no default compared
+            return
         for name in set_options(query, options):
             if name not in self.honours:
                 raise UnsupportedOptionError(

@@ -29,42 +29,6 @@ from .strategies import capabilities, refuse
 from .strategies.oaabb import OAABB
 
 
-def _surface_view(options):
-    return SURFACE_MODES["surfaces"], -1, options["strategy"]
-
-
-SURFACE_CONTACTS = define(Spec(
-    "surface_contacts",
-    {
-        "mode": Option("all", one_of("mode", ("all", "first")), "all: every surface pair; first: one per pose"),
-        "triangles": Option(False, None, "also the triangle pairs behind them"),
-        "strategy": strategy_option("oaabb"),
-        "threads": THREADS,
-    },
-    view=_surface_view, lazy=False,
-))  # fmt: skip
-
-
-def _visits_view(options):
-    return SURFACE_MODES[options["mode"]], -1, options["strategy"]
-
-
-def _one_thread(threads: Any) -> Any:
-    """threads=1 is what ``node_visits`` does anyway: the same as leaving it unset."""
-    return None if threads == 1 else THREADS.validated(threads)
-
-
-NODE_VISITS = define(Spec(
-    "node_visits",
-    {
-        "mode": Option("all", one_of("mode", tuple(SURFACE_MODES)), "any, first, all or surfaces"),
-        "strategy": strategy_option("oaabb"),
-        "threads": Option(None, _one_thread, "None or 1 (the counters are shared)"),
-    },
-    view=_visits_view, lazy=False,
-))  # fmt: skip
-
-
 @dataclass(frozen=True, eq=False)
 class SurfaceContacts:
     """Intersecting surface pairs of a batch of N pose pairs (seed 000's queries).
@@ -118,6 +82,78 @@ class SurfaceContacts:
     def __repr__(self) -> str:
         tri = "" if self.triangles is None else f", triangle_pairs={len(self.triangles)}"
         return f"SurfaceContacts(poses={self.n_poses}, surface_pairs={len(self)}{tri})"
+
+
+@dataclass(frozen=True, eq=False)
+class NodeVisits:
+    """How often CollisionSearch visited each R-tree node, summed over the poses.
+
+    Attributes
+    ----------
+    visits_a, visits_b : (nodes,) int64
+        Visits per node of a's and b's R-trees (node layout of ``RTrees``:
+        surface tree first, then the triangle trees).
+    surface_nodes_a, surface_nodes_b : int
+        Nodes of each surface tree (the first ones).
+    n_poses : int
+    """
+
+    visits_a: NDArray[np.int64]
+    visits_b: NDArray[np.int64]
+    surface_nodes_a: int
+    surface_nodes_b: int
+    n_poses: int
+
+    def __post_init__(self) -> None:
+        _freeze(self.visits_a, self.visits_b)
+
+    def summary(self) -> dict[str, float]:
+        """Visited nodes, total visits and the largest and mean visits per visited node, per side."""
+        out: dict[str, float] = {}
+        for side, v in (("a", self.visits_a), ("b", self.visits_b)):
+            hit = v[v > 0]
+            out[f"nodes_{side}"] = float(v.shape[0])
+            out[f"visited_{side}"] = float(hit.shape[0])
+            out[f"visits_{side}"] = float(v.sum())
+            out[f"max_per_node_{side}"] = float(hit.max()) if hit.size else 0.0
+            out[f"mean_per_visited_node_{side}"] = float(hit.mean()) if hit.size else 0.0
+        return out
+
+
+def _surface_view(options):
+    return SURFACE_MODES["surfaces"], -1, options["strategy"]
+
+
+SURFACE_CONTACTS = define(Spec(
+    "surface_contacts",
+    {
+        "mode": Option("all", one_of("mode", ("all", "first")), "all: every surface pair; first: one per pose"),
+        "triangles": Option(False, None, "also the triangle pairs behind them"),
+        "strategy": strategy_option("oaabb"),
+        "threads": THREADS,
+    },
+    result=SurfaceContacts, view=_surface_view, lazy=False,
+))  # fmt: skip
+
+
+def _visits_view(options):
+    return SURFACE_MODES[options["mode"]], -1, options["strategy"]
+
+
+def _one_thread(threads: Any) -> Any:
+    """threads=1 is what ``node_visits`` does anyway: the same as leaving it unset."""
+    return None if threads == 1 else THREADS.validated(threads)
+
+
+NODE_VISITS = define(Spec(
+    "node_visits",
+    {
+        "mode": Option("all", one_of("mode", tuple(SURFACE_MODES)), "any, first, all or surfaces"),
+        "strategy": strategy_option("oaabb"),
+        "threads": Option(None, _one_thread, "None or 1 (the counters are shared)"),
+    },
+    result=NodeVisits, view=_visits_view, lazy=False,
+))  # fmt: skip
 
 
 def _surface_rows(a: Mesh, b: Mesh, c: Contacts, n: int) -> tuple[NDArray, NDArray, NDArray, NDArray]:
@@ -200,42 +236,6 @@ def _surface_contacts_meshes(req: Request) -> SurfaceContacts:
     pose, sa, sb, counts = _surface_rows(a, b, c, c.n_poses)
     tri = in_form(c, req.batched) if triangles else None
     return record(SurfaceContacts, req.batched, pose_index=pose, surface_a=sa, surface_b=sb, counts=counts, triangles=tri)
-
-
-@dataclass(frozen=True, eq=False)
-class NodeVisits:
-    """How often CollisionSearch visited each R-tree node, summed over the poses.
-
-    Attributes
-    ----------
-    visits_a, visits_b : (nodes,) int64
-        Visits per node of a's and b's R-trees (node layout of ``RTrees``:
-        surface tree first, then the triangle trees).
-    surface_nodes_a, surface_nodes_b : int
-        Nodes of each surface tree (the first ones).
-    n_poses : int
-    """
-
-    visits_a: NDArray[np.int64]
-    visits_b: NDArray[np.int64]
-    surface_nodes_a: int
-    surface_nodes_b: int
-    n_poses: int
-
-    def __post_init__(self) -> None:
-        _freeze(self.visits_a, self.visits_b)
-
-    def summary(self) -> dict[str, float]:
-        """Visited nodes, total visits and the largest and mean visits per visited node, per side."""
-        out: dict[str, float] = {}
-        for side, v in (("a", self.visits_a), ("b", self.visits_b)):
-            hit = v[v > 0]
-            out[f"nodes_{side}"] = float(v.shape[0])
-            out[f"visited_{side}"] = float(hit.shape[0])
-            out[f"visits_{side}"] = float(v.sum())
-            out[f"max_per_node_{side}"] = float(hit.max()) if hit.size else 0.0
-            out[f"mean_per_visited_node_{side}"] = float(hit.mean()) if hit.size else 0.0
-        return out
 
 
 def node_visits(

@@ -53,17 +53,22 @@ class Capabilities:
 
 
 _CAPS: dict[type, Capabilities] = {}
-_RUN: dict[type, Callable[[Any, Any], Any]] = {}
+#: record type -> ``runner(request, record) -> BatchResult``
+RUNNERS: dict[type, Callable[[Any, Any], Any]] = {}
+
+
+def _own_run(req: Any, record: Any) -> Any:
+    return record.run(req)
 
 
 def declare(record_type: type, caps: Capabilities, run: Callable[[Any, Any], Any] | None = None) -> None:
-    """Declare what ``record_type`` serves; ``run(record, request) -> BatchResult`` answers a
+    """Declare what ``record_type`` serves; ``run(request, record) -> BatchResult`` answers a
     traversal request (default: the record's own ``run(request)``)."""
     unknown = caps.pairs - set(PAIR_KINDS)
     if unknown or caps.walks not in ("surfaces", "solids"):
         raise ValueError(f"unknown pair kinds {sorted(unknown)} or walk {caps.walks!r}")
     _CAPS[record_type] = caps
-    _RUN[record_type] = run if run is not None else (lambda record, req: record.run(req))
+    RUNNERS[record_type] = _own_run if run is None else run
 
 
 def capabilities(record: Any) -> Capabilities:
@@ -77,7 +82,7 @@ def capabilities(record: Any) -> Capabilities:
 def walk(req: Any, record: Any = None) -> Any:
     """Answer a traversal request with ``record`` (default: the request's strategy)."""
     record = req.strategy if record is None else record
-    return _RUN[type(record)](record, req)
+    return RUNNERS[type(record)](req, record)
 
 
 def refuse(req: Any, why: str) -> UnsupportedOptionError:
@@ -88,4 +93,4 @@ def refuse(req: Any, why: str) -> UnsupportedOptionError:
     )
 
 
-__all__ = ["PAIR_KINDS", "Capabilities", "capabilities", "declare", "refuse", "walk"]
+__all__ = ["PAIR_KINDS", "RUNNERS", "Capabilities", "capabilities", "declare", "refuse", "walk"]

@@ -9,7 +9,7 @@ on all threads").
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -28,8 +28,9 @@ from ..rows import BatchResult
 from . import Capabilities, declare
 
 
-def run(req: Request) -> BatchResult:
-    """Answer a traversal request (intersects, contacts, query_stats) on two meshes.
+def run(req: Request, record: Any = None) -> BatchResult:
+    """Answer a traversal request (intersects, contacts, query_stats) on two meshes
+    (``record``: the request's ``BVH`` record, as a runner of ``strategies.walk``).
 
     The descent kernels over the whole batch in one compiled call; fewer poses than
     threads: each pose on all threads (``split_pose``).
@@ -194,7 +195,7 @@ declare(
         walks="surfaces", pairs=frozenset({"mesh", "convex-mesh"}), on_solids="gjk",
         questions=frozenset({"intersects", "contacts", "query_stats", "surface_contacts"}),
     ),
-    lambda record, req: run(req),
+    run,
 )  # fmt: skip
 
 __all__ = ["CONTACTS_ONE", "PoseRows", "descent_rows", "run", "split_pose", "splits"]
