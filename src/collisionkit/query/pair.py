@@ -303,7 +303,7 @@ def _contacts_one(
     a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: int, strat: BVH, threads: int | None
 ) -> Contacts | None:
     """``contacts`` on one pose pair by the per-call kernel (kernels.traverse.descent.contacts_one);
-    None for a batch. All pairs without a cap: ``engine.split_pose`` (a large pose on all
+    None for a batch. All pairs without a cap: ``strategies.descent.split_pose`` (a large pose on all
     threads). Otherwise one call, or two when the pairs outgrow the first pass's room.
 
     PERF: a pose with more pairs than the room ran on the batch path, about 2x slower than

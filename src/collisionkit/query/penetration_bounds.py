@@ -326,7 +326,7 @@ def usable(a: Mesh, b: Mesh) -> bool:
 
 
 def penetration_bounds(a: Mesh, b: Mesh, req, directions: int, refine: bool) -> Penetration:
-    """``penetration(..., method="bounds")`` over a prepared batch ``req`` (``engine.prepare``)."""
+    """``penetration(..., method="bounds")`` over a prepared batch ``req`` (``driver.prepare``)."""
     for mesh, name in ((a, "a"), (b, "b")):
         if not solid(mesh).closed:
             raise InvalidMeshError(
