@@ -32,7 +32,7 @@ from ..kernels.core.linalg import first_bad_pose
 from ..kernels.robot import checker as kernel
 from ..kernels.robot.kinematics import JOINT_FIXED
 from ..query import batch
-from ..query.engine import pose_error
+from ..query.driver import pose_error
 from ..query.pose_form import in_form
 from .check import RobotCheck, _overlap, _run_batch, _run_one
 

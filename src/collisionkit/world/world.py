@@ -35,7 +35,8 @@ from ..geometry.mesh import Mesh
 from ..kernels.broadphase.common import finish_pairs, world_boxes
 from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF
 from ..query import batch, deferred
-from ..query.engine import descent_rows, pose_error
+from ..query.driver import pose_error
+from ..query.strategies.descent import descent_rows
 from . import broadphases
 from .filters import PairFilter, as_bits
 from .nearest import NearestPair, local_sphere, nearest, nearest_self, pair_measure
