@@ -30,7 +30,9 @@ def T(x=0.0, y=0.0, z=0.0):
 def _live_meshes(n_faces: int) -> int:
     """collisionkit Meshes alive with ``n_faces`` faces (an unusual count marks a test's meshes)."""
     gc.collect()
-    return sum(1 for o in gc.get_objects() if isinstance(o, ck.Mesh) and o.n_faces == n_faces)
+    # NOTE: type(), not isinstance(): isinstance follows a weakref.proxy (other modules keep
+    # some) and raises ReferenceError on a dead one
+    return sum(1 for o in gc.get_objects() if type(o) is ck.Mesh and o.n_faces == n_faces)
 
 
 def _cylinder(k: int) -> trimesh.Trimesh:
