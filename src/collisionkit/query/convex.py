@@ -72,7 +72,7 @@ def gjk_batch(a: ConvexShape, b: ConvexShape, req: Request, distance: bool = Fal
 
 def _scaled_core(s: ConvexShape, m: int) -> tuple:
     """``(kind, core, params, triangles, scale)`` of the shape with every length times 2**-m."""
-    kind, core, params, tris, scale = s.kernel_args()
+    kind, core, params, tris, scale = s._kernel_args()
     if m == 0:
         return kind, core, params, tris, scale
     params = params.copy()
@@ -117,7 +117,7 @@ class GJK:
             return _mesh_request(req, a.mesh, b.mesh)
         if req.n == 1:
             # PERF: one pose pair: the per-call kernel (fewer arguments to dispatch, no batch buffers)
-            ka, kb = a.kernel_args(), b.kernel_args()
+            ka, kb = a._kernel_args(), b._kernel_args()
             stats = np.zeros((1, 4), np.int64)
             hit1 = kg.gjk_intersect_one(*ka, req.pa[req.ia[0]], *kb, req.pb[req.ib[0]], stats[0])
             return _bool_result(req, np.array([hit1]), stats)
@@ -181,7 +181,7 @@ def _single_bool_mesh(a, b, Ta, Tb) -> int:
 
 def _single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
     """Per-call boolean of ``intersects`` (query.registry.SINGLE_BOOL): the same kernel as GJK.run."""
-    return _GJK_CALL.call(*a.kernel_args(), Ta, *b.kernel_args(), Tb)
+    return _GJK_CALL.call(*a._kernel_args(), Ta, *b._kernel_args(), Tb)
 
 
 # the per-call kernel without numba's per-call type dispatch (batch.Pinned): shape kernel
@@ -257,8 +257,8 @@ def _distance_convex_one(a: ConvexShape, b: ConvexShape, Ta: np.ndarray, Tb: np.
     """One pose pair of ``_distance_convex_convex``: the GJK kernel called once, the rows'
     arithmetic (PERF: 52 -> 26 us a call, Box-Sphere); None outside the band of scales the kernel
     takes as given (the batch path prescales)."""
-    ka, core_a, params_a, _, scale_a = a.kernel_args()
-    kb, core_b, params_b, _, scale_b = b.kernel_args()
+    ka, core_a, params_a, _, scale_a = a._kernel_args()
+    kb, core_b, params_b, _, scale_b = b._kernel_args()
     reach = max(scale_a + scale_b, abs(Ta[0, 3]), abs(Ta[1, 3]), abs(Ta[2, 3]), abs(Tb[0, 3]), abs(Tb[1, 3]), abs(Tb[2, 3]))
     if scaling.shift_for(float(reach)) != 0:
         return None

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ..geometry.frozen import sealed
 from .deferred import Computable, to_dataframe
 
 
@@ -27,11 +28,14 @@ def _size(value: Any) -> int:
     return 1 if size is None else int(size)
 
 
-def _freeze(*values: object) -> None:
-    """Make the arrays among ``values`` read-only (scalars of a single pose pass)."""
-    for a in values:
+def _freeze(rec: object, *names: str) -> None:
+    """Make the array fields ``names`` of the frozen record ``rec`` read-only for good
+    (``geometry.frozen.sealed``: a view of a private read-only array, so flipping
+    ``flags.writeable`` back raises); scalars of a single pose and Dask arrays pass."""
+    for name in names:
+        a = getattr(rec, name)
         if isinstance(a, np.ndarray):
-            a.flags.writeable = False
+            object.__setattr__(rec, name, sealed(a))
 
 
 def single(cls: type, **fields: Any) -> Any:
@@ -40,6 +44,9 @@ def single(cls: type, **fields: Any) -> Any:
     read-only arrays), as ``__post_init__`` would leave them; the record stays frozen."""
     r = object.__new__(cls)
     r.__dict__.update(fields)
+    for name, value in fields.items():
+        if type(value) is np.ndarray:
+            r.__dict__[name] = sealed(value)
     return r
 
 
@@ -68,7 +75,7 @@ class Contacts(Computable):
     truncated: bool | NDArray[np.bool_]
 
     def __post_init__(self) -> None:
-        _freeze(self.pose_index, self.face_a, self.face_b, self.counts, self.truncated)
+        _freeze(self, "pose_index", "face_a", "face_b", "counts", "truncated")
 
     def __len__(self) -> int:
         return int(self.pose_index.shape[0])
@@ -126,7 +133,7 @@ class Stats(Computable):
     colliding: bool | NDArray[np.bool_]
 
     def __post_init__(self) -> None:
-        _freeze(self.bv_tests, self.tri_tests, self.node_pairs, self.bv_updates, self.colliding)
+        _freeze(self, "bv_tests", "tri_tests", "node_pairs", "bv_updates", "colliding")
 
     @property
     def n_poses(self) -> int:
@@ -186,7 +193,7 @@ class Distance(Computable):
     tri_pairs: int | NDArray[np.int64]
 
     def __post_init__(self) -> None:
-        _freeze(self.distance, self.point_a, self.point_b, self.face_a, self.face_b, self.node_pairs, self.tri_pairs)
+        _freeze(self, "distance", "point_a", "point_b", "face_a", "face_b", "node_pairs", "tri_pairs")
 
     @property
     def intersecting(self) -> bool | NDArray[np.bool_]:
@@ -234,7 +241,7 @@ class ContactGeometry(Contacts):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _freeze(self.segments, self.points, self.normals, self.kinds)
+        _freeze(self, "segments", "points", "normals", "kinds")
 
     def __repr__(self) -> str:
         if self.lazy:
@@ -296,7 +303,7 @@ class Penetration(Computable):
             else:
                 lower = np.where(self.exact, self.depth, 0.0)
             object.__setattr__(self, "depth_lower", lower)
-        _freeze(self.depth, self.direction, self.exact, self.error_bound, self.method, self.depth_lower, self.depth_upper)
+        _freeze(self, "depth", "direction", "exact", "error_bound", "method", "depth_lower", "depth_upper")
 
     def __repr__(self) -> str:
         return (
@@ -341,7 +348,7 @@ class Classification(Computable):
     names: tuple[str, ...] = CLASS_NAMES
 
     def __post_init__(self) -> None:
-        _freeze(self.codes, self.distance, self.a_inside_b, self.b_inside_a)
+        _freeze(self, "codes", "distance", "a_inside_b", "b_inside_a")
 
     @property
     def labels(self) -> str | NDArray[np.str_]:
@@ -399,10 +406,7 @@ class TimeOfImpact(Computable):
     converged: bool | NDArray[np.bool_] = True
 
     def __post_init__(self) -> None:
-        _freeze(
-            self.hit, self.t, self.pose_a, self.pose_b, self.face_a, self.face_b, self.distance, self.iterations,
-            self.converged,
-        )  # fmt: skip
+        _freeze(self, "hit", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged")  # fmt: skip
 
     @property
     def n_poses(self) -> int:

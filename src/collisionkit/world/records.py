@@ -8,13 +8,17 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ..geometry.frozen import sealed
 from ..query.deferred import Computable, to_dataframe
 
 
-def _freeze(*arrays: np.ndarray) -> None:
-    for a in arrays:
-        if isinstance(a, np.ndarray):  # Dask arrays (a lazy FramePairs) are immutable already
-            a.flags.writeable = False
+def _freeze(rec: object, *names: str) -> None:
+    """The array fields ``names`` of the frozen record ``rec`` read-only for good
+    (``geometry.frozen.sealed``); Dask arrays (a lazy FramePairs) are immutable already."""
+    for name in names:
+        a = getattr(rec, name)
+        if isinstance(a, np.ndarray):
+            object.__setattr__(rec, name, sealed(a))
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,7 +41,7 @@ class Pairs:
     object_names: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        _freeze(self.index)
+        _freeze(self, "index")
 
     def __len__(self) -> int:
         return int(self.index.shape[0])
@@ -89,7 +93,7 @@ class FramePairs(Computable):
     object_names: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        _freeze(self.frame, self.a, self.b, self.counts)
+        _freeze(self, "frame", "a", "b", "counts")
 
     def __len__(self) -> int:
         return int(self.frame.shape[0])
@@ -155,7 +159,7 @@ class WorldContacts:
     object_names: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        _freeze(self.pairs, self.counts, self.truncated, self.pair_row, self.face_a, self.face_b)
+        _freeze(self, "pairs", "counts", "truncated", "pair_row", "face_a", "face_b")
 
     def __len__(self) -> int:
         return int(self.face_a.shape[0])
