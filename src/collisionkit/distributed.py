@@ -337,6 +337,8 @@ def _world_chunk(world: Any, start: int, threads: int | None, frames: Any) -> An
 
 def _chunked(x: Any, what: str, trailing: tuple[int, ...]) -> Any:
     """A Dask array of shape (N, *trailing), chunked along N only."""
+    if np.dtype(x.dtype).kind not in "biuf":  # complex: numpy would drop the imaginary part silently
+        raise ValueError(f"{what}: a Dask array of {x.dtype} values; expected real numbers")
     if x.ndim != 1 + len(trailing) or tuple(x.shape[1:]) != trailing:
         raise ValueError(f"{what}: a Dask array must have shape (N, {', '.join(map(str, trailing))}), got {x.shape}")
     if any(np.isnan(c) for c in x.chunks[0]):

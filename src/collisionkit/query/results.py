@@ -41,12 +41,11 @@ def _freeze(rec: object, *names: str) -> None:
 def single(cls: type, **fields: Any) -> Any:
     """A record of one pose pair built without the dataclass ``__init__`` (PERF: per-call
     paths, -2 us): ``fields`` are every field, already in their final form (Python scalars,
-    read-only arrays), as ``__post_init__`` would leave them; the record stays frozen."""
+    read-only arrays that cannot be made writable again: views of an array the caller has
+    made read-only, or ``geometry.frozen.sealed``), as ``__post_init__`` would leave them;
+    the record stays frozen."""
     r = object.__new__(cls)
     r.__dict__.update(fields)
-    for name, value in fields.items():
-        if type(value) is np.ndarray:
-            r.__dict__[name] = sealed(value)
     return r
 
 

@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..constants import WORLD_BOX_SLACK
 from ..errors import CollisionKitError, InvalidMeshError, InvalidRobotError
+from ..geometry.frozen import immutable
 from ..geometry.mesh import Mesh
 from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID, POSE_OK, pose_error
 from ..kernels.robot import kinematics
@@ -101,6 +102,13 @@ class Joint:
         object.__setattr__(self, "origin", origin)
         object.__setattr__(self, "axis", axis)
 
+    def __setstate__(self, state: dict) -> None:
+        # unpickled arrays are writable copies: freeze them again (Dask ships robots)
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "origin", _frozen(self.origin, (4, 4), "origin"))
+        object.__setattr__(self, "axis", _frozen(self.axis, (3,), "axis"))
+
 
 _ORIGIN_REASON = {
     POSE_NOT_FINITE: "is not finite",
@@ -110,8 +118,8 @@ _ORIGIN_REASON = {
 
 
 def _frozen(value: Any, shape: tuple[int, ...], what: str) -> NDArray[np.float64]:
-    """A read-only float64 view of a private copy of ``value`` (its base is read-only too,
-    so numpy refuses to make the view writable again)."""
+    """``value`` as a float64 copy over immutable bytes (``geometry.frozen.immutable``:
+    numpy refuses to make it writable again), checked for shape and complex values."""
     arr = np.asarray(value)
     if np.iscomplexobj(arr):
         raise InvalidRobotError(f"{what} holds complex values")
@@ -121,10 +129,7 @@ def _frozen(value: Any, shape: tuple[int, ...], what: str) -> NDArray[np.float64
         raise InvalidRobotError(f"{what} is not numeric: {exc}") from None
     if own.shape != shape:
         raise InvalidRobotError(f"{what} must have shape {shape}, got {own.shape}")
-    own.flags.writeable = False
-    view = own.view()
-    view.flags.writeable = False
-    return view
+    return immutable(own)
 
 
 #: Largest URDF read (bytes), the SRDF's rule: real robots' URDFs are tens of kilobytes.
@@ -368,11 +373,8 @@ class Robot:
         )
         actuated = sorted((j for j in joints if j.index >= 0), key=lambda j: j.index)
         self.joint_names = tuple(j.name for j in actuated)
-        # a read-only view of private read-only storage: numpy refuses to make it writable again
-        self._limits = np.array([[j.lower, j.upper] for j in actuated], dtype=np.float64).reshape(-1, 2)
-        self._limits.flags.writeable = False
-        self.limits = self._limits.view()
-        self.limits.flags.writeable = False
+        # over immutable bytes: numpy refuses to make it writable again (geometry.frozen)
+        self.limits = immutable(np.array([[j.lower, j.upper] for j in actuated], dtype=np.float64).reshape(-1, 2))
         self._by_name = {j.name: j for j in joints}
         if len(self._by_name) != len(joints):
             dup = next(j.name for k, j in enumerate(joints) if any(i.name == j.name for i in joints[:k]))
@@ -384,15 +386,12 @@ class Robot:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["link_meshes"] = dict(self.link_meshes)  # a mappingproxy does not pickle
-        del state["limits"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.link_meshes = MappingProxyType(state["link_meshes"])
-        self._limits.flags.writeable = False
-        self.limits = self._limits.view()
-        self.limits.flags.writeable = False
+        self.limits = immutable(state["limits"])
 
     def _adjacent_pairs(self) -> frozenset[tuple[str, str]]:
         """Pairs of links with geometry joined through geometry-less links only.

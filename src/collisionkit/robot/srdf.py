@@ -99,6 +99,11 @@ def read_allowed_pairs(
     return frozenset(disabled - enabled)
 
 
+def _article(kind: str) -> str:
+    """"an SRDF", "a URDF": by the sound of the first letter."""
+    return "an" if kind[:1] in set("AEIOFHLMNRSX") else "a"
+
+
 def read_xml_file(p: str, kind: str, max_bytes: int) -> bytes:
     """The bytes of the XML file ``p`` (a URDF or an SRDF), read only when it is a regular
     file of at most ``max_bytes`` (bounded memory: a huge file is refused unread)."""
@@ -106,7 +111,7 @@ def read_xml_file(p: str, kind: str, max_bytes: int) -> bytes:
         raise CollisionKitError(f"{p}: no such file ({kind})")
     size = os.path.getsize(p)
     if size > max_bytes:
-        raise CollisionKitError(f"{p}: {size} bytes; a{'n' if kind[0] in 'AEIOUS' else ''} {kind} may hold at most {max_bytes}")
+        raise CollisionKitError(f"{p}: {size} bytes; {_article(kind)} {kind} may hold at most {max_bytes}")
     with open(p, "rb") as f:
         data = f.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
@@ -135,7 +140,7 @@ def parse_xml(
     def on_start(tag: str, attrs: dict[str, str]) -> None:
         depth[0] += 1
         if depth[0] == 1 and tag != "robot":
-            raise _Refused(f"{where()}: the root element is <{tag}>; a{'n' if kind[0] in 'AEIOUS' else ''} {kind}'s is <robot>")
+            raise _Refused(f"{where()}: the root element is <{tag}>; {_article(kind)} {kind}'s is <robot>")
         if start is not None:
             start(tag, attrs)
 
@@ -145,7 +150,7 @@ def parse_xml(
             end(tag)
 
     def doctype(*_: object) -> None:
-        raise _Refused(f"{where()}: a DOCTYPE is not allowed in a{'n' if kind[0] in 'AEIOUS' else ''} {kind} (files are data: no entities)")
+        raise _Refused(f"{where()}: a DOCTYPE is not allowed in {_article(kind)} {kind} (files are data: no entities)")
 
     parser.StartElementHandler = on_start
     parser.EndElementHandler = on_end
