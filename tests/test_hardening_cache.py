@@ -131,6 +131,31 @@ def test_damaged_cache_entry_is_reported_once_removed_and_recompiled(pristine, t
     assert "damaged" not in r.stderr
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_damage_is_healed(pristine, tmp_path, seed):
+    """Seeded fuzz: random bytes flipped or a random truncation, in the index or a data file."""
+    import random
+
+    rng = random.Random(seed)
+    cache = tmp_path / "cache"
+    shutil.copytree(pristine, cache)
+    victim = rng.choice(_files(cache))
+    blob = bytearray(victim.read_bytes())
+    if rng.random() < 0.5:
+        blob = blob[: rng.randrange(len(blob))]
+    else:
+        for _ in range(rng.randint(1, 8)):
+            blob[rng.randrange(len(blob))] ^= rng.randint(1, 255)
+    victim.write_bytes(bytes(blob))
+    env = _env(cache)
+    r = _run(SMALL, env)
+    assert r.returncode == 0, r.stderr
+    assert tuple(map(int, r.stdout.split()))[:2] == _expected()
+    assert r.stderr.count("damaged kernel cache entry") == 1, r.stderr
+    r = _run(SMALL, env)
+    assert tuple(map(int, r.stdout.split())) == (*_expected(), 0, 2) and "damaged" not in r.stderr
+
+
 def test_cache_files_carry_a_digest_and_the_folder_key_changed_with_the_format(pristine):
     """What makes damage detectable: every file starts with collisionkit's magic and digest,
     and the folder key covers the format (no older reader shares the folder)."""

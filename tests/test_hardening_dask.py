@@ -99,8 +99,10 @@ def test_a_bad_pose_is_named_by_its_global_index(shapes, chunk):
     # a numpy batch cut per chunk beside a Dask one: its index is global too
     with pytest.raises(InvalidPoseError, match=r"^pose_a\[987\]"):
         ck.contacts(a, b, _bad(P1000, 987), lazy(P1000, chunk)).compute()
-    # a bad single pose is refused at the call
-    with pytest.raises(InvalidPoseError, match=r"^pose_a is not finite"):
+    # a bad single pose is refused at the call, named as the numpy path names it
+    with pytest.raises(InvalidPoseError, match=r"^pose_a\[0\] is not finite"):
+        ck.intersects(a, b, _bad(P1000, 3)[3], P1000)
+    with pytest.raises(InvalidPoseError, match=r"^pose_a\[0\] is not finite"):
         ck.intersects(a, b, _bad(P1000, 3)[3], lazy(P1000, chunk))
 
 

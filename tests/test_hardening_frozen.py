@@ -91,11 +91,18 @@ def test_mesh_geometry_and_options_cannot_be_assigned():
     assert m.name == "label"
 
 
-@pytest.mark.parametrize("query", ["contacts", "distance", "penetration", "classify", "query_stats"])
+@pytest.mark.parametrize(
+    "query",
+    ["contacts", "distance", "penetration", "classify", "query_stats", "surface_contacts", "node_visits",
+     "contact_geometry", "time_of_impact"],
+)  # fmt: skip
 def test_record_arrays_cannot_be_made_writable(query):
     a = ck.primitives.box_mesh([1.0, 1.0, 1.0])
     P = ck.random_poses(20, 0.8, seed=2)
-    rec = getattr(ck, query)(a, a, None, P)
+    if query == "time_of_impact":
+        rec = ck.time_of_impact(a, a, None, None, P, ck.random_poses(20, 0.8, seed=3))
+    else:
+        rec = getattr(ck, query)(a, a, None, P)
     arrays = [v for v in vars(rec).values() if isinstance(v, np.ndarray)]
     assert arrays
     for arr in arrays:

@@ -19,7 +19,7 @@ from collisionkit.errors import CollisionKitError
 
 da = pytest.importorskip("dask.array")
 
-FUZZ = settings(derandomize=True, max_examples=30, deadline=None, suppress_health_check=list(HealthCheck),
+FUZZ = settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=list(HealthCheck),
                 database=None)  # fmt: skip
 
 A = ck.primitives.box_mesh([1.0, 1.0, 1.0])

@@ -32,6 +32,12 @@ def _freeze(rec: object, *names: str) -> None:
     """Make the array fields ``names`` of the frozen record ``rec`` read-only for good
     (``geometry.frozen.sealed``: a view of a private read-only array, so flipping
     ``flags.writeable`` back raises); scalars of a single pose and Dask arrays pass."""
+    if not all(isinstance(n, str) for n in names) or isinstance(rec, np.ndarray):
+        # NOTE: the old form, _freeze(self.a, self.b): flags only (flippable); use the names
+        for a in (rec, *names):
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+        return
     for name in names:
         a = getattr(rec, name)
         if isinstance(a, np.ndarray):

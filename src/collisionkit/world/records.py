@@ -15,6 +15,12 @@ from ..query.deferred import Computable, to_dataframe
 def _freeze(rec: object, *names: str) -> None:
     """The array fields ``names`` of the frozen record ``rec`` read-only for good
     (``geometry.frozen.sealed``); Dask arrays (a lazy FramePairs) are immutable already."""
+    if not all(isinstance(n, str) for n in names) or isinstance(rec, np.ndarray):
+        # NOTE: the old form, _freeze(self.a, self.b): flags only (flippable); use the names
+        for a in (rec, *names):
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+        return
     for name in names:
         a = getattr(rec, name)
         if isinstance(a, np.ndarray):
