@@ -31,12 +31,12 @@ def sealed(a: NDArray) -> NDArray:
     """
     if not isinstance(a, np.ndarray):
         return a
+    if a.base is None:  # PERF: the common case (a fresh answer): freeze and view, no copy
+        a.flags.writeable = False
+        return a.view()  # a view of a read-only array is read-only
     if not a.flags.writeable and _root_locked(a):
         return a
-    if a.base is None:
-        own = a
-    else:
-        own = np.array(a, copy=True)
+    own = np.array(a, copy=True)
     own.flags.writeable = False
     view = own.view()
     view.flags.writeable = False
