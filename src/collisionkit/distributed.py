@@ -428,19 +428,23 @@ def _broadcast_count(counts: list[Any], names: tuple[str, ...]) -> int:
     pose (a (4, 4) pose or a batch of 1) beside any batch. ValueError at the call otherwise,
     so a Dask batch is never answered as a numpy batch tiled to its length."""
 
-    def pair(x: Any, y: Any, say: str) -> Any:
+    def pair(x: Any, y: Any, say: str, longer: bool = False) -> Any:
         if x is None or y is None:
             return y if x is None else x
-        if x != y and 1 not in (x, y):
+        if x == y:
+            return x
+        if 1 not in (x, y):
             raise ValueError(say.format(x, y))
-        return max(x, y)
+        if longer:  # query.toi: a side's start and end broadcast to the longer one
+            return max(x, y)
+        return y if x == 1 else x  # broadcast_poses: the batch beside one pose (even 0 long)
 
     if len(counts) == 2:
         n = pair(counts[0], counts[1], "pose batches do not broadcast: pose_a has {} poses, pose_b has {}")
     else:
         sides = [
             pair(counts[k], counts[k + 1], f"pose batches do not broadcast: {names[k]} has {{}} poses, "
-                 f"{names[k + 1]} has {{}}")
+                 f"{names[k + 1]} has {{}}", longer=True)
             for k in (0, 2)
         ]  # fmt: skip
         n = pair(sides[0], sides[1], "pose batches do not broadcast: a moves {} times, b {} times")
