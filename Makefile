@@ -40,6 +40,7 @@ wheel: $(STAMP)
 # workers then mostly load from the cache, and the suite's heartbeat (tests/conftest.py)
 # names any test that runs 30 s without a result. On a warm cache the warm-up only loads.
 test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m collisionkit warmup
 	$(BIN)/python -m pytest -q -n 2
 

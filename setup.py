@@ -10,6 +10,10 @@ Everything static lives in pyproject.toml. This file adds two things, and only w
 * numba is pinned to the version the code was compiled with (numba refuses cache
   entries of another version, so any other numba would compile everything again).
 
+A relative ``COLLISIONKIT_SHIP_DIR`` is taken from this file's folder, and a folder
+compiled by another Python is refused (the release workflow, .github/workflows/release.yml,
+builds one wheel per Python and platform this way; CONTRIBUTING.md).
+
 Without it (``pip install .``, ``pip install -e .``, an sdist) the wheel is pure
 Python and the kernels compile on first use.
 """
@@ -42,8 +46,35 @@ DEPENDENCIES = [
     "tbb>=2021.6; platform_machine == 'x86_64' or platform_machine == 'AMD64'",
 ]
 
-SHIP = os.environ.get("COLLISIONKIT_SHIP_DIR")
-MANIFEST = json.loads((Path(SHIP) / "manifest.json").read_text()) if SHIP else None
+HERE = Path(__file__).resolve().parent
+
+
+def _ship_dir() -> str | None:
+    """``$COLLISIONKIT_SHIP_DIR`` as an absolute path (a relative one is taken from this
+    folder: the release workflow sets ``build/compiled`` on every platform)."""
+    ship = os.environ.get("COLLISIONKIT_SHIP_DIR")
+    if not ship:
+        return None
+    path = Path(ship)
+    return str(path if path.is_absolute() else HERE / path)
+
+
+def _manifest(ship: str | None) -> dict | None:
+    """The shipped folder's manifest, refused when it was compiled by another Python: its
+    cache files would never load (``collisionkit/_shipped.py`` checks the same tag)."""
+    if ship is None:
+        return None
+    manifest = json.loads((Path(ship) / "manifest.json").read_text())
+    if manifest.get("cache_tag") != sys.implementation.cache_tag:
+        raise SystemExit(
+            f"COLLISIONKIT_SHIP_DIR={ship} holds kernels compiled by {manifest.get('cache_tag')!r}, "
+            f"this build runs {sys.implementation.cache_tag!r}: run `collisionkit warmup --ship` with this Python"
+        )
+    return manifest
+
+
+SHIP = _ship_dir()
+MANIFEST = _manifest(SHIP)
 
 
 def dependencies():

@@ -239,7 +239,7 @@ def _descent_pairs(topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris
 def record_traversal(names: list[str], poses: int) -> None:
     """Like ``record``, but the pairs the default hierarchy's all-pairs descent tests."""
     import collisionkit as ck
-    from collisionkit.query.engine import trees
+    from collisionkit.bvh import pair_trees as trees
 
     os.makedirs(LEAF_DIR, exist_ok=True)
     for name in names:

@@ -55,6 +55,7 @@ JOBS: dict[str, tuple[list[str], int, list[str]]] = {
     "seed003": (["benchmarks.seed003"], 15, ["seed003.md", "seed003.json"]),
     "bv_report": (["benchmarks.bv_report"], 15, ["bv_report.md"]),
     "broadphase": (["benchmarks.broadphase"], 60, ["broadphase.md", "broadphase.json"]),
+    "trimesh_manager": (["benchmarks.trimesh_manager"], 8, ["trimesh_manager.md", "trimesh_manager.json"]),
 }
 
 PROV = re.compile(r"^Provenance: .*$", re.M)
@@ -461,6 +462,30 @@ def block_compile_times() -> str:
     return _wrap(out)
 
 
+def block_trimesh_manager() -> str:
+    """README's drop-in table: every default-manager row of benchmarks/results/trimesh_manager.json."""
+    r = json.loads(_read("trimesh_manager.json"))
+    pv = r["provenance"]
+    rows = [x for x in r["rows"] if not x["opt_in"]]
+    out = [
+        "`python -m benchmarks.trimesh_manager`, both managers on the same scenes, answers refereed first "
+        f"([benchmarks/results/trimesh_manager.md](benchmarks/results/trimesh_manager.md): commit {pv['commit'][:12]}, "
+        f"kernel-source hash `{pv['kernel_source_hash']}`, {pv['date'][:10]}; medians of {r['repeats']} on a shared "
+        "2-core VM; x = FCL's time / ours):",
+        "",
+        "| scene | query | trimesh + fcl | collisionkit | x | answers |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for x in rows:
+        ratio = f"{x['ratio']:.2f}x" if x["ratio"] is not None else "FAIL"
+        verdict = "refereed" if x["ok"] else "FAIL"
+        note = " (FCL stops at its first overlap)" if x.get("overlap_first") else ""
+        out.append(
+            f"| {x['scene']} | `{x['query']}`{note} | {x['fcl_s'] * 1e3:.2f} ms | {x['ck_s'] * 1e3:.2f} ms | {ratio} | {verdict} |"
+        )
+    return "\n".join(out)
+
+
 #: block name -> renderer. A block is written wherever its markers appear.
 BLOCKS: dict[str, Callable[[], str]] = {
     "pairs": block_pairs,
@@ -483,6 +508,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "hard-cases": block_hard_cases,
     "cold-start": block_cold_start,
     "compile-times": block_compile_times,
+    "trimesh-manager": block_trimesh_manager,
     "dask-runs": _doc_block("dask.md", "Provenance:"),
     "dask-bytes": _doc_block("dask.md", "## Bytes sent"),
     "dask-overhead": _doc_block("dask.md", "## Per-chunk overhead"),

@@ -51,7 +51,7 @@ from numba import njit, prange
 import collisionkit as ck
 from collisionkit.kernels.core.linalg import map_triangle, relative_pose
 from collisionkit.kernels.triangle.tri_tri import tri_tri_intersect_tuples
-from collisionkit.query.bfs import saabb_tree, tri_spheres
+from collisionkit.query.strategies.bfs import saabb_tree, tri_spheres
 
 from .peers import FCL, CoalOBBRSS
 

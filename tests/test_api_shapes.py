@@ -25,6 +25,7 @@ from collisionkit.errors import UnsupportedOptionError, UnsupportedPairError
 from collisionkit.query import registry
 from collisionkit.query.shapes import UNSUPPORTED, pair_kind
 from collisionkit.robot.check import check_configurations
+from collisionkit.robot.checker import RobotChecker
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -79,7 +80,11 @@ def test_options_of_world_and_robot_rows():
     assert "set_poses" in _names(TABLE["World.colliding_pairs"][0]) and hasattr(ck.World, "set_poses")
     contacts = inspect.signature(ck.World.contacts).parameters.values()
     assert _names(TABLE["World.contacts"][1]) == [p.name for p in contacts if p.kind is p.KEYWORD_ONLY]
-    check = [p.name for p in inspect.signature(check_configurations).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    # Robot.check's options: the prepared checker's (robot/checker.py), then threads
+    check = [p.name for p in inspect.signature(RobotChecker).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    check.append("threads")
+    reference = [p.name for p in inspect.signature(check_configurations).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    assert set(reference) == set(check) - {"bv"}  # the per-pair path takes them all but bv
     for row in ("Robot.check", "Robot.check_detail"):
         assert _names(TABLE[row][1]) == check
         assert _names(TABLE[row][0]) == ["q"]

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 import numba
+import numpy as np
 import pytest
 from numba.core.registry import CPUDispatcher
 from tests.brute import PARALLEL_BATCH
@@ -183,6 +184,21 @@ def _library_workload() -> None:
     for p in (far[0], poses):  # a convex shape and a mesh: surfaces, then containment
         ck.intersects(cube, sphere, None, p)
         ck.intersects(sphere, cube, p, None)
+    # the prepared robot checker (issue 30 item 1): one configuration, batches serial and
+    # parallel, detail, first colliding; a mesh and a convex obstacle (the routed path)
+    from collisionkit.robot.robot import Joint
+
+    joint = Joint("j", "revolute", "base", "arm", ck.translation([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0]), -3.0, 3.0, 0)
+    arm = ck.Robot("arm", ("base", "arm"), (joint,), {"base": box, "arm": sphere})
+    cell = ck.World()
+    cell.add("o", sphere, ck.translation([0.0, 0.8, 1.0]))
+    cell.add("c", ck.Box([0.2, 0.2, 0.2]), ck.translation([0.0, -0.8, 1.0]))
+    qs = np.linspace(-3.0, 3.0, PARALLEL_BATCH).reshape(-1, 1)
+    arm.check(qs[0], cell)
+    arm.check_detail(qs[:3], cell)
+    for threads in (1, 2):
+        arm.check(qs, cell, threads=threads)
+        arm.checker(cell).first_colliding(qs, threads=threads)
     for broadphase in ("sap", "tree", "grid", "hash", "octree", "brute"):
         world = ck.World(broadphase)
         for i in range(4):

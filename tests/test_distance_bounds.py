@@ -11,11 +11,11 @@ import pytest
 from tests.brute import mapped_triangles, scene
 
 import collisionkit as ck
+from collisionkit.bvh import pair_trees as trees
 from collisionkit.constants import TRI_TEST_GUIGUE
 from collisionkit.kernels.core.linalg import relative_pose
 from collisionkit.kernels.proximity.distance import _tri_leaf_gap2, dir_gap2, first_contact
 from collisionkit.kernels.triangle.tri_tri import tri_tri_intersect
-from collisionkit.query.engine import trees
 
 TORUS = ck.primitives.torus_mesh(1.0, 0.25, 12, 8)
 SPHERE = ck.primitives.uv_sphere_mesh(0.5, 6, 10)

@@ -112,16 +112,16 @@ def test_errors_at_the_call(shapes):
 
 
 def test_chunks_run_single_threaded_unless_asked(shapes, monkeypatch):
-    from collisionkit.query import pair
+    from collisionkit.query import driver
 
     seen = []
-    real = pair._traverse
+    real = driver.prepare
 
-    def spy(query, a, b, pa, pb, mode, cap, options):
-        seen.append(options["threads"])
-        return real(query, a, b, pa, pb, mode, cap, options)
+    def spy(*args):
+        seen.append(args[7])  # threads, as the request path resolves it
+        return real(*args)
 
-    monkeypatch.setattr(pair, "_traverse", spy)
+    monkeypatch.setattr(driver, "prepare", spy)
     a, b = shapes
     ck.intersects(a, b, None, lazy(POSES)).compute(scheduler="sync")
     assert seen and set(seen) == {1}

@@ -11,7 +11,7 @@ from tests.convex_cases import cube, exact_colliding, octahedron, random_hull, s
 import collisionkit as ck
 from collisionkit.convex import build_double_hierarchy
 from collisionkit.kernels.traverse import double_box as kd
-from collisionkit.query.double_box import DoubleBox
+from collisionkit.query.strategies.double_box import DoubleBox
 
 PAIRS = [("cube", "cube"), ("cube", "prism9"), ("prism9", "prism9"), ("dodecahedron", "octahedron")]
 

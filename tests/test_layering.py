@@ -21,7 +21,26 @@ def test_import_layers_contract_is_kept():
     cmd = [str(lint)] if lint.exists() else [sys.executable, "-m", "importlinter.cli"]
     out = subprocess.run(cmd + ["--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
-    assert "1 kept, 0 broken" in out.stdout
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    assert f"{len(contracts)} kept, 0 broken" in out.stdout
+
+
+def test_contracts_forbid_cycles_and_keep_query_in_three_levels():
+    """No import cycles anywhere; query/ reads as questions -> strategies -> driver and specs."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    by_type = {c["type"]: c for c in contracts}
+    assert by_type["acyclic_siblings"]["ancestors"] == ["collisionkit"]
+    query = next(c for c in contracts if c.get("containers") == ["collisionkit.query"])
+    layers = [m.strip() for layer in query["layers"] for m in layer.replace("|", ":").split(":")]
+    assert layers.index("pair") < layers.index("strategies") < layers.index("driver") < layers.index("spec")
+    # every module and package of query/ sits in a level
+    pkg = ROOT / "src" / "collisionkit" / "query"
+    present = {p.stem for p in pkg.glob("*.py")} | {p.name for p in pkg.iterdir() if (p / "__init__.py").exists()}
+    assert present - {"__init__"} <= set(layers), f"not in any level: {sorted(present - {'__init__'} - set(layers))}"
 
 
 def test_layers_contract_names_every_package():

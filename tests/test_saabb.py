@@ -9,7 +9,7 @@ from tests.brute import brute_pairs, rows_of, scene
 import collisionkit as ck
 from collisionkit.constants import BV_KINDS, BV_SAABB, BV_WIDTH, LEAF_FLAG, SPLIT_BALANCED, SPLIT_RULES
 from collisionkit.kernels.volumes.saabb import triangle_spheres
-from collisionkit.query.bfs import tri_spheres
+from collisionkit.query.strategies.bfs import tri_spheres
 
 
 def test_codes_registered():

@@ -1,5 +1,5 @@
 """One large pose on all cores (issue 15 item 2): a single pose's descent split over its
-node pairs (``query.engine.split_pose``, ``kernels.traverse.descent.contacts_one``).
+node pairs (``query.strategies.descent.split_pose``, ``kernels.traverse.descent.contacts_one``).
 
 The split must give the serial rows exactly (the front partitions the descent: no pair
 lost, none found twice) and, for all pairs, the serial counters too (each node pair and
@@ -17,9 +17,11 @@ import pytest
 from tests.brute import brute_colliding, brute_pairs, rows_of
 
 import collisionkit as ck
+from collisionkit.bvh import pair_trees
 from collisionkit.constants import MODE_ALL, MODE_ANY, NO_BUDGET, SPLIT_WORK, TRI_TEST_GUIGUE
 from collisionkit.kernels.traverse.descent import intersect_one
-from collisionkit.query import engine, pair
+from collisionkit.query import pair
+from collisionkit.query.strategies import descent
 
 pytest.importorskip("shapely")
 pytest.importorskip("mapbox_earcut")
@@ -54,11 +56,11 @@ def _keys(c, faces_b):
 def test_split_rows_and_counters_equal_serial(near_contact, threads, budget):
     splits = 0
     for name, (a, b, pas, pbs) in near_contact.items():
-        ta, tb = engine.trees(a, b)
+        ta, tb = pair_trees(a, b)
         for Ta, Tb in zip(pas, pbs, strict=True):
             ref = ck.contacts(a, b, Ta, Tb, threads=1)
             ref_stats = ck.query_stats(a, b, Ta, Tb, mode="all", threads=1)
-            got = engine.split_pose(ta, tb, Ta, Tb, TRI_TEST_GUIGUE, MODE_ALL, threads, budget)
+            got = descent.split_pose(ta, tb, Ta, Tb, TRI_TEST_GUIGUE, MODE_ALL, threads, budget)
             assert got.found == ref.counts, name
             assert np.array_equal(got.keys, _keys(ref, b.faces.shape[0])), f"{name}: rows differ"
             # every node pair and leaf pair is still tested exactly once
@@ -74,9 +76,9 @@ def test_split_rows_and_counters_equal_serial(near_contact, threads, budget):
 def test_split_boolean_equals_serial(near_contact, threads, budget):
     splits = 0
     for name, (a, b, pas, pbs) in near_contact.items():
-        ta, tb = engine.trees(a, b)
+        ta, tb = pair_trees(a, b)
         for Ta, Tb in zip(pas, pbs, strict=True):
-            got = engine.split_pose(ta, tb, Ta, Tb, TRI_TEST_GUIGUE, MODE_ANY, threads, budget)
+            got = descent.split_pose(ta, tb, Ta, Tb, TRI_TEST_GUIGUE, MODE_ANY, threads, budget)
             assert got.found == int(ck.intersects(a, b, Ta, Tb, threads=1)), name
             assert got.keys.shape == (0,)
             splits += got.split
@@ -86,23 +88,23 @@ def test_split_boolean_equals_serial(near_contact, threads, budget):
 def test_split_matches_the_brute_force_oracle(near_contact):
     for name in ("flange", "torus"):
         a, b, pas, pbs = near_contact[name]
-        ta, tb = engine.trees(a, b)
+        ta, tb = pair_trees(a, b)
         for Ta, Tb in zip(pas[:2], pbs[:2], strict=True):
             want = brute_pairs(a, b, Ta, Tb)
-            got = engine.split_pose(ta, tb, Ta, Tb, TRI_TEST_GUIGUE, MODE_ALL, 2, 0)
+            got = descent.split_pose(ta, tb, Ta, Tb, TRI_TEST_GUIGUE, MODE_ALL, 2, 0)
             assert got.split
             fb = b.faces.shape[0]
             assert np.array_equal(np.stack([got.keys // fb, got.keys % fb], axis=1), want[:, 1:])
-            hit = engine.split_pose(ta, tb, Ta, Tb, TRI_TEST_GUIGUE, MODE_ANY, 2, 0).found
+            hit = descent.split_pose(ta, tb, Ta, Tb, TRI_TEST_GUIGUE, MODE_ANY, 2, 0).found
             assert bool(hit) == bool(brute_colliding(a, b, Ta, Tb)[0])
 
 
 class _Spy:
-    """Wraps engine.split_pose where query.pair calls it; records (budget, split)."""
+    """Wraps descent.split_pose where query.pair calls it; records (budget, split)."""
 
     def __init__(self, monkeypatch):
         self.calls: list[tuple[int, bool]] = []
-        real = engine.split_pose
+        real = descent.split_pose
 
         def spy(*args):
             r = real(*args)
@@ -171,13 +173,13 @@ def test_batches_below_the_thread_count_split_each_pose(near_contact):
 def test_contacts_one_refuses_a_front_too_small(near_contact):
     """The kernel writes the front without bounds checks: a short one is refused up front."""
     a, b, pas, pbs = near_contact["torus"]
-    ta, tb = engine.trees(a, b)
+    ta, tb = pair_trees(a, b)
     keys, stats = np.empty(100, np.int64), np.zeros((1, 4), np.int64)
     short = np.empty((4, 2), np.int32)
     with pytest.raises(ValueError, match="front too small"):
-        engine.CONTACTS_ONE.call(*ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, 0, MODE_ALL, -1, keys, 0, short, 32, stats)
+        descent.CONTACTS_ONE.call(*ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, 0, MODE_ALL, -1, keys, 0, short, 32, stats)
     # without a budget the front is never written: an empty one is fine
-    r, m = engine.CONTACTS_ONE.call(
+    r, m = descent.CONTACTS_ONE.call(
         *ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, 0, MODE_ALL, -1, keys, NO_BUDGET, short[:0], 32, stats
     )
     assert m == 0 and r == ck.contacts(a, b, pas[0], pbs[0], threads=1).counts
@@ -197,9 +199,9 @@ def test_split_poses_from_concurrent_python_threads(near_contact):
     def run(job):
         name, i = job
         a, b, pas, pbs = near_contact[name]
-        ta, tb = engine.trees(a, b)
-        got = engine.split_pose(ta, tb, pas[i], pbs[i], TRI_TEST_GUIGUE, MODE_ALL, None, 0)
-        hit = engine.split_pose(ta, tb, pas[i], pbs[i], TRI_TEST_GUIGUE, MODE_ANY, None, 0).found
+        ta, tb = pair_trees(a, b)
+        got = descent.split_pose(ta, tb, pas[i], pbs[i], TRI_TEST_GUIGUE, MODE_ALL, None, 0)
+        hit = descent.split_pose(ta, tb, pas[i], pbs[i], TRI_TEST_GUIGUE, MODE_ANY, None, 0).found
         return got.keys, hit
 
     with ThreadPoolExecutor(max_workers=4) as pool:

@@ -292,7 +292,9 @@ def test_near_touching_edge_on_face_refereed(shape):
             assert f.in_collision_single(bar, P) is (shape == "ring")  # FCL's GJK misses the touching convex pair
         else:
             p = ck.penetration(a, as_mesh(bar), np.eye(4), P, method="bounds", refine=True)
-            assert p.depth_lower <= -d <= p.depth_upper and -d == pytest.approx(-gap, rel=1e-3)
+            # (the default's lower end lies below the true 1e-9 by its rounding allowance, 2**-40
+            # of the coordinates)
+            assert p.depth_lower <= -d <= p.depth_upper and -d == pytest.approx(-gap, rel=1e-3, abs=1e-11)
             fd = f.min_distance_single(bar, P)
             if shape == "box":
                 assert fd == pytest.approx(d, rel=1e-3)
@@ -314,7 +316,8 @@ def test_mesh_inside_a_closed_mesh_collides_refereed():
     assert RING.contains(small.vertices + [0.75, 0, 0]).all()
     d, data = c.min_distance_single(small, where, return_data=True)
     p = ck.penetration(ring, sph, np.eye(4), where, method="bounds", refine=True)
-    assert d == -p.depth and p.depth_lower <= -d <= p.depth_upper and d < -0.2
+    q = ck.penetration(ring, sph, np.eye(4), where, method="bounds")  # the default: its lower end
+    assert d == -q.depth_lower and -d <= p.depth_lower <= p.depth_upper and d < -0.2
     # one contact, faces -1 (no triangle pair meets)
     _, contacts = c.in_collision_single(small, where, return_data=True)
     assert len(contacts) == 1 and contacts[0].index("ring") == -1 and contacts[0].depth == -d
@@ -346,13 +349,19 @@ def test_nonconvex_signed_distance_refereed():
         CollisionManager(depth="exact")
     # FCL (an fcl.Convex plate, a BVH ring) finds the same depth: inside our certified bracket
     assert p.depth_lower - 1e-9 <= -f.min_distance_internal() <= p.depth_upper + 1e-9
-    # two rings (two BVHs): FCL gives no depth, 0.0; ours is the bracket's upper end
+    # two rings (two BVHs): FCL gives no depth, 0.0; ours (default) is the refined bracket's
+    # lower end, depth="refined" its upper end
     g, h = pair(lambda m: (m.add_object("r0", RING), m.add_object("r1", RING, T(0.75))))
     assert g.min_distance_internal() == 0.0
     d = h.min_distance_internal()
     r0, r1 = h._objs["r0"], h._objs["r1"]
     p = ck.penetration(r0.mesh, r1.mesh, r0.transform, r1.transform, method="bounds", refine=True)
-    assert d == -p.depth_upper and p.depth_lower <= -d and -d > 0.2
+    q = ck.penetration(r0.mesh, r1.mesh, r0.transform, r1.transform, method="bounds")
+    assert q.depth_lower == 0.0 and d == -p.depth_lower and -d > 0.19  # no vertex inside: centroids are
+    tight = CollisionManager(depth="refined")
+    tight.add_object("r0", RING)
+    tight.add_object("r1", RING, T(0.75))
+    assert tight.min_distance_internal() == -p.depth_upper <= d
 
 
 def pegboard(n=4):

@@ -13,7 +13,7 @@ from tests.brute import load_pb_mesh, radius
 
 import collisionkit as ck
 from collisionkit.query import registry
-from collisionkit.query.engine import result_from_pairs
+from collisionkit.query.rows import result_from_pairs
 from collisionkit.world import BROADPHASES
 
 ALL = sorted(BROADPHASES)

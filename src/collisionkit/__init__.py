@@ -31,13 +31,14 @@ from .geometry.transforms import random_poses, rotation, translation  # noqa: E4
 from .io import load_mesh, mesh_from_trimesh  # noqa: E402
 from .options import BuildOptions  # noqa: E402
 from .query import GJK, Contacts, DoubleBox, Stats, contacts, intersects, query_stats  # noqa: E402
-from .query.bfs import BFS  # noqa: E402  (registers strategy "bfs", seed 002)
 from .query.classify import classify  # noqa: E402
 from .query.contact_geometry import contact_geometry  # noqa: E402
 from .query.distance import distance  # noqa: E402
-from .query.oaabb import OAABB, NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
 from .query.penetration import penetration  # noqa: E402
 from .query.results import Classification, ContactGeometry, Distance, Penetration, TimeOfImpact  # noqa: E402
+from .query.strategies.bfs import BFS  # noqa: E402  (strategy "bfs", seed 002)
+from .query.strategies.oaabb import OAABB  # noqa: E402
+from .query.surfaces import NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
 from .query.toi import time_of_impact  # noqa: E402
 from .render import render_scene  # noqa: E402
 from .robot import Robot  # noqa: E402

@@ -13,7 +13,8 @@ the manifest matches it exactly:
   the platform wheel pins ``numba==`` the version it was built with);
 * the Python implementation and version (``sys.implementation.cache_tag``: numba
   keys entries by the function's bytecode and pickles them);
-* the LLVM target triple (operating system and architecture).
+* the LLVM target triple (operating system and architecture; on macOS the
+  system version it names, or a newer one: :func:`same_target`).
 
 Anything else (a source checkout, another numba, another platform) compiles on
 first use into the user cache (``_numba.cache_dir``), with one line on the
@@ -153,6 +154,28 @@ def _locator_class() -> type:
 KernelLocator: type | None = None
 
 
+def _darwin(triple: str) -> tuple[str, tuple[int, ...]] | None:
+    """``arm64-apple-darwin23.4.0`` -> (``arm64-apple-darwin``, (23, 4, 0)); None for other systems."""
+    head, sep, version = triple.rpartition("darwin")
+    if not sep or not version or not all(p.isdigit() for p in version.split(".")):
+        return None
+    return head + sep, tuple(int(p) for p in version.split("."))
+
+
+def same_target(shipped: str, host: str) -> bool:
+    """Can code compiled for the LLVM triple ``shipped`` run on ``host``?
+
+    Equal triples; on macOS, whose triple names the kernel version it was built on
+    (``arm64-apple-darwin23.4.0``), the same architecture on that version or a newer one
+    (the release workflow builds on the oldest macOS runner; LLVM may pick library calls
+    of the version it targets, so an older system compiles instead).
+    """
+    if shipped == host:
+        return True
+    s, h = _darwin(shipped), _darwin(host)
+    return s is not None and h is not None and s[0] == h[0] and h[1] >= s[1]
+
+
 def _load_shipped(cache: Any, sig: Any, target_context: Any) -> Any:
     """The shipped entry of ``sig`` for this dispatcher's cache, rebuilt; None if absent."""
     global _shipped, _status, _triple_checked
@@ -162,7 +185,7 @@ def _load_shipped(cache: Any, sig: Any, target_context: Any) -> Any:
     host = codegen.magic_tuple()
     if not _triple_checked:
         _triple_checked = True
-        if host[0] != _shipped.magic_tuple[0]:
+        if not same_target(_shipped.magic_tuple[0], host[0]):
             _status = f"precompiled kernels are for {_shipped.magic_tuple[0]}, this machine is {host[0]}"
             _shipped = None
             from ._numba import log

@@ -239,7 +239,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .query.pair import intersects
 
     a, b, pa, pb = _pair_inputs(args)
-    hit = np.atleast_1d(np.asarray(intersects(a, b, pa, pb)))
+    hit = np.atleast_1d(np.asarray(ask_spec("check", intersects, args, a, b, pa, pb)))
     n_hit = int(hit.sum())
     data = {"a": args.a, "b": args.b, "poses": int(hit.size), "colliding": hit, "n_colliding": n_hit}
 
@@ -258,7 +258,7 @@ def cmd_contacts(args: argparse.Namespace) -> int:
     from .query.pair import contacts
 
     a, b, pa, pb = _pair_inputs(args)
-    c = contacts(a, b, pa, pb, max_pairs=args.max_pairs)
+    c = ask_spec("contacts", contacts, args, a, b, pa, pb)
     rows = np.stack([c.pose_index, c.face_a, c.face_b], axis=1)
     data = {
         "a": args.a, "b": args.b, "counts": np.atleast_1d(c.counts), "truncated": np.atleast_1d(c.truncated),
@@ -353,7 +353,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     from .query.distance import distance
 
     a, b, pa, pb = _pair_inputs(args)
-    rows = distance_rows(distance(a, b, pa, pb))
+    rows = distance_rows(ask_spec("distance", distance, args, a, b, pa, pb))
     n_hit = sum(r["intersecting"] for r in rows)
     data = {"a": args.a, "b": args.b, "poses": len(rows), "n_intersecting": n_hit, "results": rows}
 
@@ -377,7 +377,7 @@ def cmd_penetration(args: argparse.Namespace) -> int:
 
     a, b, pa, pb = _pair_inputs(args)
     hit = np.atleast_1d(np.asarray(intersects(a, b, pa, pb)))  # the exit code: do the surfaces meet?
-    rows = penetration_rows(penetration(a, b, pa, pb, method=args.method), hit)
+    rows = penetration_rows(ask_spec("penetration", penetration, args, a, b, pa, pb), hit)
     n_hit = int(hit.sum())
     data = {"a": args.a, "b": args.b, "poses": len(rows), "n_intersecting": n_hit, "results": rows}
 
@@ -399,7 +399,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
     from .query.classify import classify
 
     a, b, pa, pb = _pair_inputs(args)
-    rows = classify_rows(classify(a, b, pa, pb, tolerance=args.tolerance))
+    rows = classify_rows(ask_spec("classify", classify, args, a, b, pa, pb))
     counts = {name: sum(r["label"] == name for r in rows) for name in ("disjoint", "touching", "penetrating", "contained")}
     data = {"a": args.a, "b": args.b, "poses": len(rows), "counts": counts, "results": rows}
 
@@ -770,6 +770,52 @@ def cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
     return code if isinstance(code, int) else 0
 
 
+def _spec_of(command: str) -> Any:
+    """The question a pair command answers (``Spec.cli``), or None."""
+    from .query.spec import SPECS
+
+    return next((s for s in SPECS.values() if s.cli == command), None)
+
+
+def _flag_type(name: str, option: Any) -> Callable[[str], Any]:
+    parse = option.text or str
+
+    def flag_type(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    flag_type.__name__ = name  # argparse names the type in some messages
+    return flag_type
+
+
+def add_spec_flags(p: argparse.ArgumentParser, command: str) -> None:
+    """One ``--flag`` per option of the command's question marked ``cli=True``: parsed by the
+    option's ``text``, restricted to its ``choices``, defaulting to its default."""
+    spec = _spec_of(command)
+    for name, option in spec.cli_options() if spec is not None else ():
+        help_ = option.help + (f" (default {option.default})" if option.default is not None else "")
+        p.add_argument(
+            "--" + name.replace("_", "-"), dest=name, type=_flag_type(name, option), default=option.default,
+            choices=option.choices, metavar="NAME" if option.choices else None, help=help_,
+        )  # fmt: skip
+
+
+def ask_spec(command: str, fn: Callable[..., Any], args: argparse.Namespace, a: Any, b: Any, pa: Any, pb: Any) -> Any:
+    """``fn(a, b, pa, pb, **flags)`` with the command's spec flags; an option ``fn`` does not
+    name yet (one a spec gained at run time) goes through the driver (``query.driver.ask``)."""
+    import inspect
+
+    spec = _spec_of(command)
+    flags = {name: getattr(args, name) for name, _ in spec.cli_options()} if spec is not None else {}
+    if all(k in inspect.signature(fn).parameters for k in flags):
+        return fn(a, b, pa, pb, **flags)
+    from .query.driver import ask
+
+    return ask(spec, a, b, pa, pb, **flags)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="collisionkit",
@@ -813,15 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--pose-a", help=pose_help)
         p.add_argument("--pose-b", help=pose_help)
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-        if name == "contacts":
-            p.add_argument("--max-pairs", type=positive_int, default=None, help="keep at most this many pairs per pose")
-        if name == "penetration":
-            p.add_argument("--method", default="auto", choices=("auto", "convex", "sampled"), metavar="NAME",
-                           help="auto (default: exact for two convex meshes, sampled otherwise), convex (exact depth "
-                           "of the convex hulls) or sampled")  # fmt: skip
-        if name == "classify":
-            p.add_argument("--tolerance", type=nonneg_float, default=0.0,
-                           help="surfaces closer than this (and not overlapping) are 'touching' (default 0)")  # fmt: skip
+        add_spec_flags(p, name)  # the question's options marked cli=True (query/spec.py)
         if name != "check":
             p.add_argument("--show", type=count_int, default=20, help="rows to print in the table (default 20)")
         p.set_defaults(func=func)

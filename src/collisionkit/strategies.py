@@ -6,10 +6,12 @@ travel as loose keyword arguments.
 
 Adding a strategy: define a frozen dataclass with a ``run(request)`` method
 (``request`` is a ``query.registry.Request``: validated, broadcast poses and
-the query mode; it returns a ``query.engine.BatchResult``), then
-``register("name", Record())`` from the module that implements it and import
-that module in ``collisionkit/__init__.py``. ``BVH`` is the built-in default
-and has no ``run``: the engine answers it itself.
+the query mode; it returns a ``query.rows.BatchResult``), then
+``register("name", Record())`` and declare what it serves
+(``query.strategies.declare(Record, Capabilities(...))``) from the module that
+implements it (under ``query/strategies/``), imported by ``query/__init__.py``.
+``BVH`` is the built-in default and has no ``run``: the descent
+(``query/strategies/descent.py``) answers it.
 """
 
 from __future__ import annotations

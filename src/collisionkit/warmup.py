@@ -31,9 +31,10 @@ def _meshes() -> tuple[Any, Any, np.ndarray, np.ndarray]:
 
 def _split(a: Any, b: Any, T: np.ndarray, mode: int) -> None:
     """One pose split over threads at the roots (budget 0): what a large pose runs."""
-    from .query.engine import split_pose, trees
+    from .bvh import pair_trees
+    from .query.strategies.descent import split_pose
 
-    ta, tb = trees(a, b)
+    ta, tb = pair_trees(a, b)
     split_pose(ta, tb, np.eye(4), T, 0, mode, None, 0)
 
 
@@ -98,9 +99,9 @@ def _classify() -> None:
 def _strategies() -> None:
     from .bvh.refit import refit
     from .convex import Box, Sphere
-    from .query.bfs import BFS
     from .query.distance import distance
     from .query.pair import contacts, intersects
+    from .query.strategies.bfs import BFS
 
     a, b, T, poses = _meshes()
     for strategy in ("oaabb", "bfs", BFS(parallel=True), BFS(parallel=False)):
@@ -148,6 +149,7 @@ def _world() -> None:
         w.colliding_pairs()
         w.set_pose("ball", translation([0.0, 0.0, 0.5]))
         w.colliding_pairs()
+    w.nearest_pair()  # the nearest-pair tree's kernels (kernels/broadphase/nearest.py)
 
 
 #: A two-link arm of URDF primitives (the robot group; benchmarks.cold_start).

@@ -2,10 +2,10 @@
 
 from ..options import BuildOptions
 from .auto import VolumeChoice, choose_volume, mesh_volume, pair_volume
-from .cache import bvh_of, tree_for
+from .cache import bvh_of, pair_trees, tree_for
 from .tree import BVH, BVHArrays, build_bvh, validate_bvh
 
 __all__ = [
     "BVH", "BVHArrays", "BuildOptions", "VolumeChoice", "build_bvh", "bvh_of", "choose_volume", "mesh_volume",
-    "pair_volume", "tree_for", "validate_bvh",
+    "pair_trees", "pair_volume", "tree_for", "validate_bvh",
 ]  # fmt: skip

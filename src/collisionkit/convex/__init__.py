@@ -2,7 +2,8 @@
 double hierarchy of outer and inner boxes (seed 003).
 
 The queries on these shapes (GJK handlers, the ``"gjk"`` and ``"double-box"``
-strategies) live one layer up, in ``query/convex.py`` and ``query/double_box.py``.
+strategies) live one layer up, in ``query/convex.py`` and ``query/strategies/`` (``gjk.py``,
+``double_box.py``).
 """
 
 from .double_hierarchy import build_double_hierarchy

@@ -1,6 +1,6 @@
 """The double hierarchy of outer and inner boxes (seed 003): the build.
 
-The ``"double-box"`` strategy that walks it lives in ``query/double_box.py``.
+The ``"double-box"`` strategy that walks it lives in ``query/strategies/double_box.py``.
 
 Build (seed sections 3-5), per convex polyhedron, a binary tree:
 

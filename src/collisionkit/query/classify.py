@@ -49,16 +49,28 @@ from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
 from ..kernels.triangle.point_in_mesh import winding_numbers_posed
 from ..kernels.triangle.tri_segment import strict_piercings
-from . import deferred, registry, scaling
+from . import scaling
 from .contact_geometry import writable_triangles
 from .containment import piece_points
 from .distance import mesh_distance_rows
-from .engine import prepare
-from .pair import contacts
+from .driver import ask, prepare
+from .pair import contact_rows
 from .pose_form import record
 from .registry import Request
 from .results import Classification
 from .shapes import register_mesh_query
+from .spec import THREADS, Option, Spec, define, length_text, nonnegative_length
+
+CLASSIFY = define(Spec(
+    "classify",
+    {
+        "tolerance": Option(0.0, nonnegative_length("tolerance"),
+                            "surfaces closer than this (and not overlapping) are 'touching' (default 0)",
+                            cli=True, text=length_text),
+        "threads": THREADS,
+    },
+    result=Classification, cli="classify",
+))  # fmt: skip
 
 DISJOINT, TOUCHING, PENETRATING, CONTAINED = 0, 1, 2, 3
 
@@ -159,17 +171,15 @@ def classify(
     >>> ck.classify(small, small, None, ck.translation([1.25, 0, 0]), tolerance=0.5).labels
     'touching'
     """
-    try:
-        tol = float(tolerance)
-    except (TypeError, ValueError):
-        raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}") from None
-    if not (tol >= 0.0 and math.isfinite(tol)):
-        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
-    if deferred.is_lazy(pose_a, pose_b):
-        return deferred.run("classify", a, b, pose_a, pose_b, tolerance=tolerance, threads=threads)
-    options = {"tolerance": tol, "threads": threads}
-    handler = registry.checked("classify", a, b, options)  # convex shapes: their surface (query/shapes.py)
-    return handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "classify", options))
+    # convex shapes: their surface (query/shapes.py)
+    return ask(CLASSIFY, a, b, pose_a, pose_b, tolerance=tolerance, threads=threads)
+
+
+def classify_rows(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, threads: int | None) -> Classification:
+    """``classify`` of two meshes at tolerance 0, in the poses' form: the row function other
+    questions share (penetration's overlap test)."""
+    options = CLASSIFY.validate({"threads": threads})
+    return _classify_meshes(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "classify", options))
 
 
 def _classify_meshes(req: Request) -> Classification:
@@ -197,7 +207,7 @@ def _classify_meshes(req: Request) -> Classification:
         codes[met] = TOUCHING
         sub_a = req.pa[req.ia[met]]
         sub_b = req.pb[req.ib[met]]
-        c = contacts(a, b, sub_a, sub_b, threads=req.threads)
+        c = contact_rows(req._replace(ia=req.ia[met], ib=req.ib[met], n=met.size))
         ones = np.arange(met.size, dtype=np.int64)
         pierce = np.zeros(len(c), bool)
         if len(c):
@@ -223,4 +233,4 @@ def _classify_meshes(req: Request) -> Classification:
 
 register_mesh_query("classify", _classify_meshes)
 
-__all__ = ["CONTAINED", "DISJOINT", "PENETRATING", "TOUCHING", "classify"]
+__all__ = ["CLASSIFY", "CONTAINED", "DISJOINT", "PENETRATING", "TOUCHING", "classify"]

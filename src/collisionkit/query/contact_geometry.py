@@ -19,6 +19,7 @@ from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.triangle import tri_segment
+from .pair import contact_pairs
 from .results import ContactGeometry, Contacts
 
 
@@ -65,9 +66,7 @@ def contact_geometry(
     >>> g.segments.shape[1:], len(g) == len(ck.contacts(box, box, None, ck.translation([0.9, 0.1, 0.05])))
     ((2, 3), True)
     """
-    from .pair import contacts  # NOTE: pair imports nothing from here; kept local for import order
-
-    c = contacts(a, b, pose_a, pose_b, max_pairs=max_pairs, strategy=strategy, threads=threads)
+    c = contact_pairs(a, b, pose_a, pose_b, "all", max_pairs, strategy, threads)
     return add_geometry(a, b, pose_a, pose_b, c)
 
 

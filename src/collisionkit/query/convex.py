@@ -1,4 +1,6 @@
-"""How the public queries answer pairs with convex shapes (registered in ``query.registry``).
+"""How the questions answer pairs with convex shapes: their handlers (registered in
+``query.registry``) and per-call paths (``driver.FAST``); the GJK strategy itself is
+``strategies/gjk.py``.
 
 * convex-convex ``intersects`` (mode "any"): GJK (``kernels/proximity/gjk.py``) unless
   the strategy is ``"double-box"``; exact for polyhedron pairs, one solid
@@ -18,131 +20,44 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
-from .. import strategies
 from ..constants import MODE_ANY
 from ..convex.shapes import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere
-from ..errors import UnsupportedOptionError, UnsupportedPairError
 from ..geometry.mesh import Mesh
-from ..kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ..kernels.proximity import gjk as kg
-from ..strategies import BVH
-from . import batch, containment, engine, registry, scaling
-from .pair import intersects
+from ..strategies import resolve
+from . import containment, registry, scaling
+from .distance import DISTANCE, distance_record, mesh_distance_rows, register_convex_mesh_fast
+from .driver import prepare, register_fast
+from .pair import CONTACTS, INTERSECTS, QUERY_STATS, mesh_bool_one
+from .penetration import PENETRATION, penetration_rows
 from .pose_form import in_form, per_pose, record
 from .registry import Request
 from .results import Distance
+from .rows import BatchResult
+from .strategies import capabilities, refuse, walk
+from .strategies.gjk import gjk_batch, single_bool, surface_request
+
+SHAPES = (Convex, Box, Sphere, Capsule, Cylinder)
 
 
-def _mesh_request(req: Request, ma: Mesh, mb: Mesh) -> engine.BatchResult:
-    """Answer the request on two triangle meshes with the BVH engine."""
-    strat = req.strategy if isinstance(req.strategy, BVH) else strategies.resolve("bvh")
-    return engine.run(req._replace(a=ma, b=mb, strategy=strat))
+def _convex_convex(req: Request) -> BatchResult:
+    """Two convex shapes: a strategy that walks solids answers them ("gjk", "double-box"); one
+    that walks surfaces hands them to the one it names (``Capabilities.on_solids``: "bvh"
+    runs GJK); the other surface strategies ("bfs", "oaabb") are refused by name."""
+    caps = capabilities(req.strategy)
+    if caps.walks == "solids":
+        return walk(req)
+    if caps.on_solids is not None:
+        return walk(req, resolve(caps.on_solids))
+    raise refuse(req, "walks triangle meshes and is not supported here "
+                 "(convex pairs take 'gjk', the default, 'double-box' or a BVH record)")  # fmt: skip
 
 
-def gjk_batch(a: ConvexShape, b: ConvexShape, req: Request, distance: bool = False):
-    """(hit (N,) bool, dist (N,), points (N, 6) in a's frame, stats (N, 4)) for the request's tasks."""
-    n = req.n
-    hit = np.zeros(n, np.bool_)
-    dist = np.zeros(n)
-    points = np.zeros((n, 6))
-    stats = np.zeros((n, 4), np.int64)
-    if n == 0:
-        return hit, dist, points, stats
-    # tasks outside the band of scales the kernel takes as given: prescaled (query/scaling.py)
-    for m, tasks in scaling.groups(scaling.task_shifts(req, a.scale, b.scale), n):
-        if tasks is None:
-            _gjk_rows(_scaled_core(a, 0), _scaled_core(b, 0), req, distance, hit, dist, points, stats)
-            continue
-        scaling.check_range("distance", (a.scale, b.scale), m)
-        k = tasks.shape[0]
-        rows = (np.zeros(k, np.bool_), np.zeros(k), np.zeros((k, 6)), np.zeros((k, 4), np.int64))
-        _gjk_rows(_scaled_core(a, m), _scaled_core(b, m), scaling.sub_request(req, tasks, m), distance, *rows)
-        hit[tasks], dist[tasks], points[tasks], stats[tasks] = (
-            rows[0],
-            np.ldexp(rows[1], m),
-            np.ldexp(rows[2], m),
-            rows[3],
-        )
-    return hit, dist, points, stats
-
-
-def _scaled_core(s: ConvexShape, m: int) -> tuple:
-    """``(kind, core, params, triangles, scale)`` of the shape with every length times 2**-m."""
-    kind, core, params, tris, scale = s._kernel_args()
-    if m == 0:
-        return kind, core, params, tris, scale
-    params = params.copy()
-    params[:3] = np.ldexp(params[:3], -m)  # inflation radius, cylinder radius, half height
-    return kind, np.ldexp(core, -m), params, np.ldexp(tris, -m), math.ldexp(scale, -m)
-
-
-def _gjk_rows(ka: tuple, kb: tuple, req: Request, distance: bool, hit, dist, points, stats) -> None:
-    """One GJK kernel launch over the request's tasks (rows written in place)."""
-    args = (*ka, req.pa, *kb, req.pb, req.ia, req.ib, bool(distance), hit, dist, points, stats)
-    # GJK tasks cost alike (a few support-point rounds): one chunk per thread
-    batch.launch(batch.plan(req.n, req.threads, uniform=True), kg.gjk_batch_serial, kg.gjk_batch_parallel, *args)
-
-
-def _bool_result(req: Request, hit, stats=None) -> engine.BatchResult:
-    n = req.n
-    full = np.zeros((n, N_STATS), np.int64)
-    if stats is not None and n:
-        full[:, STAT_BV_TESTS] = stats[:, kg.GJK_STAT_ITERS]
-        full[:, STAT_TRI_TESTS] = stats[:, kg.GJK_STAT_TRI_TESTS]
-    counts = np.asarray(hit, np.int64)
-    return engine.BatchResult(n, req.batched, counts, full, np.empty(0, np.int64), np.full(n, -1, np.int64), 1)
-
-
-@dataclass(frozen=True)
-class GJK:
-    """GJK boolean for convex-convex pairs (the default for them).
-
-    Polyhedron pairs are exact: the float GJK decides only answers it can
-    certify, anything within ~1e-12 relative of touching is decided by the
-    exact solid test (``kernels/proximity/gjk.py``). Contacts (triangle pairs) come from
-    the shapes' ``.mesh`` by the BVH engine.
-    """
-
-    def run(self, req: Request) -> engine.BatchResult:
-        a, b = req.a, req.b
-        if not (isinstance(a, ConvexShape) and isinstance(b, ConvexShape)):
-            raise UnsupportedPairError(
-                f"strategy 'gjk' answers convex-convex pairs, got {type(a).__name__}-{type(b).__name__}"
-            )
-        if req.mode != MODE_ANY:
-            return _mesh_request(req, a.mesh, b.mesh)
-        if req.n == 1:
-            # PERF: one pose pair: the per-call kernel (fewer arguments to dispatch, no batch buffers)
-            ka, kb = a._kernel_args(), b._kernel_args()
-            stats = np.zeros((1, 4), np.int64)
-            hit1 = kg.gjk_intersect_one(*ka, req.pa[req.ia[0]], *kb, req.pb[req.ib[0]], stats[0])
-            return _bool_result(req, np.array([hit1]), stats)
-        hit, _, _, stats = gjk_batch(a, b, req)
-        return _bool_result(req, hit, stats)
-
-
-def _convex_convex(req: Request) -> engine.BatchResult:
-    """Two convex shapes: GJK for "bvh" (the default) and for "gjk", the double hierarchy for
-    "double-box"; the mesh strategies ("bfs", "oaabb") are refused by name."""
-    from .double_box import DoubleBox  # NOTE: double_box imports this module's helpers at call time
-
-    strat = req.strategy
-    if isinstance(strat, BVH):
-        strat = _GJK
-    if not isinstance(strat, (GJK, DoubleBox)):
-        raise UnsupportedOptionError(
-            f"{req.query} on {type(req.a).__name__} and {type(req.b).__name__}: option "
-            f"strategy={req.options.get('strategy')!r} walks triangle meshes and is not supported here "
-            "(convex pairs take 'gjk', the default, 'double-box' or a BVH record)"
-        )
-    return strat.run(req)
-
-
-def _with_containment(req: Request, res: engine.BatchResult) -> engine.BatchResult:
+def _with_containment(req: Request, res: BatchResult) -> BatchResult:
     """Mark poses without a triangle pair as colliding where the convex solid holds part of the mesh."""
     if req.mode != MODE_ANY or req.n == 0:
         return res
@@ -156,52 +71,39 @@ def _with_containment(req: Request, res: engine.BatchResult) -> engine.BatchResu
     return res._replace(counts=counts)
 
 
-def _convex_mesh(req: Request) -> engine.BatchResult:
+def _convex_mesh(req: Request) -> BatchResult:
     a = req.a.mesh if isinstance(req.a, ConvexShape) else req.a
     b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
-    if not isinstance(req.strategy, BVH):
-        raise UnsupportedOptionError(
-            f"{req.query} on {type(req.a).__name__} and {type(req.b).__name__} runs on the BVH engine: option "
-            f"strategy={req.options.get('strategy')!r} is not supported here (strategy records: BVH)"
-        )
-    return _with_containment(req, _mesh_request(req, a, b))
+    if "convex-mesh" not in capabilities(req.strategy).pairs:
+        raise refuse(req, "is not supported here: a convex shape and a mesh run on the BVH engine "
+                     "(strategy records: BVH)")  # fmt: skip
+    return _with_containment(req, surface_request(req, a, b))
 
 
 def _single_bool_mesh(a, b, Ta, Tb) -> int:
     """Per-call boolean of ``intersects`` on a convex shape and a mesh (either order): the
-    mesh-mesh per-call path on the shape's surface (a bad pose raises there, named as the
-    caller's), then containment as ``_with_containment`` (one vertex per piece of the mesh).
-    PERF: the batch path's wrapper cost 25 us a call, ten times the kernels' own time."""
+    mesh-mesh per-call kernel on the shape's surface (a bad pose is a negative code, named
+    as the caller's), then containment as ``_with_containment`` (one vertex per piece of the
+    mesh). PERF: the batch path's wrapper cost 25 us a call, ten times the kernels' own time."""
     convex_is_a = isinstance(a, ConvexShape)
-    if intersects(a.mesh if convex_is_a else a, b if convex_is_a else b.mesh, Ta, Tb):
-        return 1
+    r = mesh_bool_one(a.mesh if convex_is_a else a, b if convex_is_a else b.mesh, Ta, Tb)
+    if r != 0:
+        return r
     shape, mesh = (a, b) if convex_is_a else (b, a)
     return int(containment.inside_one(shape, mesh, convex_is_a, Ta, Tb))
 
 
-def _single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
-    """Per-call boolean of ``intersects`` (query.registry.SINGLE_BOOL): the same kernel as GJK.run."""
-    return _GJK_CALL.call(*a._kernel_args(), Ta, *b._kernel_args(), Tb)
-
-
-# the per-call kernel without numba's per-call type dispatch (batch.Pinned): shape kernel
-# arguments have one type per kernel for every shape kind (tests/test_dispatch.py), poses
-# are checked by query.pair._single_pose
-_GJK_CALL = batch.Pinned(kg.gjk_intersect_call)
-
-
-_GJK = GJK()
-strategies.register("gjk", _GJK)
-for _ta in (Convex, Box, Sphere, Capsule, Cylinder):
-    for _tb in (Convex, Box, Sphere, Capsule, Cylinder):
-        registry.register_single_bool(_ta, _tb, _single_bool)
-    registry.register_single_bool(_ta, Mesh, _single_bool_mesh)
-    registry.register_single_bool(Mesh, _ta, _single_bool_mesh)
-for _query in ("intersects", "contacts", "query_stats"):
-    _all = registry.QUERY_OPTIONS[_query]  # strategy: gjk, double-box or BVH records (convex-mesh: BVH only)
-    registry.register(_query, ConvexShape, ConvexShape, _convex_convex, honours=_all)
-    registry.register(_query, ConvexShape, Mesh, _convex_mesh, honours=_all)
-    registry.register(_query, Mesh, ConvexShape, _convex_mesh, honours=_all)
+for _ta in SHAPES:
+    for _tb in SHAPES:
+        register_fast("intersects", _ta, _tb, single_bool)
+    register_fast("intersects", _ta, Mesh, _single_bool_mesh)
+    register_fast("intersects", Mesh, _ta, _single_bool_mesh)
+register_convex_mesh_fast(SHAPES)
+for _spec in (INTERSECTS, CONTACTS, QUERY_STATS):
+    # strategy: gjk, double-box or BVH records (convex-mesh: BVH only)
+    registry.register(_spec.name, ConvexShape, ConvexShape, _convex_convex, honours=_spec.options)
+    registry.register(_spec.name, ConvexShape, Mesh, _convex_mesh, honours=_spec.options)
+    registry.register(_spec.name, Mesh, ConvexShape, _convex_mesh, honours=_spec.options)
 
 
 def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
@@ -212,7 +114,7 @@ def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
     have distance 0. (The public ``collisionkit.distance`` query builds on the
     kernel ``kernels.proximity.gjk.distance_convex_convex``.)
     """
-    req = engine.prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", None)
+    req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", None)
     _, dist, pts, _ = gjk_batch(a, b, req, distance=True)
     Ta = req.pa[req.ia]
     pa = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 0:3]) + Ta[:, :3, 3]
@@ -284,8 +186,6 @@ def _distance_with_mesh(req: Request):
     """``distance`` between a convex solid and a mesh: the mesh distance to the
     convex shape's triangulated surface, 0 where the solid holds part of the mesh
     (``intersects``' solid semantics; ``query.containment``)."""
-    from .distance import distance_record, mesh_distance_rows
-
     convex_is_a = isinstance(req.a, ConvexShape)
     shape, mesh = (req.a, req.b) if convex_is_a else (req.b, req.a)
     surfaces = req._replace(a=req.a.mesh if convex_is_a else req.a, b=req.b if convex_is_a else req.b.mesh)
@@ -300,24 +200,22 @@ def _penetration_convex(req: Request):
     """``penetration`` of convex shapes (with each other or with a mesh): the mesh
     methods on their triangulations; exact only when both are polyhedra (a smooth primitive is
     answered for its tessellation, so ``exact`` is False)."""
-    from dataclasses import replace
-
-    from .penetration import penetration
-
     a, b = req.a, req.b
     ma = a.mesh if isinstance(a, ConvexShape) else a
     mb = b.mesh if isinstance(b, ConvexShape) else b
-    p = penetration(ma, mb, req.pa[req.ia], req.pb[req.ib], **req.options)  # batch form
+    p = penetration_rows(req._replace(a=ma, b=mb, batched=True))  # batch form
     if any(isinstance(s, (Sphere, Capsule, Cylinder)) for s in (a, b)):
         p = replace(p, exact=np.zeros_like(p.exact))
     return in_form(p, req.batched)
 
 
-_DISTANCE = registry.QUERY_OPTIONS["distance"]
+_DISTANCE = DISTANCE.options
 registry.register("distance", ConvexShape, ConvexShape, _distance_convex_convex, honours=_DISTANCE)
 registry.register("distance", ConvexShape, Mesh, _distance_with_mesh, honours=_DISTANCE)
 registry.register("distance", Mesh, ConvexShape, _distance_with_mesh, honours=_DISTANCE)
-_PENETRATION = registry.QUERY_OPTIONS["penetration"]  # the mesh methods on the triangulations
+_PENETRATION = PENETRATION.options  # the mesh methods on the triangulations
 registry.register("penetration", ConvexShape, ConvexShape, _penetration_convex, honours=_PENETRATION)
 registry.register("penetration", ConvexShape, Mesh, _penetration_convex, honours=_PENETRATION)
 registry.register("penetration", Mesh, ConvexShape, _penetration_convex, honours=_PENETRATION)
+
+__all__ = ["gjk_distance"]

@@ -16,23 +16,22 @@ from typing import Any
 
 import numpy as np
 
-from ..bvh import pair_volume, tree_for
-from ..constants import MODE_ANY
+from ..bvh import pair_trees
+from ..convex.shapes import ConvexShape
 from ..geometry.mesh import Mesh
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import distance as kd
-from . import batch, deferred, registry, scaling
+from . import batch, registry, scaling
 from .batch import thread_count
 from .containment import inside_one
-from .engine import pose_error, prepare, trees
-from .pair import _single_pose
+from .driver import FAST, ask, raise_pose_code, register_fast, single_pose
 from .pose_form import record
 from .registry import Request
 from .results import Distance, single
-from .shapes import mesh_surfaces
+from .spec import THREADS, Option, Spec, define
 
 #: the per-call kernel without numba's per-call type dispatch (batch.Pinned): its arguments
-#: are library-built tree arrays, poses checked by _single_pose, Python floats and ints
+#: are library-built tree arrays, poses checked by driver.single_pose, Python floats and ints
 _DISTANCE_ONE = batch.Pinned(kd.distance_one)
 
 
@@ -44,6 +43,16 @@ def _check_upper(upper_bound: float) -> float:
     if not u > 0.0:  # also rejects NaN
         raise ValueError(f"upper_bound must be > 0 (inf for none), got {upper_bound!r}")
     return u
+
+
+DISTANCE = define(Spec(
+    "distance",
+    {
+        "upper_bound": Option(math.inf, _check_upper, "only distances below it are searched for"),
+        "threads": THREADS,
+    },
+    result=Distance, cli="distance",
+))  # fmt: skip
 
 
 def distance(
@@ -87,27 +96,30 @@ def distance(
     2.0
     """
     upper = _check_upper(upper_bound)
-    surfaces = mesh_surfaces(a, b)
-    if surfaces is not None:  # PERF: one pose pair, two meshes or a convex shape and a mesh
+    fast = FAST.get(("distance", type(a), type(b)))
+    if fast is not None:  # PERF: one pose pair of shape kinds with a per-call path
         if threads is not None:
             thread_count(threads)
-        Ta = _single_pose(pose_a)
-        Tb = _single_pose(pose_b)
+        Ta = single_pose(pose_a)
+        Tb = single_pose(pose_b)
         if Ta is not None and Tb is not None:
-            d = _distance_one(surfaces[0], surfaces[1], Ta, Tb, upper)
-            if d.distance > 0.0 and (surfaces[0] is not a or surfaces[1] is not b):
-                # a convex solid and a mesh: 0 where the solid holds part of the mesh, as
-                # the registered handler (query.convex._distance_with_mesh)
-                convex_is_a = surfaces[0] is not a
-                shape, mesh = (a, b) if convex_is_a else (b, a)
-                if inside_one(shape, mesh, convex_is_a, Ta, Tb):
-                    d = replace(d, distance=0.0)
-            return d
-    if deferred.is_lazy(pose_a, pose_b):
-        return deferred.run("distance", a, b, pose_a, pose_b, upper_bound=upper_bound, threads=threads)
-    options = {"upper_bound": upper, "threads": threads}
-    handler = registry.checked("distance", a, b, options)
-    return handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "distance", options))
+            d = fast(a, b, Ta, Tb, upper)
+            if d is not None:
+                return d
+    return ask(DISTANCE, a, b, pose_a, pose_b, upper_bound=upper, threads=threads)
+
+
+def _fast_convex_mesh(a: Any, b: Any, Ta: np.ndarray, Tb: np.ndarray, upper: float) -> Distance:
+    """One pose pair of a convex shape and a mesh (either order): the mesh distance to the
+    shape's surface, 0 where the solid holds part of the mesh, as the registered handler
+    (``query.convex._distance_with_mesh``)."""
+    convex_is_a = isinstance(a, ConvexShape)
+    d = _distance_one(a.mesh if convex_is_a else a, b if convex_is_a else b.mesh, Ta, Tb, upper)
+    if d.distance > 0.0:
+        shape, mesh = (a, b) if convex_is_a else (b, a)
+        if inside_one(shape, mesh, convex_is_a, Ta, Tb):
+            d = replace(d, distance=0.0)
+    return d
 
 
 def _distance_meshes(req: Request) -> Distance:
@@ -118,9 +130,7 @@ def _distance_meshes(req: Request) -> Distance:
 
 def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float) -> Distance:
     """The per-call path: one pose pair, one compiled call (PERF: ~3x less wrapper time)."""
-    bv = pair_volume(a, b)
-    ta = a._trees.get(bv) or tree_for(a, bv)
-    tb = b._trees.get(bv) or tree_for(b, bv)
+    ta, tb = pair_trees(a, b)
     x, y = ta.arrays, tb.arrays
     out = np.empty((1, 12))
     stats = np.zeros((1, kd.N_DSTATS), np.int64)
@@ -141,8 +151,7 @@ def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float
         call = kd.distance_one
     scaling.unscale_distance_rows(out, m)
     if r < 0:
-        side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
-        raise pose_error(side, 0, code, False)
+        raise_pose_code(r)
     # PERF: the single-pose record built directly (what record() makes of row 0), its row
     # read as one list and its points as views of the read-only row (issue 15 item 6: -2 us)
     row = out[0].tolist()
@@ -162,7 +171,7 @@ def mesh_distance_rows(req: Request, upper: float, seeds: np.ndarray | None = No
     (N, 2): node pairs, triangle pairs.
     """
     a, b = req.a, req.b
-    ta, tb = trees(a, b)
+    ta, tb = pair_trees(a, b)
     n = req.n
     out = np.empty((n, 12))
     stats = np.zeros((n, kd.N_DSTATS), np.int64)
@@ -218,6 +227,15 @@ def distance_record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distan
     )  # fmt: skip
 
 
-registry.register("distance", Mesh, Mesh, _distance_meshes, honours=registry.QUERY_OPTIONS["distance"])
+registry.register("distance", Mesh, Mesh, _distance_meshes, honours=DISTANCE.options)
+register_fast("distance", Mesh, Mesh, _distance_one)  # two meshes: the per-call kernel itself
 
-__all__ = ["distance", "distance_record", "mesh_distance_rows"]
+
+def register_convex_mesh_fast(shape_types: tuple[type, ...]) -> None:
+    """The per-call path of ``distance`` for each convex shape type against a mesh (either order)."""
+    for t in shape_types:
+        register_fast("distance", t, Mesh, _fast_convex_mesh)
+        register_fast("distance", Mesh, t, _fast_convex_mesh)
+
+
+__all__ = ["DISTANCE", "distance", "distance_record", "mesh_distance_rows"]

@@ -6,36 +6,72 @@ Poses are world-from-object rigid transforms, (4, 4) or (N, 4, 4) array-likes
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from ..bvh import pair_volume, tree_for
+from ..bvh import pair_trees
 from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, MODES, NO_BUDGET
 from ..geometry.mesh import Mesh
-from ..geometry.pose import IDENTITY, as_poses
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..kernels.traverse.descent import intersect_one
 from ..runtime import using_threads
 from ..strategies import BVH, Strategy, resolve
-from . import deferred, engine, registry
+from . import registry
 from .batch import Pinned, thread_count
-from .engine import CONTACTS_ONE, BatchResult, gather, pose_error, split_pose, splits
+from .driver import FAST, ask, prepare, raise_pose_code, single_pose
 from .pose_form import per_pose, record
-from .registry import SINGLE_BOOL
+from .registry import Request
 from .results import Contacts, Stats
+from .rows import BatchResult, gather
 from .shapes import mesh_surfaces
+from .spec import THREADS, Option, Spec, define, int_text, one_of, strategy_option, traversal_view
+from .spec import max_pairs as check_max_pairs
+from .strategies import RUNNERS
+from .strategies.descent import CONTACTS_ONE, split_pose, splits
+
+
+def _boolean_view(options: Any) -> tuple[int, int, Any]:
+    return MODE_ANY, -1, options["strategy"]
+
+
+INTERSECTS = define(Spec(
+    "intersects", {"strategy": strategy_option("bvh"), "threads": THREADS}, view=_boolean_view, cli="check",
+))  # fmt: skip
+CONTACTS = define(Spec(
+    "contacts",
+    {
+        "mode": Option("all", one_of("mode", ("all", "first")), "all: every pair; first: one per colliding pose"),
+        "max_pairs": Option(None, check_max_pairs, "keep at most this many pairs per pose", cli=True, text=int_text(1)),
+        "strategy": strategy_option("bvh"),
+        "threads": THREADS,
+    },
+    result=Contacts, view=traversal_view, cli="contacts",
+))  # fmt: skip
+
+
+def _modes(mode: Any) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
+    return mode
+
+
+QUERY_STATS = define(Spec(
+    "query_stats",
+    {"mode": Option("any", _modes, "the query whose work is counted"), "strategy": strategy_option("bvh"), "threads": THREADS},
+    result=Stats, view=traversal_view,
+))  # fmt: skip
 
 _DEFAULT = BVH()
 #: the per-call boolean kernel without numba's per-call type dispatch (batch.Pinned): its
-#: arguments are library-built tree arrays, poses checked by _single_pose and ints
+#: arguments are library-built tree arrays, poses checked by driver.single_pose and ints
 _INTERSECT_ONE = Pinned(intersect_one)
 _GUIGUE = _DEFAULT.tri_test_code
 #: a large per-call boolean's front at numba's thread count (fixed once numba has started)
 _TARGET = FRONT_PER_THREAD * numba.config.NUMBA_NUM_THREADS
-_F64 = np.dtype(np.float64)
 
 
 def intersects(
@@ -93,43 +129,39 @@ def intersects(
     # PERF: the per-call path (one pose each, default strategy) touches as
     # little Python as it can: ~1.5 us of wrapper and dispatch around the kernel.
     if threads is not None:
-        thread_count(threads)  # validate even where the single-pose path ignores it
+        nthreads = thread_count(threads)  # validated (and resolved) once, even where the path ignores it
     if type(a) is Mesh and type(b) is Mesh:
-        Ta = _single_pose(pose_a)
-        Tb = _single_pose(pose_b)
+        Ta = single_pose(pose_a)
+        Tb = single_pose(pose_b)
         if strategy == "bvh":
             tri_code = _GUIGUE  # the default strategy, not resolved again
         else:
             strat = resolve(strategy)
             tri_code = strat.tri_test_code if type(strat) is BVH else -1
         if Ta is not None and Tb is not None and tri_code >= 0:
-            bv = pair_volume(a, b)
-            ta = a._trees.get(bv) or tree_for(a, bv)
-            tb = b._trees.get(bv) or tree_for(b, bv)
+            ta, tb = pair_trees(a, b)
             # a query its budget does not settle is large: the kernel splits it over threads
             if threads is None:
                 r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, _TARGET)
             else:
-                r = _intersect_on(thread_count(threads), ta, tb, Ta, Tb, tri_code)
+                r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri_code)
             if r < 0:
-                side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
-                raise pose_error(side, 0, code, False)
+                raise_pose_code(r)
             return r == 1
     else:
-        fast = SINGLE_BOOL.get((type(a), type(b)))
+        fast = FAST.get(("intersects", type(a), type(b)))
         if fast is not None and strategy == "bvh":
-            # PERF: convex shapes registered a per-call kernel (query.registry.SINGLE_BOOL)
-            Ta = _single_pose(pose_a)
-            Tb = _single_pose(pose_b)
+            # PERF: a per-call kernel registered for these shape kinds (driver.FAST)
+            Ta = single_pose(pose_a)
+            Tb = single_pose(pose_b)
             if Ta is not None and Tb is not None:
                 r = fast(a, b, Ta, Tb)
                 if r < 0:
-                    side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
-                    raise pose_error(side, 0, code, False)
+                    raise_pose_code(r)
                 return r == 1
-    if deferred.is_lazy(pose_a, pose_b):
-        return deferred.run("intersects", a, b, pose_a, pose_b, strategy=strategy, threads=threads)
-    res = _traverse("intersects", a, b, pose_a, pose_b, MODE_ANY, -1, {"strategy": strategy, "threads": threads})
+    res = ask(INTERSECTS, a, b, pose_a, pose_b, strategy=strategy, threads=threads)
+    if type(res) is not BatchResult:  # lazy: the Dask hand-off's answer
+        return res
     return per_pose(res.counts > 0, res.batched)
 
 
@@ -141,39 +173,6 @@ def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: 
         return _INTERSECT_ONE.call(*args)
     with using_threads(nthreads):
         return _INTERSECT_ONE.call(*args)
-
-
-def _traverse(
-    query: str, a: Any, b: Any, pose_a: Any, pose_b: Any, mode: int, cap: int, options: dict[str, Any]
-) -> BatchResult:
-    """Run a traversal query (intersects, contacts, query_stats) through its registered handler."""
-    handler = registry.checked(query, a, b, options)
-    req = engine.prepare(a, b, pose_a, pose_b, mode, cap, options["strategy"], options["threads"], query, options)
-    return handler(req)
-
-
-def _single_pose(pose: Any) -> NDArray[np.float64] | None:
-    """The pose as the kernel takes it when it is one (4, 4) pose; None otherwise."""
-    if pose is None:
-        return IDENTITY
-    if type(pose) is np.ndarray:
-        if pose.dtype is _F64 and pose.shape == (4, 4):
-            flags = pose.flags
-            if flags.c_contiguous and flags.writeable:
-                return pose
-        return None
-    if isinstance(pose, (list, tuple)):
-        stack, batched = as_poses(pose, "pose")
-        return None if batched else stack[0]
-    return None
-
-
-def _check_max_pairs(max_pairs: int | None) -> int:
-    if max_pairs is None:
-        return -1
-    if isinstance(max_pairs, bool) or not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1:
-        raise ValueError(f"max_pairs must be a positive int or None, got {max_pairs!r}")
-    return int(max_pairs)
 
 
 def contacts(
@@ -226,11 +225,16 @@ def contacts(
     >>> c.counts > 0, len(c) == c.counts, c.pose_index.shape == (c.counts,)
     (True, True, True)
     """
+    return contact_pairs(a, b, pose_a, pose_b, mode, max_pairs, strategy, threads)
+
+
+def contact_pairs(
+    a: Any, b: Any, pose_a: Any, pose_b: Any, mode: str, max_pairs: int | None, strategy: Any, threads: int | None
+) -> Contacts:
+    """``contacts`` (its body): the row function other questions share (``contact_geometry``)."""
     if mode not in ("all", "first"):
         raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
-    cap = _check_max_pairs(max_pairs)
-    code = MODE_ALL if mode == "all" else MODE_FIRST
-    found = None
+    cap = -1 if max_pairs is None else check_max_pairs(max_pairs)
     if threads is not None:
         thread_count(threads)  # validate even where the single-pose path ignores it
     if strategy == "bvh" or type(strategy) is BVH:
@@ -238,20 +242,47 @@ def contacts(
         surfaces = mesh_surfaces(a, b)
         if surfaces is not None:
             strat = _DEFAULT if strategy == "bvh" else strategy
+            code = MODE_ALL if mode == "all" else MODE_FIRST
             found = _contacts_one(surfaces[0], surfaces[1], pose_a, pose_b, code, cap, strat, threads)
-    if found is None and deferred.is_lazy(pose_a, pose_b):
-        return deferred.run(
-            "contacts", a, b, pose_a, pose_b, mode=mode, max_pairs=max_pairs, strategy=strategy, threads=threads
-        )
-    if found is None:
-        options = {"mode": mode, "max_pairs": max_pairs, "strategy": strategy, "threads": threads}
-        res = _traverse("contacts", a, b, pose_a, pose_b, code, cap, options)
-        pose_index, face_a, face_b, counts, truncated = gather(res, cap)
-        found = record(
-            Contacts, res.batched, pose_index=pose_index, face_a=face_a, face_b=face_b, counts=counts,
-            truncated=truncated,
-        )  # fmt: skip
-    return found
+            if found is not None:
+                return found
+    res = ask(CONTACTS, a, b, pose_a, pose_b, mode=mode, max_pairs=max_pairs, strategy=strategy, threads=threads)
+    if type(res) is not BatchResult:  # lazy: the Dask hand-off's answer
+        return res
+    return _contacts_record(res, cap, res.batched)
+
+
+def _contacts_record(res: BatchResult, cap: int, batched: bool) -> Contacts:
+    pose_index, face_a, face_b, counts, truncated = gather(res, cap)
+    return record(
+        Contacts, batched, pose_index=pose_index, face_a=face_a, face_b=face_b, counts=counts, truncated=truncated
+    )
+
+
+def contact_rows(req: Request, mode: str = "all", max_pairs: int | None = None) -> Contacts:
+    """``contacts`` over a prepared request's tasks, in batch form (``pose_index`` indexes the
+    tasks), with the request's strategy and threads: the row function other questions share."""
+    options = CONTACTS.validate({"mode": mode, "max_pairs": max_pairs, "strategy": req.strategy, "threads": req.threads})
+    handler = registry.checked("contacts", req.a, req.b, options)
+    view_mode, cap, _ = CONTACTS.engine_view(options)
+    sub = req._replace(mode=view_mode, max_pairs=cap, batched=True, query="contacts", options=MappingProxyType(options))
+    return _contacts_record(handler(sub), cap, True)
+
+
+def hits(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, threads: int | None) -> NDArray[np.bool_]:
+    """(N,) bool: ``intersects`` over a batch of pose pairs (default strategy), as the
+    request path answers it: the row function other questions share."""
+    options = INTERSECTS.validate({"threads": threads})
+    handler = registry.checked("intersects", a, b, options)
+    res = handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "intersects", options))
+    return res.counts > 0
+
+
+def mesh_bool_one(a: Mesh, b: Mesh, Ta: NDArray[np.float64], Tb: NDArray[np.float64]) -> int:
+    """The per-call boolean of two meshes (default strategy and threads): 1, 0 or a negative
+    pose code (``driver.raise_pose_code``); poses as ``driver.single_pose`` gives them."""
+    ta, tb = pair_trees(a, b)
+    return _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, _GUIGUE, _TARGET)
 
 
 #: Room for pair keys on the per-call contacts path's first pass; a pose with more pairs
@@ -272,19 +303,17 @@ def _contacts_one(
     a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: int, strat: BVH, threads: int | None
 ) -> Contacts | None:
     """``contacts`` on one pose pair by the per-call kernel (kernels.traverse.descent.contacts_one);
-    None for a batch. All pairs without a cap: ``engine.split_pose`` (a large pose on all
+    None for a batch. All pairs without a cap: ``strategies.descent.split_pose`` (a large pose on all
     threads). Otherwise one call, or two when the pairs outgrow the first pass's room.
 
     PERF: a pose with more pairs than the room ran on the batch path, about 2x slower than
     the batch itself on 4,000-pair poses (issue 15 item 4); now only the first such call on
     two trees runs twice."""
-    Ta = _single_pose(pose_a)
-    Tb = _single_pose(pose_b)
+    Ta = single_pose(pose_a)
+    Tb = single_pose(pose_b)
     if Ta is None or Tb is None:
         return None
-    bv = pair_volume(a, b)
-    ta = a._trees.get(bv) or tree_for(a, bv)
-    tb = b._trees.get(bv) or tree_for(b, bv)
+    ta, tb = pair_trees(a, b)
     x, y = ta.arrays, tb.arrays
     if threads != 1 and splits(mode, cap):
         # a large pose runs on all threads (issue 15 item 2), a small one as below
@@ -310,8 +339,7 @@ def _contacts_one(
                 _ROOM.clear()
             _ROOM[key] = room
     if r < 0:
-        side, code = ("pose_a", -r - 1) if r > -11 else ("pose_b", -r - 11)
-        raise pose_error(side, 0, code, False)
+        raise_pose_code(r)
     # PERF: one divmod, and the single-pose record built with its scalars (record() would
     # make (1,) arrays only to take their items)
     face_a, face_b = np.divmod(keys[:kept], int(y.meta[0, META_FACES]))
@@ -342,12 +370,9 @@ def query_stats(
     Stats
         Ints (and a bool ``colliding``) for two (4, 4) poses, (N,) arrays for a batch.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
-    if deferred.is_lazy(pose_a, pose_b):
-        return deferred.run("query_stats", a, b, pose_a, pose_b, mode=mode, strategy=strategy, threads=threads)
-    options = {"mode": mode, "strategy": strategy, "threads": threads}
-    res = _traverse("query_stats", a, b, pose_a, pose_b, MODES[mode], -1, options)
+    res = ask(QUERY_STATS, a, b, pose_a, pose_b, mode=mode, strategy=strategy, threads=threads)
+    if type(res) is not BatchResult:  # lazy: the Dask hand-off's answer
+        return res
     s = res.stats
     return record(
         Stats, res.batched,
@@ -359,8 +384,15 @@ def query_stats(
     )  # fmt: skip
 
 
-for _query in ("intersects", "contacts", "query_stats"):
-    registry.register(_query, Mesh, Mesh, engine.run, honours=registry.QUERY_OPTIONS[_query])
+def _traverse_meshes(req: Request) -> BatchResult:
+    """The mesh-mesh handler of the three pair questions: the request's strategy walks them
+    (``strategies.walk``, inlined: PERF)."""
+    strategy = req.strategy
+    return RUNNERS[type(strategy)](req, strategy)
+
+
+for _spec in (INTERSECTS, CONTACTS, QUERY_STATS):
+    registry.register(_spec.name, Mesh, Mesh, _traverse_meshes, honours=_spec.options)
 
 
 def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -> tuple:
@@ -370,12 +402,11 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
 
     For benchmarks that split a call into wrapper, dispatch and kernel time.
     """
-    Ta = _single_pose(pose_a)
-    Tb = _single_pose(pose_b)
+    Ta = single_pose(pose_a)
+    Tb = single_pose(pose_b)
     if Ta is None or Tb is None:
         raise ValueError("single_call_args takes one (4, 4) float64 pose per side")
-    bv = pair_volume(a, b)
-    ta, tb = tree_for(a, bv), tree_for(b, bv)
+    ta, tb = pair_trees(a, b)
     x, y = ta.arrays, tb.arrays
     return (
         x.topo, x.bv, x.tris, x.meta, x.scale, Ta,

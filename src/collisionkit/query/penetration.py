@@ -63,18 +63,36 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import MODE_ALL
 from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import penetration as kp
 from ..kernels.proximity.penetration import convex_depth
-from . import batch, deferred, registry, scaling
-from .classify import CONTAINED, PENETRATING, classify
-from .engine import pose_error, prepare
-from .pair import _single_pose
+from ..kernels.proximity.toi import MOTION_LINEAR
+from . import batch, registry, scaling
+from .classify import CONTAINED, PENETRATING, classify_rows
+from .driver import ask, prepare, raise_pose_code, single_pose
+from .pair import contact_rows
+from .penetration_bounds import fibonacci_sphere, penetration_bounds, usable
 from .pose_form import record
 from .registry import Request
 from .results import Penetration
+from .spec import THREADS, Option, Spec, a_bool, define, one_of, positive_int
+from .toi import mesh_radius, toi_one
+
+METHODS = ("auto", "convex", "bounds", "sampled")
+PENETRATION = define(Spec(
+    "penetration",
+    {
+        "method": Option("auto", one_of("method", METHODS), "auto (exact for two convex meshes, else bounds for two closed ones, else sampled), convex (exact depth of the convex hulls), bounds or sampled", cli=True,
+                         text=str, choices=METHODS),
+        "directions": Option(64, positive_int("directions"), "sphere directions of bounds and sampled"),
+        "refine": Option(False, a_bool("refine"), "bounds: a tighter upper bound, slower"),
+        "threads": THREADS,
+    },
+    result=Penetration, cli="penetration",
+))  # fmt: skip
 
 #: Relative volume gap under which a closed mesh counts as convex.
 CONVEX_VOLUME_RTOL = 1e-9
@@ -154,7 +172,7 @@ def pack_hull(h: _Hull) -> np.ndarray:
     g_edge = np.where(m < 0, m * inv_half, m)
     nfeat = len(N) + len(E)
     nk = 1 if nfeat <= 64 else min(64, nfeat // 12)
-    axes = _fibonacci(nk) if nk > 1 else np.array([[0.0, 0.0, 1.0]])
+    axes = fibonacci_sphere(nk) if nk > 1 else np.array([[0.0, 0.0, 1.0]])
     mid = (E[:, 1] + E[:, 2]) / (2.0 * half[:, None])
     fb = np.argmax(N @ axes.T, axis=1)
     eb = np.argmax(mid @ axes.T, axis=1) if len(E) else np.zeros(0, np.int64)
@@ -224,14 +242,6 @@ def _packed(mesh: Mesh) -> tuple[bool, np.ndarray | None]:
     return mesh.cached(_PACKED, build)
 
 
-def _fibonacci(n: int) -> np.ndarray:
-    i = np.arange(n) + 0.5
-    z = 1 - 2 * i / n
-    r = np.sqrt(1 - z * z)
-    phi = math.pi * (1 + 5**0.5) * i
-    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
-
-
 def _checked_hull(mesh: Mesh, name: str) -> _Hull:
     try:
         return hull(mesh)
@@ -265,11 +275,8 @@ def _face_normals(mesh: Mesh, faces: np.ndarray, T: np.ndarray) -> np.ndarray:
 
 
 def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.ndarray]:
-    from .pair import contacts
-    from .toi import mesh_radius, time_of_impact
-
-    U = [_fibonacci(directions)]
-    c = contacts(a, b, Ta, Tb, max_pairs=4096)
+    U = [fibonacci_sphere(directions)]
+    c = contact_rows(prepare(a, b, Ta, Tb, MODE_ALL, 4096, "bvh", None, "contacts"), "all", 4096)
     if len(c):
         na = _face_normals(a, c.face_a, Ta)
         na = na[np.unique(na.round(9), axis=0, return_index=True)[1]]
@@ -290,11 +297,11 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.n
         start = min(s0, best)
         T0 = Tb.copy()
         T0[:3, 3] += start * u
-        if start < s0 and classify(a, b, Ta, T0, threads=1).codes in (PENETRATING, CONTAINED):
+        if start < s0 and classify_rows(a, b, Ta, T0, 1).codes in (PENETRATING, CONTAINED):
             # moving back from `best` suffices to beat it, but only from a free start
             # (b may sit inside a there, e.g. in a tube): skip this direction
             continue
-        r = time_of_impact(a, b, Ta, Ta, T0, Tb, tolerance=tol, max_iterations=5000)
+        r = toi_one(a, b, np.stack((Ta, Ta, T0, Tb)), tol, MOTION_LINEAR, 5000)
         if not r.hit:
             continue  # no overlap along u from `start` down: cannot beat the best (or no contact at all)
         s = start * (1.0 - r.t)
@@ -398,8 +405,8 @@ def penetration(
     # PERF: one pose each, convex meshes: cached packed hulls and one kernel call
     if type(a) is Mesh and type(b) is Mesh and type(directions) is int and directions >= 1 and threads is None:
         if method == "auto" or method == "convex":
-            Ta = _single_pose(pose_a)
-            Tb = _single_pose(pose_b)
+            Ta = single_pose(pose_a)
+            Tb = single_pose(pose_b)
             if Ta is not None and Tb is not None:
                 ca, HA = a._geom._cache.get(_PACKED) or _packed(a)
                 cb, HB = b._geom._cache.get(_PACKED) or _packed(b)
@@ -409,8 +416,7 @@ def penetration(
                     if code == OUT_OF_BAND:
                         code, d, e = _one_prescaled(HA, HB, Ta, Tb, u)
                     if code < 0:
-                        side, code = ("pose_a", -code - 1) if code > -11 else ("pose_b", -code - 11)
-                        raise pose_error(side, 0, code, False)
+                        raise_pose_code(code)
                     # the frozen dataclass's __init__ costs more than the kernel on small hulls:
                     # the single-pose form of pose_form.record, built by hand (tests/test_api_shapes.py)
                     u.flags.writeable = False
@@ -419,19 +425,7 @@ def penetration(
                         depth=d, direction=u, exact=True, error_bound=e, method=_METHOD[d > 0.0], depth_lower=d, depth_upper=d
                     )
                     return p
-    if method not in ("auto", "convex", "bounds", "sampled"):
-        raise ValueError(f"method must be 'auto', 'convex', 'bounds' or 'sampled', got {method!r}")
-    if not isinstance(refine, (bool, np.bool_)):
-        raise ValueError(f"refine must be a bool, got {refine!r}")
-    if isinstance(directions, bool) or not isinstance(directions, (int, np.integer)) or directions < 1:
-        raise ValueError(f"directions must be a positive int, got {directions!r}")
-    if deferred.is_lazy(pose_a, pose_b):
-        return deferred.run(
-            "penetration", a, b, pose_a, pose_b, method=method, directions=directions, refine=refine, threads=threads
-        )
-    options = {"method": method, "directions": int(directions), "refine": bool(refine), "threads": threads}
-    handler = registry.checked("penetration", a, b, options)
-    return handler(prepare(a, b, pose_a, pose_b, 0, -1, "bvh", threads, "penetration", options))
+    return ask(PENETRATION, a, b, pose_a, pose_b, method=method, directions=directions, refine=refine, threads=threads)
 
 
 def _penetration_meshes(req: Request) -> Penetration:
@@ -466,8 +460,6 @@ def _penetration_meshes(req: Request) -> Penetration:
             Penetration, req.batched, depth=depth, direction=direction, exact=exact, error_bound=err, method=methods
         )
     if method in ("auto", "bounds"):
-        from .penetration_bounds import penetration_bounds, usable
-
         # closed meshes: the certified bracket; "auto" keeps the sampled method for open ones
         if method == "bounds" or usable(a, b):
             return penetration_bounds(a, b, req, int(directions), bool(refine))
@@ -476,7 +468,7 @@ def _penetration_meshes(req: Request) -> Penetration:
     exact = np.zeros(n, bool)
     err = np.full(n, np.inf)
     methods = np.full(n, "none", dtype=object)
-    cls = classify(a, b, req.pa[req.ia], req.pb[req.ib], threads=1)
+    cls = classify_rows(a, b, req.pa[req.ia], req.pb[req.ib], 1)
     for k in range(n):
         if cls.codes[k] not in (PENETRATING, CONTAINED):
             exact[k], err[k] = True, 0.0
@@ -490,6 +482,12 @@ def _penetration_meshes(req: Request) -> Penetration:
     )  # fmt: skip
 
 
-registry.register("penetration", Mesh, Mesh, _penetration_meshes, honours=registry.QUERY_OPTIONS["penetration"])
+def penetration_rows(req: Request) -> Penetration:
+    """``penetration`` over a prepared request on two meshes (the convex shapes' handler
+    passes their surfaces), in the request's form: the mesh-mesh handler."""
+    return _penetration_meshes(req)
 
-__all__ = ["hull", "is_convex", "penetration"]
+
+registry.register("penetration", Mesh, Mesh, _penetration_meshes, honours=PENETRATION.options)
+
+__all__ = ["PENETRATION", "hull", "is_convex", "penetration", "penetration_rows"]

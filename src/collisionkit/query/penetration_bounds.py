@@ -60,7 +60,9 @@ from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
 from ..kernels.proximity import penetration_bounds as kb
 from . import batch
-from .penetration import _fibonacci  # the same sphere directions as the sampled method
+from .classify import CONTAINED, PENETRATING, classify_rows
+from .containment import piece_points
+from .pair import hits
 from .pose_form import record
 from .results import Penetration
 
@@ -99,8 +101,6 @@ def solid(mesh: Mesh) -> _Solid:
     """What the bounds method needs of a mesh, cached per geometry."""
 
     def build() -> _Solid:
-        from .containment import piece_points
-
         tree = tree_for(mesh, "aabb")
         arr = tree.arrays
         tris = np.asarray(mesh.triangles)
@@ -180,12 +180,10 @@ def separated(a: Mesh, b: Mesh, Ta, Tbs, threads: int) -> np.ndarray:
     True only when ``intersects`` is False and no piece of either mesh is
     (or may be) inside the other.
     """
-    from .pair import intersects
-
     n = len(Tbs)
     if n == 0:
         return np.zeros(0, bool)
-    hit = np.asarray(intersects(a, b, Ta, Tbs, threads=threads))
+    hit = hits(a, b, Ta, Tbs, threads)
     sep = ~hit
     idx = np.flatnonzero(sep)
     if len(idx):
@@ -257,6 +255,16 @@ def _search(a, b, Ta, Tb, U, lower, rtol, best, threads):
     return float(hi[k]), U[k], float(lo[k])
 
 
+def fibonacci_sphere(n: int) -> np.ndarray:
+    """(n, 3) unit directions spread over the sphere (a Fibonacci lattice): the candidate
+    directions of the bounds and the sampled methods."""
+    i = np.arange(n) + 0.5
+    z = 1 - 2 * i / n
+    r = np.sqrt(1 - z * z)
+    phi = math.pi * (1 + 5**0.5) * i
+    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
+
+
 #: The 26 directions from a cube's centre to its face centres, edge midpoints and corners.
 _CUBE = np.array(
     [(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)], float
@@ -280,7 +288,7 @@ def upper_bound(a, b, Ta, Tb, lower: float, extra, *, directions: int, refine: b
     n = directions * (4 if refine else 1)
     # parts are often built on their axes: the 26 cube directions of the world and both frames
     frames = [np.eye(3), Ta[:3, :3], Tb[:3, :3]]
-    fib = [_fibonacci(n)] + ([_fibonacci(directions)] if refine else [])  # refine tries a superset
+    fib = [fibonacci_sphere(n)] + ([fibonacci_sphere(directions)] if refine else [])  # refine tries a superset
     U = np.concatenate(fib + [_CUBE @ R.T for R in frames] + [np.asarray(e)[None] for e in extra if e is not None])
     U /= np.linalg.norm(U, axis=1, keepdims=True)
     U = U[np.sort(np.unique(U.round(12), axis=0, return_index=True)[1])]
@@ -318,9 +326,7 @@ def usable(a: Mesh, b: Mesh) -> bool:
 
 
 def penetration_bounds(a: Mesh, b: Mesh, req, directions: int, refine: bool) -> Penetration:
-    """``penetration(..., method="bounds")`` over a prepared batch ``req`` (``engine.prepare``)."""
-    from .classify import CONTAINED, PENETRATING, classify
-
+    """``penetration(..., method="bounds")`` over a prepared batch ``req`` (``driver.prepare``)."""
     for mesh, name in ((a, "a"), (b, "b")):
         if not solid(mesh).closed:
             raise InvalidMeshError(
@@ -335,7 +341,7 @@ def penetration_bounds(a: Mesh, b: Mesh, req, directions: int, refine: bool) -> 
         Tb = np.ascontiguousarray(req.pb[req.ib[k]])
         lo, esc = lower_bound(a, b, Ta, Tb, refine=refine, threads=req.threads)
         # a vertex strictly inside proves overlap; otherwise the exact classification decides
-        if lo == 0.0 and classify(a, b, Ta, Tb, threads=req.threads).codes not in (PENETRATING, CONTAINED):
+        if lo == 0.0 and classify_rows(a, b, Ta, Tb, req.threads).codes not in (PENETRATING, CONTAINED):
             continue
         up, u = upper_bound(a, b, Ta, Tb, lo, [esc], directions=directions, refine=refine, threads=req.threads)
         lower[k], upper[k], direction[k], methods[k] = lo, up, u, "bounds"
@@ -347,4 +353,4 @@ def penetration_bounds(a: Mesh, b: Mesh, req, directions: int, refine: bool) -> 
     )  # fmt: skip
 
 
-__all__ = ["bounds", "lower_bound", "penetration_bounds", "separated", "solid", "upper_bound", "usable"]
+__all__ = ["bounds", "fibonacci_sphere", "lower_bound", "penetration_bounds", "separated", "solid", "upper_bound", "usable"]

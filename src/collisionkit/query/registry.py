@@ -6,7 +6,8 @@ declares the options it honours. A request that sets any other option (a value
 other than the query's default) is refused with ``UnsupportedOptionError``
 naming it: wave one dropped options on the way to handlers without a word.
 
-Registering::
+The options of each query, with their defaults, are its ``Spec``'s (``query/spec.py``;
+``QUERY_OPTIONS`` reads them). Registering::
 
     registry.register("distance", ConvexShape, Mesh, distance_convex_mesh,
                       honours=("upper_bound", "threads"))
@@ -24,7 +25,6 @@ its record.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -34,29 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import UnsupportedOptionError, UnsupportedPairError, UnsupportedQueryError
-
-#: Per-call boolean fast paths of ``intersects``, keyed by the exact (type(a), type(b)):
-#: ``fn(a, b, Ta, Tb) -> int`` on two validated-shape (4, 4) float64 poses, returning
-#: 1 / 0, or a negative pose code as ``kernels.traverse.descent.intersect_one`` does.
-#: Only the default options use them; they answer as the registered handler does.
-SINGLE_BOOL: dict[tuple[type, type], Callable[[Any, Any, Any, Any], int]] = {}
-
-#: Default cap on the conservative-advancement steps of ``time_of_impact``.
-TOI_MAX_ITERATIONS = 10_000
-
-#: Every query and its options with their defaults (the public functions' keyword
-#: arguments). An option "is set" when its value is not the default.
-QUERY_OPTIONS: dict[str, dict[str, Any]] = {
-    "intersects": {"strategy": "bvh", "threads": None},
-    "contacts": {"mode": "all", "max_pairs": None, "strategy": "bvh", "threads": None},
-    "query_stats": {"mode": "any", "strategy": "bvh", "threads": None},
-    "distance": {"upper_bound": math.inf, "threads": None},
-    "penetration": {"method": "auto", "directions": 64, "refine": False, "threads": None},
-    "classify": {"tolerance": 0.0, "threads": None},
-    "time_of_impact": {"motion": "linear", "tolerance": None, "max_iterations": TOI_MAX_ITERATIONS, "threads": None},
-    "surface_contacts": {"mode": "all", "triangles": False, "strategy": "oaabb", "threads": None},
-    "node_visits": {"mode": "all", "strategy": "oaabb", "threads": None},
-}
+from .spec import QUERY_OPTIONS, SPECS
 
 
 class Request(NamedTuple):
@@ -102,8 +80,8 @@ def _is_default(value: Any, default: Any) -> bool:
 
 
 def set_options(query: str, options: Mapping[str, Any]) -> list[str]:
-    """The names in ``options`` whose value differs from ``query``'s default."""
-    defaults = QUERY_OPTIONS[query]
+    """The names in ``options`` whose value differs from ``query``'s default (``query/spec.py``)."""
+    defaults = SPECS[query]._defaults
     return [k for k, v in options.items() if not _is_default(v, defaults[k])]
 
 
@@ -128,6 +106,8 @@ class Handler:
             raise UnsupportedQueryError(
                 f"{query} does not answer {type(a).__name__} and {type(b).__name__}: {self.reason}"
             )
+        if self.honours.issuperset(options):  # PERF: the common case, no default compared
+            return
         for name in set_options(query, options):
             if name not in self.honours:
                 raise UnsupportedOptionError(
@@ -140,7 +120,7 @@ class Handler:
         return self.fn(request)
 
 
-_HANDLERS: dict[str, list[Handler]] = {q: [] for q in QUERY_OPTIONS}
+_HANDLERS: dict[str, list[Handler]] = {}
 _CACHE: dict[tuple[str, type, type], Handler | None] = {}
 
 
@@ -153,11 +133,11 @@ def register(
     option must be left at its default by callers (else ``UnsupportedOptionError``).
     """
     honoured = frozenset(honours)
-    unknown = honoured - QUERY_OPTIONS[query].keys()
+    unknown = honoured - SPECS[query].options.keys()
     if unknown:
         raise ValueError(f"{query} has no options {sorted(unknown)}")
     h = Handler(query, type_a, type_b, fn, honoured)
-    _HANDLERS[query].append(h)
+    _HANDLERS.setdefault(query, []).append(h)
     _CACHE.clear()
     return h
 
@@ -168,7 +148,7 @@ def refuse(query: str, type_a: type, type_b: type, reason: str) -> Handler:
     Register refusals before the handlers they shadow (first match wins).
     """
     h = Handler(query, type_a, type_b, None, frozenset(), reason)
-    _HANDLERS[query].append(h)
+    _HANDLERS.setdefault(query, []).append(h)
     _CACHE.clear()
     return h
 
@@ -185,7 +165,7 @@ def find(query: str, a: Any, b: Any) -> Handler:
     try:
         h = _CACHE[key]
     except KeyError:
-        h = next((h for h in _HANDLERS[query] if isinstance(a, h.type_a) and isinstance(b, h.type_b)), None)
+        h = next((h for h in _HANDLERS.get(query, ()) if isinstance(a, h.type_a) and isinstance(b, h.type_b)), None)
         _CACHE[key] = h
     if h is None:
         raise UnsupportedPairError(
@@ -195,15 +175,10 @@ def find(query: str, a: Any, b: Any) -> Handler:
     return h
 
 
-def register_single_bool(type_a: type, type_b: type, fn: Callable[[Any, Any, Any, Any], int]) -> None:
-    """Answer ``intersects(a, b, Ta, Tb)`` on one pose pair of exactly these types with ``fn``."""
-    SINGLE_BOOL[(type_a, type_b)] = fn
-
-
 def handlers(query: str | None = None) -> list[Handler]:
     """Every registered handler (of one query, or of all), refusals included."""
     if query is not None:
-        return list(_HANDLERS[query])
+        return list(_HANDLERS.get(query, ()))
     return [h for q in _HANDLERS for h in _HANDLERS[q]]
 
 
@@ -233,6 +208,5 @@ __all__ = [
     "handlers",
     "refuse",
     "register",
-    "register_single_bool",
     "set_options",
 ]

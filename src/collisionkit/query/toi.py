@@ -16,22 +16,39 @@ Motions (per object, from its start pose to its end pose over t in [0, 1]):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..bvh import pair_volume, tree_for
+from ..bvh import pair_trees
 from ..geometry.mesh import Mesh
 from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
 from ..kernels.traverse.descent import validate_poses
-from . import deferred, registry, scaling
+from . import scaling
 from .batch import run_chunks, thread_count
-from .engine import pose_error
+from .driver import PREPARE, ask, pose_error
 from .pose_form import record
-from .registry import TOI_MAX_ITERATIONS, Request
+from .registry import Request
 from .results import TimeOfImpact
 from .shapes import mesh_surfaces, register_mesh_query
+from .spec import THREADS, Option, Spec, define, nonnegative_length, one_of, positive_int
+
+#: Default cap on the conservative-advancement steps of ``time_of_impact``.
+TOI_MAX_ITERATIONS = 10_000
+_tolerance_check = nonnegative_length("tolerance")
+
+TIME_OF_IMPACT = define(Spec(
+    "time_of_impact",
+    {
+        "motion": Option("linear", one_of("motion", ("linear", "screw")), "linear or screw"),
+        "tolerance": Option(None, lambda t: None if t is None else _tolerance_check(t), "contact distance"),
+        "max_iterations": Option(TOI_MAX_ITERATIONS, positive_int("max_iterations"), "cap on advancement steps"),
+        "threads": THREADS,
+    },
+    result=TimeOfImpact, poses=("start_a", "end_a", "start_b", "end_b"),
+))  # fmt: skip
 
 _EYE = np.eye(4)
 MOTIONS = {"linear": MOTION_LINEAR, "screw": MOTION_SCREW}
@@ -127,40 +144,32 @@ def time_of_impact(
     >>> r.hit, round(r.t, 6)
     (True, 0.333333)
     """
-    if motion not in MOTIONS:
-        raise ValueError(f"motion must be 'linear' or 'screw', got {motion!r}")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
-        raise ValueError(f"max_iterations must be a positive int, got {max_iterations!r}")
-    if tolerance is not None:
-        tol = float(tolerance)
-        if not (tol >= 0.0 and math.isfinite(tol)):
-            raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    TIME_OF_IMPACT.options["motion"].validated(motion)
+    TIME_OF_IMPACT.options["max_iterations"].validated(max_iterations)
+    TIME_OF_IMPACT.options["tolerance"].validated(tolerance)
     # PERF: one motion of two meshes (or a convex shape's surface and a mesh), default
     # threads: straight to the kernel, as the registered handler would (_toi_meshes ->
-    # _toi_one), without the request record (about 15 us a call, 10-15% of a motion on the
+    # toi_one), without the request record (about 15 us a call, 10-15% of a motion on the
     # benchmark scenes)
     surfaces = mesh_surfaces(a, b) if threads is None else None
     if surfaces is not None:
         P = _single_motion(start_a, end_a, start_b, end_b)
         if P is not None:
             ma, mb = surfaces
-            return _toi_one(ma, mb, P, _tolerance(ma, mb, tolerance), MOTIONS[motion], max_iterations)
-    if deferred.is_lazy(start_a, end_a, start_b, end_b):
-        return deferred.run(
-            "time_of_impact", a, b, start_a, end_a, start_b, end_b,
-            motion=motion, tolerance=tolerance, max_iterations=max_iterations, threads=threads,
-        )  # fmt: skip
-    options = {"motion": motion, "tolerance": tolerance, "max_iterations": max_iterations, "threads": threads}
-    handler = registry.checked("time_of_impact", a, b, options)  # convex shapes: their surface (query/shapes.py)
-    return handler(_request(a, b, (start_a, end_a, start_b, end_b), threads, options))
+            return toi_one(ma, mb, P, _tolerance(ma, mb, tolerance), MOTIONS[motion], max_iterations)
+    # convex shapes: their surface (query/shapes.py)
+    return ask(
+        TIME_OF_IMPACT, a, b, start_a, end_a, start_b, end_b,
+        motion=motion, tolerance=tolerance, max_iterations=max_iterations, threads=threads,
+    )  # fmt: skip
 
 
 _POSE_NAMES = ("start_a", "end_a", "start_b", "end_b")
 
 
-def _request(a: Any, b: Any, poses: tuple, threads: int | None, options: dict) -> Request:
+def _request(a: Any, b: Any, poses: tuple, options: Mapping[str, Any]) -> Request:
     """The validated, broadcast motions: a's start/end poses share one index, b's the other."""
-    nthreads = thread_count(threads)
+    nthreads = thread_count(options["threads"])
     single = [p for p in poses if type(p) is np.ndarray and p.shape == (4, 4) and p.dtype == np.float64]
     if len(single) == 4:  # PERF: the common case skips as_poses
         stacks = [p[None] for p in poses]
@@ -190,6 +199,12 @@ def _request(a: Any, b: Any, poses: tuple, threads: int | None, options: dict) -
     return Request(a, b, sa, sb, ia, ib, n, batched, 0, -1, None, nthreads, "time_of_impact", options, ea, eb)
 
 
+def _motion_error(status: int, index: int, batched: bool) -> Exception:
+    """The error for ``toi_solve``'s negative status: -1 - (16 * which pose + pose code)."""
+    i, e = divmod(-status - 1, 16)
+    return pose_error(_POSE_NAMES[i], index, e, batched)
+
+
 def _broadcast(stack: np.ndarray, m: int) -> np.ndarray:
     return stack if stack.shape[0] == m else np.ascontiguousarray(np.broadcast_to(stack, (m, 4, 4)))
 
@@ -206,10 +221,8 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     if n == 1 and not req.batched:
         P = np.empty((4, 4, 4))
         P[0], P[1], P[2], P[3] = req.pa[0], req.pa_end[0], req.pb[0], req.pb_end[0]
-        return _toi_one(a, b, P, tol, code, max_iterations)
-    bv = pair_volume(a, b)
-    ta = a._trees.get(bv) or tree_for(a, bv)
-    tb = b._trees.get(bv) or tree_for(b, bv)
+        return toi_one(a, b, P, tol, code, max_iterations)
+    ta, tb = pair_trees(a, b)
     out = np.empty((n, 12))
     stats = np.zeros((n, 2), np.int64)
     res = np.empty((n, 34))
@@ -248,8 +261,7 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
         run_chunks(todo.shape[0], req.threads, solve)
     bad = np.flatnonzero(status < 0)
     if bad.size:  # poses were validated up front; kept as the kernel's own guard
-        i, e = divmod(int(-status[bad[0]] - 1), 16)
-        raise pose_error(_POSE_NAMES[i], int(bad[0]), e, req.batched)
+        raise _motion_error(int(status[bad[0]]), int(bad[0]), req.batched)
     face_a, face_b = ta.arrays.face_ids, tb.arrays.face_ids
     hit = (status == TOI_HIT) | (status == TOI_CAP)
     ja, jb = out[:, 7].astype(np.int64), out[:, 8].astype(np.int64)
@@ -285,7 +297,7 @@ def _single_motion(*poses: Any) -> np.ndarray | None:
     return P
 
 
-def _toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iterations: int) -> TimeOfImpact:
+def toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iterations: int) -> TimeOfImpact:
     """One motion, poses P = (start a, end a, start b, end b): the kernel call of the batch
     path for that motion, with the same prescaling, without the batch's arrays and threads.
 
@@ -293,9 +305,7 @@ def _toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iterati
     front, with the same error). PERF: the batch path's wrapper cost about 120 us a call
     more than the kernel's own 100-200 us.
     """
-    bv = pair_volume(a, b)
-    ta = a._trees.get(bv) or tree_for(a, bv)
-    tb = b._trees.get(bv) or tree_for(b, bv)
+    ta, tb = pair_trees(a, b)
     x, y = ta.arrays, tb.arrays
     size = float(x.scale[0] + y.scale[0])
     reach = float(np.abs(P[:, :3, 3]).max())
@@ -314,8 +324,7 @@ def _toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iterati
     res[4] = ta.options.bv_code
     status = toi_solve(x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, P, np.int64(code), out, stats, res)
     if status < 0:
-        i, e = divmod(int(-status - 1), 16)
-        raise pose_error(_POSE_NAMES[i], 0, e, False)
+        raise _motion_error(int(status), 0, False)
     if m:
         res[2:34] = scaling.scaled_poses(res[2:34].reshape(2, 4, 4), -m).ravel()
     hit = status == TOI_HIT or status == TOI_CAP
@@ -340,5 +349,6 @@ _new = object.__new__
 
 
 register_mesh_query("time_of_impact", _toi_meshes)
+PREPARE["time_of_impact"] = _request
 
-__all__ = ["MOTIONS", "motion_parameters", "time_of_impact"]
+__all__ = ["MOTIONS", "TIME_OF_IMPACT", "TOI_MAX_ITERATIONS", "motion_parameters", "time_of_impact", "toi_one"]

@@ -1,4 +1,9 @@
-"""The planner's main call: a batch of robot configurations against a World.
+"""The per-pair path of robot checks: a batch of robot configurations against a World.
+
+``Robot.check`` and ``check_detail`` run on the prepared checker (``robot/checker.py``: one
+compiled call per configuration or batch); this module is its reference (the tests compare
+every answer with it) and still answers the pairs the checker routes here (shapes that are not
+meshes), and ``allowed_pairs_from_samples``.
 
 ``check_configurations(robot, q, world)`` answers, for N joint configurations,
 whether any link touches any object of the world (and, with

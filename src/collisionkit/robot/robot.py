@@ -28,6 +28,7 @@ SRDF (``Robot.load(urdf, srdf=...)``), found by sampling
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -45,6 +46,7 @@ from ..geometry.mesh import Mesh
 from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID, POSE_OK, pose_error
 from ..kernels.robot import kinematics
 from ..query import batch, deferred
+from . import checker as _checker
 from .srdf import MAX_SRDF_BYTES, parse_xml, read_xml_file
 
 _MOVING = ("revolute", "continuous", "prismatic")
@@ -456,7 +458,9 @@ class Robot:
         installs the pairs found by sampling.
         """
         extra = self.link_pairs(pairs, "pairs")
-        return Robot(self.name, self.links, self.joints, self.link_meshes, self.path, self.allowed_pairs | extra)
+        out = Robot(self.name, self.links, self.joints, self.link_meshes, self.path, self.allowed_pairs | extra)
+        out.padding = self.padding  # NOTE: padding (with_padding) carries over
+        return out
 
     def allowed_pairs_from_samples(self, n: int = 1000, *, seed: int | None = 0, threads: int | None = None) -> frozenset[tuple[str, str]]:
         """Link pairs that collide in every one of ``n`` random configurations.
@@ -711,26 +715,137 @@ class Robot:
         """(N,) bool: which configurations collide with ``world`` or with the robot itself.
 
         The planner's main call; see ``robot.check.check_configurations`` for the
-        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``);
+        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``; and
+        ``bv``, ``robot.checker.RobotChecker``'s volume kind for every pair);
         ``check_detail`` answers per link, object and link pair. Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
         and the pairs given as ``allowed=[(link, link), ...]`` for this call.
 
+        Runs on a prepared ``checker(world, **options)`` (cached on the robot per world and
+        options, rebuilt when the world changes): one compiled call per configuration or
+        batch, with the per-pair path's answers.
+
         ``q`` may be a Dask array (N, dof) chunked along N: the answer is then an (N,)
         Dask bool array (``collisionkit.distributed``), equal to the local one once computed.
+
+        ``margin=`` (>= 0, world units): a pair collides when its distance is at most
+        ``margin + pad_a + pad_b`` (the links' ``padding``, ``with_padding``): then, and for
+        a padded robot, ``robot.motion.check_with_margin`` answers (not on Dask input yet).
         """
+        margin = options.pop("margin", 0.0)
+        if margin != 0.0 or self.padding:  # a distance threshold: robot/motion.py
+            from .motion import check_with_margin
+
+            if deferred.is_lazy(q):
+                raise ValueError("Robot.check: margin and padding do not take Dask input yet")
+            return check_with_margin(self, q, world, margin=margin, **options)
         if deferred.is_lazy(q):
             return deferred.run("robot_check", self, q, world, **options)
-        q = as_configurations(q, self.dof)
-        from .check import check_configurations  # NOTE: check.py takes a Robot; import at call time
+        return _checker.check(self, q, world, options)
 
-        return check_configurations(self, q, world, **options)
+    # -- motion planning: clearance, margins, padding, certified edges (robot/motion.py) --
+    #: per-link padding (link name -> distance): empty unless made by ``with_padding``
+    padding: Mapping[str, float] = MappingProxyType({})
+
+    def with_padding(self, padding: Mapping[str, float]) -> Robot:
+        """A copy whose listed links count as colliding within that distance of anything.
+
+        ``robot.with_padding({"panda_hand": 0.02})``: a pair (link a, object or link b)
+        collides when its exact distance is at most ``margin + pad_a + pad_b`` (an offset by
+        a ball, not an inflation of vertices). ``check``, ``clearance`` and ``check_motion``
+        of the copy honour it. The entries update this robot's ``padding``; meshes, joints
+        and pairs are shared.
+
+        Raises
+        ------
+        ValueError
+            Unknown link names or links without geometry (all named), or a pad that is
+            negative, NaN or inf.
+        """
+        from .motion import check_padding
+
+        pads = {**self.padding, **check_padding(self, padding)}
+        out = copy.copy(self)
+        out.padding = MappingProxyType({k: v for k, v in pads.items() if v > 0.0})
+        return out
+
+    def link_travel(self, q0: ArrayLike, q1: ArrayLike) -> NDArray[np.float64]:
+        """Per link, an upper bound on how far any point of its geometry moves along the
+        straight joint-space segment q0 -> q1: (N, L) float64, or (L,) for (dof,) ends
+        (``robot/travel.py`` derives and proves it)."""
+        from .travel import link_travel
+
+        return link_travel(self, q0, q1)
+
+    def clearance(
+        self, q: ArrayLike, world: Any = None, *, self_collision: bool = True, allowed: Iterable[tuple[str, str]] = (),
+        ignore: Iterable[str] = (), base: ArrayLike | None = None, per_link: bool = False,
+    ) -> Any:
+        """The smallest distance from the robot to collision, for one (dof,) configuration
+        or an (N, dof) batch: a ``RobotClearance`` (``robot/motion.py``).
+
+        Over the pairs ``check`` tests (each link against each world object not in
+        ``ignore``; with ``self_collision``, the link pairs that are not adjacent, allowed
+        or in ``allowed``), the exact distance less both links' ``padding``, 0 when the
+        configuration collides; with the pair's names and closest points (world frame), and
+        per link with ``per_link=True``.
+
+        Examples
+        --------
+        >>> c = robot.clearance(q, world)            # doctest: +SKIP
+        >>> c.distance, c.link, c.other              # doctest: +SKIP
+        (0.084, 'panda_hand', 'shelf')
+        """
+        from .motion import clearance
+
+        return clearance(
+            self, q, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, per_link=per_link
+        )
+
+    def check_motion(
+        self, q_start: ArrayLike, q_end: ArrayLike, world: Any = None, *, margin: float = 0.0,
+        self_collision: bool = True, allowed: Iterable[tuple[str, str]] = (), ignore: Iterable[str] = (),
+        base: ArrayLike | None = None,
+    ) -> Any:
+        """Certified check of the straight joint-space edge q_start -> q_end ((dof,) each),
+        or of N edges ((N, dof) each): a ``MotionCheck`` (``robot/motion.py``).
+
+        ``free`` only when every configuration of the segment is free, certified by travel
+        bounds against distance lower bounds with adaptive bisection (Schwarzer, Saha &
+        Latombe 2005), not by samples: a pair collides when its distance is at most
+        ``margin + pad_a + pad_b``. Otherwise ``t_free`` is the certified free prefix
+        (OMPL's lastValid) and ``witness`` a colliding configuration of the segment that
+        ``check`` confirms (``undecided`` when the search finds neither: a graze within
+        rounding of the threshold). The pairs and options are ``check``'s.
+
+        Raises
+        ------
+        ValueError
+            Ends of the wrong or different shapes, non-finite values, a negative or
+            non-finite margin, unknown link names in ``allowed``.
+        """
+        from .motion import check_motion
+
+        return check_motion(
+            self, q_start, q_end, world, margin=margin, self_collision=self_collision, allowed=allowed,
+            ignore=ignore, base=base,
+        )  # fmt: skip
 
     def check_detail(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
         """A ``RobotCheck``: which links touch, per world object and per self pair, for every
         configuration (same options as ``check``; every pair tested: slower)."""
-        from .check import check_detail
+        if "margin" in options or self.padding:  # NOTE: not routed to robot/motion.py yet
+            raise ValueError("check_detail does not take a margin or a padded robot yet; use check or clearance")
+        return _checker.check_detail(self, q, world, options)
 
-        return check_detail(self, as_configurations(q, self.dof), world, **options)
+    def checker(self, world: Any = None, **options: Any) -> Any:
+        """A ``RobotChecker`` (``robot/checker.py``): this robot against ``world`` prepared once
+        into flat arrays, with ``check(q)``, ``check_detail(q)`` and ``first_colliding(qs)``.
+
+        Options as ``check`` (``self_collision``, ``allowed``, ``ignore``, ``base``, ``bv``:
+        the volume kind of every pair's traversal, default each pair's own); the same
+        checker ``check`` uses for them (cached on the robot).
+        """
+        return _checker.checker_for(self, world, options)
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, links={len(self.links)}, dof={self.dof})"

@@ -10,15 +10,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import strategies
-from ..constants import MODE_ANY, TRI_TESTS
-from ..convex.double_hierarchy import hierarchy_of
-from ..convex.shapes import Convex
-from ..errors import UnsupportedPairError
-from ..kernels.core.layout import N_STATS
-from ..kernels.traverse import double_box as kd
-from . import batch, engine
-from .registry import Request
+from ... import strategies
+from ...constants import MODE_ANY, TRI_TESTS
+from ...convex.double_hierarchy import hierarchy_of
+from ...convex.shapes import Convex
+from ...errors import UnsupportedPairError
+from ...kernels.core.layout import N_STATS
+from ...kernels.traverse import double_box as kd
+from .. import batch
+from ..registry import Request
+from ..rows import BatchResult
+from . import Capabilities, declare
+from .gjk import bool_result, surface_request
 
 
 def double_box_batch(a: Convex, b: Convex, req: Request, depth: int, tri_test: int):
@@ -65,15 +68,13 @@ class DoubleBox:
         if isinstance(self.depth, bool) or not isinstance(self.depth, (int, np.integer)) or not 0 <= self.depth <= 12:
             raise ValueError(f"depth must be an int in [0, 12], got {self.depth!r}")
 
-    def run(self, req: Request) -> engine.BatchResult:
-        from .convex import _bool_result, _mesh_request
-
+    def run(self, req: Request) -> BatchResult:
         a, b = req.a, req.b
         if not (isinstance(a, Convex) and isinstance(b, Convex)):
             names = f"{type(a).__name__}-{type(b).__name__}"
             raise UnsupportedPairError(f"strategy 'double-box' answers polyhedron pairs (Convex, Box), got {names}")
         if req.mode != MODE_ANY:
-            return _mesh_request(req, a.mesh, b.mesh)
+            return surface_request(req, a.mesh, b.mesh)
         if req.n == 1 and req.mode == MODE_ANY:
             # PERF: one pose pair: the per-call kernel, no batch buffers
             ha, hb = hierarchy_of(a, self.depth), hierarchy_of(b, self.depth)
@@ -83,10 +84,16 @@ class DoubleBox:
                 hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, req.pb[req.ib[0]],
                 np.int64(TRI_TESTS[self.tri_test]), np.int64(2 * (ha.depth + hb.depth) + 2), stats1,
             )  # fmt: skip
-            return _bool_result(req, np.array([code > 0]))._replace(stats=stats1)
+            return bool_result(req, np.array([code > 0]))._replace(stats=stats1)
         decided, stats = double_box_batch(a, b, req, self.depth, TRI_TESTS[self.tri_test])
-        res = _bool_result(req, decided != kd.DECIDED_REJECT)
+        res = bool_result(req, decided != kd.DECIDED_REJECT)
         return res._replace(stats=stats)
 
 
 strategies.register("double-box", DoubleBox())
+declare(
+    DoubleBox,
+    Capabilities(walks="solids", pairs=frozenset({"polyhedra"}), questions=frozenset({"intersects", "contacts", "query_stats"})),
+)
+
+__all__ = ["DoubleBox", "double_box_batch"]

@@ -1,133 +1,45 @@
-"""The mechanics shared by the pair queries: trees, poses, batch runs, overflow reruns.
+"""The default strategy: simultaneous depth-first descent of the two meshes' hierarchies.
 
-Python is crossed once per call: poses are validated and the whole batch is
-answered by one compiled call (serial, or parallel over numba threads).
+``strategies.BVH`` (``strategy="bvh"``) on two meshes: the descent kernels
+(``kernels/traverse/descent.py``) over the whole batch in one compiled call (``run``),
+as a row launcher other callers reuse (``descent_rows``: the World's narrow phase), and
+one large pose split over all threads (``split_pose``, ARCHITECTURE.md "One large pose
+on all threads").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from ..bvh import BVH, pair_volume, tree_for
-from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, SPLIT_WORK
-from ..errors import InvalidPoseError, UnsupportedPairError
-from ..geometry.mesh import Mesh
-from ..geometry.pose import as_poses, broadcast_poses
-from ..kernels.core.layout import META_FACES, META_LEAFMAX, N_STATS
-from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID
-from ..kernels.traverse import descent as kt
-from ..strategies import BVH as BVHStrategy
-from ..strategies import resolve
-from . import batch
-from .batch import thread_count
-from .registry import Request
-
-_POSE_REASON = {
-    POSE_NOT_FINITE: "is not finite",
-    POSE_NOT_RIGID: "is not a rigid transform (rotation block not orthonormal with det +1)",
-    POSE_BAD_LAST_ROW: "has a last row other than [0, 0, 0, 1]",
-}
+from ...bvh import BVH, pair_trees
+from ...constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, SPLIT_WORK
+from ...kernels.core.layout import META_FACES, META_LEAFMAX, N_STATS
+from ...kernels.traverse import descent as kt
+from ...strategies import BVH as BVHStrategy
+from .. import batch
+from ..batch import thread_count
+from ..driver import check_mesh
+from ..registry import Request
+from ..rows import BatchResult
+from . import Capabilities, declare
 
 
-def pose_error(side: str, index: int, code: int, batched: bool) -> InvalidPoseError:
-    where = f"{side}[{index}]" if batched else side
-    return InvalidPoseError(f"{where} {_POSE_REASON.get(code, 'is invalid')}", index)
+def run(req: Request, record: Any = None) -> BatchResult:
+    """Answer a traversal request (intersects, contacts, query_stats) on two meshes
+    (``record``: the request's ``BVH`` record, as a runner of ``strategies.walk``).
 
-
-def check_mesh(x: Any, name: str) -> Mesh:
-    if not isinstance(x, Mesh):
-        raise UnsupportedPairError(f"{name} must be a collisionkit.Mesh, got {type(x).__name__}")
-    return x
-
-
-def trees(a: Mesh, b: Mesh) -> tuple[BVH, BVH]:
-    """Both trees in the pair's volume kind (``bvh.pair_volume``; cached on both meshes)."""
-    bv = pair_volume(a, b)
-    return tree_for(a, bv), tree_for(b, bv)
-
-
-class BatchResult(NamedTuple):
-    n: int
-    batched: bool
-    counts: NDArray[np.int64]  # (N,) pairs found (0/1 for any/first; max_pairs+1 when capped)
-    stats: NDArray[np.int64]  # (N, 4)
-    keys: NDArray[np.int64]
-    starts: NDArray[np.int64]
-    faces_b: int
-
-
-def result_from_pairs(
-    n: int, batched: bool, pose_of_pair: NDArray[np.int64], face_a: NDArray[np.int64],
-    face_b: NDArray[np.int64], faces_b: int, mode: int, max_pairs: int, stats: NDArray[np.int64] | None = None,
-) -> BatchResult:
-    """A BatchResult from flat pair columns (any order; duplicates not allowed).
-
-    For strategies and shape handlers that find their pairs outside the
-    engine's kernels: counts are per pose, capped as ``max_pairs`` asks
-    (``counts`` is then max_pairs + 1 where more exist, as the kernels do).
-    """
-    pose_of_pair = np.asarray(pose_of_pair, np.int64)
-    key = np.asarray(face_a, np.int64) * max(faces_b, 1) + np.asarray(face_b, np.int64)
-    order = np.lexsort((key, pose_of_pair))
-    pose_of_pair, key = pose_of_pair[order], key[order]
-    counts = np.bincount(pose_of_pair, minlength=n).astype(np.int64)
-    starts = np.zeros(n, np.int64)
-    if n:
-        starts[1:] = np.cumsum(counts)[:-1]
-    if mode != MODE_ALL:
-        counts = np.minimum(counts, 1)
-    elif max_pairs >= 0:
-        counts = np.minimum(counts, max_pairs + 1)
-    if stats is None:
-        stats = np.zeros((n, N_STATS), np.int64)
-    return BatchResult(n, batched, counts, stats, key, starts, faces_b)
-
-
-_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
-
-
-def prepare(
-    a: Any, b: Any, pose_a: Any, pose_b: Any, mode: int, max_pairs: int, strategy: Any, threads: int | None,
-    query: str = "", options: Mapping[str, Any] = _NO_OPTIONS,
-) -> Request:
-    """Validate and broadcast the poses of a query; resolve its strategy.
-
-    ``query`` and ``options`` (every option of the query, as the caller gave
-    it) travel with the request to the handler (``query/registry.py``).
-    """
-    strat = resolve(strategy)
-    nthreads = thread_count(threads)
-    pa, batched_a = as_poses(pose_a, "pose_a")
-    pb, batched_b = as_poses(pose_b, "pose_b")
-    n, ia, ib = broadcast_poses(pa, pb)
-    side, index, code = kt.validate_poses(pa, pb)
-    if side >= 0:
-        raise pose_error("pose_a" if side == 0 else "pose_b", int(index), int(code), batched_a or batched_b)
-    return Request(
-        a, b, pa, pb, ia, ib, n, batched_a or batched_b, mode, max_pairs, strat, nthreads,
-        query, MappingProxyType(dict(options)),
-    )  # fmt: skip
-
-
-def run(req: Request) -> BatchResult:
-    """Answer a traversal request (intersects, contacts, query_stats) on two meshes.
-
-    The built-in BVH strategy runs the descent kernels here, in one compiled
-    call for the whole batch; any other strategy answers with its own ``run``.
+    The descent kernels over the whole batch in one compiled call; fewer poses than
+    threads: each pose on all threads (``split_pose``).
     """
     check_mesh(req.a, "a")
     check_mesh(req.b, "b")
-    if not isinstance(req.strategy, BVHStrategy):
-        return req.strategy.run(req)
     a, b, mode, max_pairs = req.a, req.b, req.mode, req.max_pairs
     strat, nthreads, pa, pb, ia, ib, n = req.strategy, req.threads, req.pa, req.pb, req.ia, req.ib, req.n
-    ta, tb = trees(a, b)
+    ta, tb = pair_trees(a, b)
     if 0 < n < nthreads and splits(mode, max_pairs):
         return _split_batch(req, ta, tb)
     tasks = np.zeros((n, 4), np.int64)
@@ -197,7 +109,7 @@ class PoseRows(NamedTuple):
 _NO_KEYS = np.zeros(0, np.int64)
 #: the per-call contacts kernel without numba's per-call type dispatch (batch.Pinned: 2.6 us
 #: of a 4 us call with 23 arguments): its callers pass library-built tree arrays, their own
-#: buffers, ints and (4, 4) C-contiguous writable float64 poses (pair._single_pose, prepare)
+#: buffers, ints and (4, 4) C-contiguous writable float64 poses (driver.single_pose, driver.prepare)
 CONTACTS_ONE = batch.Pinned(kt.contacts_one)
 
 
@@ -275,22 +187,15 @@ def _split_batch(req: Request, ta: BVH, tb: BVH) -> BatchResult:
     return BatchResult(n, req.batched, counts, stats, np.concatenate(parts), starts, faces_b)
 
 
-def gather(result: BatchResult, max_pairs: int, task_pose: NDArray[np.int64] | None = None):
-    """Result columns (pose_index, face_a, face_b, truncated) from a batch run."""
-    n = result.n
-    kept = result.counts if max_pairs < 0 else np.minimum(result.counts, max_pairs)
-    total = int(kept.sum())
-    pose_index = np.empty(total, np.int64)
-    face_a = np.empty(total, np.int64)
-    face_b = np.empty(total, np.int64)
-    truncated = np.zeros(n, np.bool_)
-    if task_pose is None:
-        task_pose = np.arange(n, dtype=np.int64)
-    kt.gather_pairs(result.keys, result.starts, result.counts, max_pairs, result.faces_b, task_pose, pose_index, face_a, face_b, truncated)
-    return pose_index, face_a, face_b, kept.astype(np.int64), truncated
+#: the built-in default walks triangle surfaces: two meshes, a convex shape's surface
+#: ``.mesh`` against a mesh; on two convex solids it hands over to "gjk"
+declare(
+    BVHStrategy,
+    Capabilities(
+        walks="surfaces", pairs=frozenset({"mesh", "convex-mesh"}), on_solids="gjk",
+        questions=frozenset({"intersects", "contacts", "query_stats", "surface_contacts"}),
+    ),
+    run,
+)  # fmt: skip
 
-
-__all__ = [
-    "MODE_ALL", "MODE_ANY", "MODE_FIRST", "BatchResult", "PoseRows", "Request", "descent_rows", "gather", "prepare",
-    "result_from_pairs", "run", "split_pose", "splits", "trees",
-]  # fmt: skip
+__all__ = ["CONTACTS_ONE", "PoseRows", "descent_rows", "run", "split_pose", "splits"]

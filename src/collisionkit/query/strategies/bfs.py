@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..bvh import BVH as Tree
-from ..bvh import tree_for
-from ..constants import (
+from ...bvh import BVH as Tree
+from ...bvh import tree_for
+from ...constants import (
     BFS_PARALLEL_MIN_FRONTIER,
     BFS_VOLUMES,
     MODE_ALL,
@@ -26,14 +26,16 @@ from ..constants import (
     PARALLEL_MIN_POSES,
     TRI_TESTS,
 )
-from ..geometry.mesh import Mesh
-from ..kernels.core.layout import META_FACES
-from ..kernels.traverse import bfs as kb
-from ..kernels.volumes.saabb import triangle_spheres
-from ..strategies import register
-from . import batch
-from .engine import BatchResult
-from .registry import Request
+from ...geometry.mesh import Mesh
+from ...kernels.core.layout import META_FACES
+from ...kernels.traverse import bfs as kb
+from ...kernels.volumes.saabb import triangle_spheres
+from ...strategies import register
+from .. import batch
+from ..driver import check_mesh
+from ..registry import Request
+from ..rows import BatchResult
+from . import Capabilities, declare
 
 #: Result rows reserved for the first pass (as the engine's first pass).
 _FIRST_PASS_ROWS = 1 << 18
@@ -131,7 +133,7 @@ def tri_spheres(mesh: Mesh, tree: Tree) -> NDArray[np.float64]:
 
 
 def _run(strat: BFS, req: Request) -> BatchResult:
-    a, b, n, mode, max_pairs, nthreads = req.a, req.b, req.n, req.mode, req.max_pairs, req.threads
+    a, b, n, mode, max_pairs, nthreads = check_mesh(req.a, "a"), check_mesh(req.b, "b"), req.n, req.mode, req.max_pairs, req.threads
     ta, tb = saabb_tree(a), saabb_tree(b)
     sa, sb = tri_spheres(a, ta), tri_spheres(b, tb)
     faces_b = int(tb.arrays.meta[0, META_FACES])
@@ -167,5 +169,12 @@ def _run(strat: BFS, req: Request) -> BatchResult:
 
 
 register("bfs", BFS())
+declare(
+    BFS,
+    Capabilities(
+        walks="surfaces", pairs=frozenset({"mesh"}),
+        questions=frozenset({"intersects", "contacts", "query_stats", "surface_contacts"}),
+    ),
+)  # fmt: skip
 
 __all__ = ["BFS", "saabb_tree", "tri_spheres"]

@@ -1,0 +1,381 @@
+"""The prepared robot checker: forward kinematics, link boxes, box broad phase and the exact
+narrow phase of every (link, object) and self pair, for one configuration or a batch, in one
+compiled call (``robot.checker``, issue 30 item 1).
+
+Layout (built once per robot, world version and options by ``robot/checker.py``):
+
+* the joint chain as ``kernels.robot.kinematics`` takes it (parents, children, kinds, H),
+  the base link and base pose, and how each step's joint value comes from q: ``vsrc[s]``
+  the index in q of the actuated joint at the end of its mimic chain (-1: a fixed joint) and
+  ``vmul[s, 0:vdepth[s]]`` the (multiplier, offset) pairs of the chain, innermost first:
+  ``v = q[vsrc]; v = m * v + o`` per pair, the arithmetic of ``Robot._joint_value``;
+* ``local`` (M, 6): the local box (min xyz, max xyz) of each link with geometry;
+  ``obj_box`` (O, 6): each obstacle's world box as the World holds it (padded, lo xyz,
+  hi xyz) and ``obj_poses`` (O, 4, 4) its pose;
+* ``pairs`` (P, PAIR_WIDTH) int64, in the order the narrow phase tries them: link a, its
+  box row, b (a link index or an obstacle index), b's box row, whether b is a link, the
+  trees of a and b in the pool, the volume kind code and the pair's row in the caller's
+  (C, N) detail matrix;
+* one pool of every tree the pairs use (``bvh`` flat arrays concatenated; node and triangle
+  indices local to each tree, ``meta`` offsets global), volume rows padded to the widest
+  kind used so that one pool serves every kind (each kind reads only its own columns).
+
+Per configuration: the joint values, ``kinematics._configuration`` (the batch FK's own
+arithmetic, so link poses are bit-identical to ``Robot.link_poses``), the padded world box
+of each link (``broadphase.common.padded_box``: a pair the exact test finds intersecting
+always has overlapping boxes), then per pair a six-comparison box test and, when the boxes
+overlap, ``traverse.descent.collide_task`` in MODE_ANY: the exact descent and triangle test
+``collisionkit.intersects`` runs on the same two trees and the same two poses, so every
+pair's answer is ``intersects``'s bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ...constants import MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE, WORLD_BOX_SLACK
+from ..broadphase.common import padded_box
+from ..core.atomics import fetch_add
+from ..core.layout import META_WIDTH, STAT_NODE_PAIRS, STAT_TRI_TESTS
+from ..core.linalg import relative_pose
+from ..traverse.descent import collide_task
+from ..volumes.box import boxes_overlap
+from .kinematics import _configuration
+
+#: Unit roundoff of float64.
+_U = 2.0**-53
+
+#: columns of a ``pairs`` row
+PAIR_A = 0  # link index of a
+PAIR_A_BOX = 1  # a's row in the link boxes
+PAIR_B = 2  # b: link index, or obstacle index
+PAIR_B_BOX = 3  # b's row in the link boxes, or in obj_box
+PAIR_SELF = 4  # 1: b is a link; 0: an obstacle
+PAIR_TREE_A = 5  # a's tree in the pool
+PAIR_TREE_B = 6  # b's tree in the pool
+PAIR_KIND = 7  # volume kind code of the pair (bvh.pair_volume)
+PAIR_ROW = 8  # row in the (C, N) detail matrix
+PAIR_WIDTH = 9
+
+#: what a call answers
+CHECK_ANY = 0  # per configuration: any pair collides (stops at its first pair)
+CHECK_DETAIL = 1  # per configuration and pair: every pair whose boxes overlap is tested
+CHECK_FIRST = 2  # the first colliding configuration of an ordered batch
+
+
+# LENGTH (~90 lines): the whole per-configuration loop of one worker (joint values,
+# kinematics, boxes, pairs): passed arrays once per worker, not per configuration or pair
+# helper (an array argument costs an atomic refcount pair per call).
+@njit(cache=True, nogil=True)
+def _worker(
+    c, nchunks, Q,
+    base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
+    local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
+    topo, bv, tris, ids, meta, scale, stack_rows,
+    mode, out, detail, work, shared,
+):
+    """Configurations of worker ``c``: claimed dynamically (``shared[1]`` a cursor, one worker
+    a thread) when ``shared`` has two entries, else c, c + nchunks, ... (serial: one chunk).
+
+    ``out[k]`` = 1 when configuration k collides (CHECK_ANY, CHECK_DETAIL, and CHECK_FIRST
+    for the configurations it tests); ``detail[row, k]`` the pair's hit (CHECK_DETAIL).
+    CHECK_FIRST: ``shared[0]`` is the smallest colliding index found so far (n: none); a
+    configuration after it is skipped (the value is always some colliding index, so a
+    stale read costs work, never an answer), and the caller takes the first k with out[k].
+    ``work[p]`` (when it has a row per pair; serial calls only) adds up the node pairs and
+    triangle tests of pair p's descents: what ``robot/checker.py`` orders the pairs by.
+    """
+    n = Q.shape[0]
+    n_steps = parents.shape[0]
+    n_links = link_row.shape[0]
+    values = np.zeros((n_steps, 1))
+    poses = np.zeros((n_links, 1, 4, 4))
+    lbox = np.empty((local.shape[0], 6))
+    stack = np.empty((stack_rows, 2), np.int32)
+    stats = np.zeros((1, 4), np.int64)
+    keys = np.zeros(1, np.int64)
+    zero = np.int64(0)
+    one = np.int64(1)
+    mode_any = np.int64(MODE_ANY)
+    no_cap = np.int64(-1)
+    budget = np.int64(NO_BUDGET)
+    tri_test = np.int64(TRI_TEST_GUIGUE)
+    dynamic = shared.shape[0] > 1
+    count_work = work.shape[0] == pairs.shape[0]
+    k = c
+    while True:
+        if dynamic:
+            k = fetch_add(shared, 1, one)
+        if k >= n:
+            break
+        if mode == CHECK_FIRST and shared[0] < k:
+            break  # claims only grow: every later configuration is after a colliding one
+        # joint values (mimic chains resolved as Robot._joint_value does), then every pose
+        for s in range(n_steps):
+            j = vsrc[s]
+            if j >= 0:
+                v = Q[k, j]
+                for d in range(vdepth[s]):
+                    v = vmul[s, d, 0] * v + vmul[s, d, 1]
+                values[s, 0] = v
+        for i in range(4):
+            for j in range(4):
+                poses[base_link, 0, i, j] = base[i, j]
+        _configuration(zero, parents, children, kinds, H, values, poses)  # int64, not a literal: one signature
+        for i in range(n_links):
+            m = link_row[i]
+            if m >= 0:
+                lbox[m, 0], lbox[m, 1], lbox[m, 2], lbox[m, 3], lbox[m, 4], lbox[m, 5] = padded_box(
+                    local, m, poses[i], zero, WORLD_BOX_SLACK
+                )
+        hit = 0
+        for p in range(pairs.shape[0]):
+            ra = pairs[p, PAIR_A_BOX]
+            rb = pairs[p, PAIR_B_BOX]
+            is_self = pairs[p, PAIR_SELF] != 0
+            if is_self:
+                apart = (
+                    lbox[ra, 0] > lbox[rb, 3] or lbox[rb, 0] > lbox[ra, 3]
+                    or lbox[ra, 1] > lbox[rb, 4] or lbox[rb, 1] > lbox[ra, 4]
+                    or lbox[ra, 2] > lbox[rb, 5] or lbox[rb, 2] > lbox[ra, 5]
+                )  # fmt: skip
+            else:
+                apart = (
+                    lbox[ra, 0] > obj_box[rb, 3] or obj_box[rb, 0] > lbox[ra, 3]
+                    or lbox[ra, 1] > obj_box[rb, 4] or obj_box[rb, 1] > lbox[ra, 4]
+                    or lbox[ra, 2] > obj_box[rb, 5] or obj_box[rb, 2] > lbox[ra, 5]
+                )  # fmt: skip
+            if apart:
+                continue
+            a = pairs[p, PAIR_A]
+            b = pairs[p, PAIR_B]
+            Ta = poses[a, 0]
+            Tb = poses[b, 0] if is_self else obj_poses[b]
+            # PERF: the two local oriented boxes (15-axis test, the descent's slack): most pairs
+            # whose world boxes overlap end here, without a descent call
+            if is_self:
+                if not _local_boxes_overlap(Ta, Tb, link_obb, ra, link_obb, rb):
+                    continue
+            elif not _local_boxes_overlap(Ta, Tb, link_obb, ra, obj_obb, rb):
+                continue
+            stack[0, 0] = 0
+            stack[0, 1] = 0
+            before = stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS]
+            found, _ = collide_task(
+                topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_A], Ta,
+                topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_B], Tb,
+                pairs[p, PAIR_KIND], tri_test, mode_any, no_cap,
+                keys, zero, zero, stack, one, budget, stats, zero,
+            )  # fmt: skip
+            if count_work:
+                work[p] += stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS] - before
+            if found > 0:
+                hit = 1
+                if mode != CHECK_DETAIL:
+                    break
+                detail[pairs[p, PAIR_ROW], k] = True
+        out[k] = hit
+        if hit and mode == CHECK_FIRST and k < shared[0]:
+            shared[0] = k  # NOTE: a plain store; only ever a colliding index (see above)
+        if not dynamic:
+            k += nchunks
+
+
+#: columns of a local box row (``link_obb``, ``obj_obb``): centre, axes (one a row), half
+#: extents along them, the largest |coordinate| of the shape
+OBB_WIDTH = 16
+
+
+@njit(cache=True, nogil=True)
+def _local_boxes_overlap(Ta, Tb, obb_a, ra, obb_b, rb):
+    """Whether a's and b's local oriented boxes (rows of ``obb``, ``OBB_WIDTH`` columns: each
+    holds every vertex of its shape, in the shape's frame) overlap at poses Ta, Tb: the
+    15-axis test (``volumes.box.boxes_overlap``) with the descent's slack
+    (64 u (scale_a + scale_b + |t|_1)), so it never rejects a pair the exact test accepts.
+
+    The OBB node test of ``traverse.descent`` on two roots: b's box moved into a's frame by
+    the relative pose, then expressed in a's box frame.
+    """
+    R, t = relative_pose(Ta, Tb)
+    slack = 64.0 * _U * (obb_a[ra, 15] + obb_b[rb, 15] + abs(t[0]) + abs(t[1]) + abs(t[2]))
+    bx = obb_b[rb, 0]
+    by = obb_b[rb, 1]
+    bz = obb_b[rb, 2]
+    cx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - obb_a[ra, 0]
+    cy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - obb_a[ra, 1]
+    cz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - obb_a[ra, 2]
+    a00 = obb_a[ra, 3]
+    a01 = obb_a[ra, 4]
+    a02 = obb_a[ra, 5]
+    a10 = obb_a[ra, 6]
+    a11 = obb_a[ra, 7]
+    a12 = obb_a[ra, 8]
+    a20 = obb_a[ra, 9]
+    a21 = obb_a[ra, 10]
+    a22 = obb_a[ra, 11]
+    # axis j of b in a's frame: u_j = R @ (row j of b's axes)
+    u0x = R[0] * obb_b[rb, 3] + R[1] * obb_b[rb, 4] + R[2] * obb_b[rb, 5]
+    u0y = R[3] * obb_b[rb, 3] + R[4] * obb_b[rb, 4] + R[5] * obb_b[rb, 5]
+    u0z = R[6] * obb_b[rb, 3] + R[7] * obb_b[rb, 4] + R[8] * obb_b[rb, 5]
+    u1x = R[0] * obb_b[rb, 6] + R[1] * obb_b[rb, 7] + R[2] * obb_b[rb, 8]
+    u1y = R[3] * obb_b[rb, 6] + R[4] * obb_b[rb, 7] + R[5] * obb_b[rb, 8]
+    u1z = R[6] * obb_b[rb, 6] + R[7] * obb_b[rb, 7] + R[8] * obb_b[rb, 8]
+    u2x = R[0] * obb_b[rb, 9] + R[1] * obb_b[rb, 10] + R[2] * obb_b[rb, 11]
+    u2y = R[3] * obb_b[rb, 9] + R[4] * obb_b[rb, 10] + R[5] * obb_b[rb, 11]
+    u2z = R[6] * obb_b[rb, 9] + R[7] * obb_b[rb, 10] + R[8] * obb_b[rb, 11]
+    r00 = a00 * u0x + a01 * u0y + a02 * u0z
+    r01 = a00 * u1x + a01 * u1y + a02 * u1z
+    r02 = a00 * u2x + a01 * u2y + a02 * u2z
+    r10 = a10 * u0x + a11 * u0y + a12 * u0z
+    r11 = a10 * u1x + a11 * u1y + a12 * u1z
+    r12 = a10 * u2x + a11 * u2y + a12 * u2z
+    r20 = a20 * u0x + a21 * u0y + a22 * u0z
+    r21 = a20 * u1x + a21 * u1y + a22 * u1z
+    r22 = a20 * u2x + a21 * u2y + a22 * u2z
+    Rab = (r00, r01, r02, r10, r11, r12, r20, r21, r22)
+    Aab = (abs(r00), abs(r01), abs(r02), abs(r10), abs(r11), abs(r12), abs(r20), abs(r21), abs(r22))
+    t0 = a00 * cx + a01 * cy + a02 * cz
+    t1 = a10 * cx + a11 * cy + a12 * cz
+    t2 = a20 * cx + a21 * cy + a22 * cz
+    return boxes_overlap(
+        t0, t1, t2, Rab, Aab,
+        obb_a[ra, 12], obb_a[ra, 13], obb_a[ra, 14],
+        obb_b[rb, 12], obb_b[rb, 13], obb_b[rb, 14], slack,
+    )  # fmt: skip
+
+
+#: header of the packed integer buffer (``robot/checker.py`` packs, ``_unpack`` reads)
+H_BASE_LINK = 0
+H_STEPS = 1
+H_LINKS = 2
+H_BOXED = 3  # links with geometry (rows of the link boxes)
+H_OBJECTS = 4
+H_PAIRS = 5
+H_TREES = 6
+H_MIMIC = 7  # the longest mimic chain (at least 1)
+H_WIDTH = 8  # volume row width of the pool
+H_NODES = 9
+H_TRIS = 10
+H_STACK = 11  # traversal stack rows the largest pair needs
+HEADER = 12
+
+
+@njit(cache=True, nogil=True)
+def _unpack(fb, wb, ib):
+    """The arrays packed in ``fb`` (float64), ``wb`` (float64: the obstacles' poses and world
+    boxes, the part a pose change replaces) and ``ib`` (int64), as views.
+
+    PERF: the per-call entry takes three arrays, not twenty: every array argument costs
+    numba ~50 ns to unbox (a call with 25 arguments cost 1.5 us before the kernel ran).
+    """
+    S = ib[H_STEPS]
+    L = ib[H_LINKS]
+    M = ib[H_BOXED]
+    O = ib[H_OBJECTS]  # noqa: E741
+    P = ib[H_PAIRS]
+    T = ib[H_TREES]
+    D = ib[H_MIMIC]
+    W = ib[H_WIDTH]
+    NB = ib[H_NODES]
+    F = ib[H_TRIS]
+    i = HEADER
+    parents = ib[i : i + S]
+    i += S
+    children = ib[i : i + S]
+    i += S
+    kinds = ib[i : i + S]
+    i += S
+    vsrc = ib[i : i + S]
+    i += S
+    vdepth = ib[i : i + S]
+    i += S
+    link_row = ib[i : i + L]
+    i += L
+    pairs = ib[i : i + P * PAIR_WIDTH].reshape((P, PAIR_WIDTH))
+    i += P * PAIR_WIDTH
+    meta = ib[i : i + T * META_WIDTH].reshape((T, META_WIDTH))
+    f = 0
+    base = fb[f : f + 16].reshape((4, 4))
+    f += 16
+    H = fb[f : f + S * 30].reshape((S, 3, 10))
+    f += S * 30
+    vmul = fb[f : f + S * D * 2].reshape((S, D, 2))
+    f += S * D * 2
+    local = fb[f : f + M * 6].reshape((M, 6))
+    f += M * 6
+    link_obb = fb[f : f + M * OBB_WIDTH].reshape((M, OBB_WIDTH))
+    f += M * OBB_WIDTH
+    obj_obb = fb[f : f + O * OBB_WIDTH].reshape((O, OBB_WIDTH))
+    f += O * OBB_WIDTH
+    bv = fb[f : f + NB * W].reshape((NB, W))
+    f += NB * W
+    tris = fb[f : f + F * 9].reshape((F, 3, 3))
+    f += F * 9
+    scale = fb[f : f + T]
+    obj_poses = wb[0 : O * 16].reshape((O, 4, 4))
+    obj_box = wb[O * 16 : O * 22].reshape((O, 6))
+    return (
+        base, parents, children, kinds, H, vsrc, vmul, vdepth,
+        local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _finite(Q):
+    for k in range(Q.shape[0]):
+        for j in range(Q.shape[1]):
+            if not math.isfinite(Q[k, j]):
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared):
+    """``_worker`` on the packed buffers."""
+    (
+        base, parents, children, kinds, H, vsrc, vmul, vdepth,
+        local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
+    ) = _unpack(fb, wb, ib)  # fmt: skip
+    _worker(
+        c, nchunks, Q,
+        ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
+        local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
+        topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
+        mode, out, detail, work, shared,
+    )  # fmt: skip
+
+
+# PERF: no nogil on the per-call entry (as kernels.traverse.descent.intersect_one): releasing
+# and retaking the GIL costs about 0.5 us.
+@njit(cache=True)
+def check_one(q, fb, wb, ib, topo):
+    """One configuration q (dof,) against the packed checker (``fb``, ``wb``, ``ib``, ``topo``, built
+    by ``robot/checker.py``): 1 (collides), 0 (free), -1 (q holds a non-finite value)."""
+    Q = q.reshape((1, q.shape[0]))
+    if not _finite(Q):
+        return -1
+    out = np.zeros(1, np.int8)
+    none = np.zeros(0, np.int64)
+    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none)
+    return np.int64(out[0])
+
+
+@njit(cache=True, nogil=True)
+def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks):
+    """A batch Q (N, dof) on the calling thread: ``_worker``'s outputs for every configuration
+    (``shared``: [n] for CHECK_FIRST, else empty)."""
+    for c in range(nchunks):
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks):
+    """A batch over numba threads: ``nchunks`` workers (one a thread) claim configurations
+    dynamically (``shared`` = [first colliding index or n, next configuration]): colliding
+    configurations stop early and cost less, so static chunks would leave threads idle."""
+    for c in prange(nchunks):
+        # prange's index is unsigned: keep _run's one signature
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)

@@ -1,0 +1,559 @@
+"""The prepared robot checker: a robot, its self-collision pairs and a World flattened once
+into arrays, so that one configuration (or a batch) is one compiled call (issue 30 item 1).
+
+``robot.checker(world, self_collision=..., allowed=..., ignore=..., base=...)`` returns a
+``RobotChecker``; ``Robot.check`` and ``Robot.check_detail`` use one transparently, cached
+on the robot per (world, options). The arrays are rebuilt when the world changes (its
+``version`` counter: add, remove, poses, filters) and never otherwise.
+
+Which pairs the kernel answers: every (link, object) and self pair whose two shapes are
+``collisionkit.Mesh`` objects, in the volume kind ``collisionkit.intersects`` would use
+(``bvh.pair_volume``; both trees of that kind, ``bvh.tree_for``), every kind in one pool.
+Pairs with any other shape (a convex ``ck.Box``, ``ck.Sphere`` or ``ck.Convex`` in the World)
+are routed through today's per-pair path (``robot/check.py``: padded boxes, then
+``collisionkit.intersects`` per pair, which runs the convex kernels), only for the
+configurations the kernel left free. Either way each pair's answer is ``intersects``'s on
+the same two poses, so every answer equals the per-pair path's bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..bvh import pair_volume, tree_for
+from ..constants import BV_KINDS
+from ..geometry.mesh import Mesh
+from ..kernels.core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_TRI_OFF, META_WIDTH
+from ..kernels.core.linalg import first_bad_pose
+from ..kernels.robot import checker as kernel
+from ..kernels.robot.kinematics import JOINT_FIXED
+from ..query import batch
+from ..query.driver import pose_error
+from ..query.pose_form import in_form
+from .check import RobotCheck, _overlap, _run_batch, _run_one
+
+_F64 = np.dtype(np.float64)
+_I64 = np.int64
+#: the per-call kernel without numba's per-call type dispatch (``query.batch.Pinned``): every
+#: argument is an array this module built (fixed dtypes, C-contiguous, writable) or an int,
+#: and q is checked to be a writable C-contiguous (dof,) float64 array before the call
+_CHECK_ONE = batch.Pinned(kernel.check_one)
+#: checkers kept per robot (a cache entry holds its World alive: few of them)
+_CACHE_ENTRIES = 8
+#: configurations sampled (fixed seed) to order the kernel's pairs (``_order_pairs``)
+_ORDER_SAMPLES = 64
+
+
+class RobotChecker:
+    """A robot against a World (and itself), prepared once into flat arrays.
+
+    Made by ``Robot.checker``; ``Robot.check`` and ``check_detail`` use one. Holds the
+    world: when the world changes (``World.version``), the next call rebuilds the arrays.
+
+    Parameters
+    ----------
+    robot : Robot
+    world : World, optional
+        The obstacles at their current poses (None: self-collision only).
+    base : array_like (4, 4), optional
+        World-from-base pose of the robot (default identity).
+    self_collision : bool
+        Also test the robot's links against each other (default True), except
+        ``robot.adjacent_pairs``, ``robot.allowed_pairs`` and ``allowed``.
+    allowed : iterable of (link, link)
+        More link pairs not to test (unknown link names raise ``ValueError``).
+    ignore : iterable of str
+        World objects to skip (names not in the world are ignored).
+    bv : str, optional
+        The volume kind every pair is traversed in ("aabb", "obb", "sphere", "kdop14",
+        "saabb", ...; trees of that kind with each mesh's own split rule and leaf size).
+        Default: each pair's kind as ``collisionkit.intersects`` takes it
+        (``bvh.pair_volume``). The answers do not depend on it (ARCHITECTURE.md,
+        "Exactness"), only the work: the Panda's links are twice as fast in "obb" trees
+        (benchmarks/results/robot_config.md).
+
+    Examples
+    --------
+    >>> import os, numpy as np, pybullet_data, collisionkit as ck
+    >>> panda = ck.Robot.load(os.path.join(pybullet_data.getDataPath(), "franka_panda/panda.urdf"))
+    >>> world = ck.World()
+    >>> _ = world.add("table", ck.primitives.box_mesh([1.0, 1.0, 0.04]), ck.translation([0.6, 0, -0.03]))
+    >>> checker = panda.checker(world)
+    >>> checker.check(np.zeros(panda.dof))  # q = 0 folds the wrist onto link5
+    True
+    >>> checker.first_colliding(np.zeros((4, panda.dof)))
+    0
+    """
+
+    def __init__(
+        self,
+        robot: Any,
+        world: Any = None,
+        *,
+        base: ArrayLike | None = None,
+        self_collision: bool = True,
+        allowed: Iterable[tuple[str, str]] = (),
+        ignore: Iterable[str] = (),
+        bv: str | None = None,
+    ) -> None:
+        self.robot = robot
+        self.world = world
+        self.self_collision = bool(self_collision)
+        self.allowed = robot.link_pairs(allowed, "allowed")  # validated even without self-collision
+        self.ignore = frozenset(ignore)
+        self.base = _base_pose(base)
+        self.bv = _volume(bv)
+        self._version = -1
+        self._build()
+
+    # -- preparation --------------------------------------------------------------------
+    def _build(self) -> None:
+        """Flatten the robot, the pairs and the world's objects into the kernel's arrays."""
+        robot, world = self.robot, self.world
+        from .check import self_collision_pairs
+
+        self._version = -1 if world is None else world.version
+        links = [(i, robot.link_meshes[name]) for i, name in enumerate(robot.links) if name in robot.link_meshes]
+        self._mesh_ids = np.array([i for i, _ in links], dtype=_I64)
+        link_row = np.full(len(robot.links), -1, _I64)
+        link_row[self._mesh_ids] = np.arange(len(links), dtype=_I64)
+        local = np.array([m.bounds.ravel() for _, m in links], dtype=np.float64).reshape(-1, 6)
+        self._world_names = world.names if world is not None else ()
+        names = [m for m in self._world_names if m not in self.ignore]
+        self.names = tuple(names)
+        shapes = [world.shape(n) for n in names]
+        self._shapes = shapes
+        self._obj_poses = np.zeros((len(names), 4, 4))
+        self._world_state()
+        pairs = self_collision_pairs(robot, allowed=self.allowed) if self.self_collision else []
+        meshes = dict(links)
+        # every check in the per-pair path's order (robot/check.py): (link, other link or -1,
+        # object or -1, shape a, shape b, the object's pose or None); its row in the detail matrix
+        checks: list[tuple[int, int, int, Any, Any, NDArray | None]] = []
+        for o in range(len(names)):
+            checks += [(i, -1, o, m, shapes[o], self._obj_poses[o]) for i, m in links]
+        checks += [(i, j, -1, meshes[i], meshes[j], None) for i, j in pairs]
+        self._checks = checks
+        # the kernel's pairs (both shapes Mesh) and the rest (today's per-pair path)
+        rows: list[list[int]] = []
+        trees: list[Any] = []
+        where: dict[int, int] = {}
+
+        def tree_index(tree: Any) -> int:
+            if id(tree) not in where:
+                where[id(tree)] = len(trees)
+                trees.append(tree)
+            return where[id(tree)]
+
+        external = []
+        for c, (i, j, o, a, b, _) in enumerate(checks):
+            if type(a) is not Mesh or type(b) is not Mesh:
+                external.append(c)
+                continue
+            bv = self.bv or pair_volume(a, b)
+            ta, tb = tree_for(a, bv), tree_for(b, bv)
+            b_index, b_row = (j, int(link_row[j])) if j >= 0 else (o, o)
+            rows.append([i, int(link_row[i]), b_index, b_row, int(j >= 0), tree_index(ta), tree_index(tb), ta.bv_code, c])
+        self._external = external
+        pair_arr = np.array(rows, dtype=_I64).reshape(-1, kernel.PAIR_WIDTH)
+        pool, stack_rows = _pool(trees, pair_arr)
+        vsrc, vmul, vdepth = _joint_sources(robot)
+        parents, children, kinds, H = robot._chain
+        topo, bv, tris, _, meta, scale = pool
+        header = np.zeros(kernel.HEADER, _I64)
+        header[kernel.H_BASE_LINK] = robot.link_index(robot.base_link)
+        header[kernel.H_STEPS] = parents.shape[0]
+        header[kernel.H_LINKS] = len(robot.links)
+        header[kernel.H_BOXED] = len(links)
+        header[kernel.H_OBJECTS] = len(names)
+        header[kernel.H_PAIRS] = pair_arr.shape[0]
+        header[kernel.H_TREES] = meta.shape[0]
+        header[kernel.H_MIMIC] = vmul.shape[1]
+        header[kernel.H_WIDTH] = bv.shape[1]
+        header[kernel.H_NODES] = bv.shape[0]
+        header[kernel.H_TRIS] = tris.shape[0]
+        header[kernel.H_STACK] = stack_rows
+        # the kernel's arrays (kernels/robot/checker._unpack reads them in this order)
+        fb = np.concatenate([
+            self.base.ravel(), H.ravel(), vmul.ravel(), local.ravel(), _local_obbs([m for _, m in links]).ravel(),
+            _local_obbs(shapes).ravel(), bv.ravel(), tris.ravel(), scale.ravel(),
+        ])  # fmt: skip
+        self._fb = np.ascontiguousarray(fb, dtype=np.float64)
+        self._ib_head = np.concatenate([header, parents, children, kinds, vsrc, vdepth, link_row]).astype(_I64)
+        self._meta = meta.astype(_I64).ravel()
+        # a row at least: the kernel reads topo[0] as the (unused) face ids of MODE_ANY
+        self._topo = np.ascontiguousarray(topo if topo.shape[0] else np.zeros((1, 3), np.int32))
+        self._pairs = pair_arr
+        self._pack()
+        self._dof = robot.dof
+        self._shape1 = (robot.dof,)
+        if pair_arr.shape[0] > 1:
+            self._order_pairs()
+
+    def _pack(self) -> None:
+        """The kernel's arguments from the parts (``_pairs`` in the narrow phase's order)."""
+        ib = np.concatenate([self._ib_head, self._pairs.ravel(), self._meta])
+        self._args = (self._fb, self._wb, np.ascontiguousarray(ib, dtype=_I64), self._topo)
+
+    def _world_state(self) -> None:
+        """The obstacles' poses and world boxes (``_wb``, a new array: a running batch keeps
+        its own) and the routed checks' object boxes, from the world as it is now."""
+        world, names = self.world, self.names
+        boxes = dict(zip(world.names, world.boxes(), strict=True)) if names else {}
+        poses = np.array([world.pose(n) for n in names], dtype=np.float64).reshape(-1, 4, 4)
+        self._obj_poses[...] = poses  # in place: the routed checks hold views of its rows
+        box = np.array([boxes[n].ravel() for n in names], dtype=np.float64).reshape(-1, 6)
+        self._wb = np.ascontiguousarray(np.concatenate([poses.ravel(), box.ravel()]), dtype=np.float64)
+        self._object_box = [boxes[n].reshape(6, 1) for n in names]
+
+    def _order_pairs(self) -> None:
+        """Order the kernel's pairs so that typical hits come early: by hits per unit of
+        descent work (node pairs + triangle tests) over ``_ORDER_SAMPLES`` configurations drawn
+        with a fixed seed (``Robot.random_configurations``), highest first; pairs never hit
+        keep their order after them. Deterministic; answers do not depend on the order.
+
+        PERF: a configuration stops at its first colliding pair; with the per-pair path's
+        order the Panda's colliding configurations cost more than its free ones.
+        """
+        Q = self.robot.random_configurations(_ORDER_SAMPLES, seed=0)
+        n = Q.shape[0]
+        detail = np.zeros((len(self._checks), n), np.bool_)
+        work = np.zeros(self._pairs.shape[0], _I64)
+        kernel.check_serial(Q, *self._args, _I64(kernel.CHECK_DETAIL), np.zeros(n, np.int8), detail, work,
+                            np.zeros(0, _I64), _I64(1))  # fmt: skip
+        hits = detail[self._pairs[:, kernel.PAIR_ROW]].sum(axis=1)
+        # a descent call costs about as much as a few node pairs besides its own work
+        rate = hits / (work + 4.0 * hits + 1.0)
+        order = np.argsort(-rate, kind="stable")
+        self._pairs = np.ascontiguousarray(self._pairs[order])
+        self._pack()
+
+    def _current(self) -> None:
+        """Bring the arrays up to date with the world: its poses alone changed (the same
+        objects and shapes) -> new obstacle poses and boxes; anything else -> rebuilt."""
+        world = self.world
+        if world is None or world.version == self._version:
+            return
+        if world.names == self._world_names and all(world.shape(n) is s for n, s in zip(self.names, self._shapes, strict=True)):
+            self._world_state()
+            self._version = world.version
+            self._pack()
+        else:
+            self._build()
+
+    # -- questions ------------------------------------------------------------------------
+    def check(self, q: ArrayLike, *, threads: int | None = None) -> bool | NDArray[np.bool_]:
+        """Whether each configuration collides: a bool for one (dof,) configuration, an (N,)
+        bool array for an (N, dof) batch (its answers equal ``robot/check.py``'s per-pair path).
+
+        Raises
+        ------
+        ValueError
+            q of the wrong shape, with non-finite values, or not real numbers.
+        """
+        world = self.world
+        if world is not None and world.version != self._version:
+            self._current()
+        # PERF: one writable C-contiguous (dof,) float64 array goes straight to the kernel
+        if type(q) is np.ndarray and q.dtype is _F64 and q.shape == self._shape1 and q.flags.c_contiguous and q.flags.writeable:
+            qa = q
+        else:
+            qa = _configurations(q, self._dof)
+            if qa.ndim == 2:
+                return self._batch(qa, kernel.CHECK_ANY, threads)[0]
+        if threads is not None:
+            batch.thread_count(threads)  # validated, though one configuration runs serially
+        r = _CHECK_ONE.call(qa, *self._args)
+        if r < 0:
+            raise ValueError("q holds non-finite values")
+        if r == 0 and self._external:
+            return bool(self._routed(qa.reshape(1, -1), np.ones(1, np.bool_), False, threads).any())
+        return r == 1
+
+    def check_detail(self, q: ArrayLike, *, threads: int | None = None) -> RobotCheck:
+        """A ``RobotCheck`` (per link, object and self pair; every pair whose boxes overlap
+        is tested), in the form of ``Robot.check_detail``."""
+        self._current()
+        qa = _configurations(q, self._dof)
+        single = qa.ndim == 1
+        Q = qa.reshape(1, -1) if single else qa
+        _, H = self._batch(Q, kernel.CHECK_DETAIL, threads)
+        return in_form(self._record(H), not single)
+
+    def first_colliding(self, qs: ArrayLike, *, threads: int | None = None) -> int:
+        """The index of the first colliding configuration of an ordered (N, dof) batch (for
+        example an edge's samples), or -1 when all are free. Stops at the first: the
+        configurations after it are not tested (on several threads, at most those already
+        claimed)."""
+        self._current()
+        Q = _configurations(qs, self._dof)
+        if Q.ndim != 2:
+            raise ValueError(f"qs must have shape (N, {self._dof}), got {Q.shape}")
+        if not np.isfinite(Q).all():
+            raise ValueError("qs holds non-finite values")
+        n = Q.shape[0]
+        p = batch.plan(n, batch.thread_count(threads), uniform=True)
+        out = np.zeros(n, np.int8)
+        shared = np.array([n, 0] if p.parallel else [n], dtype=_I64)
+        batch.launch(p, kernel.check_serial, kernel.check_parallel, Q, *self._args,
+                     _I64(kernel.CHECK_FIRST), out, _NO_DETAIL, _NO_WORK, shared)  # fmt: skip
+        hit = np.flatnonzero(out)
+        first = int(hit[0]) if hit.size else n
+        if self._external and first > 0:
+            # routed pairs on the configurations before it, in order
+            todo = np.zeros(n, np.bool_)
+            todo[:first] = True
+            routed = self._routed(Q, todo, False, threads).any(axis=0)
+            if routed.any():
+                first = min(first, int(np.flatnonzero(routed)[0]))
+        return first if first < n else -1
+
+    # -- internals ------------------------------------------------------------------------
+    def _batch(self, Q: NDArray[np.float64], mode: int, threads: int | None) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """(N,) colliding and, for CHECK_DETAIL, the (C, N) hits of every check."""
+        if not np.isfinite(Q).all():
+            raise ValueError("q holds non-finite values")
+        n = Q.shape[0]
+        p = batch.plan(n, batch.thread_count(threads), uniform=True)
+        out = np.zeros(n, np.int8)
+        detail = np.zeros((len(self._checks), n), np.bool_) if mode == kernel.CHECK_DETAIL else _NO_DETAIL
+        shared = np.zeros(2 if p.parallel else 0, _I64)
+        if n:
+            batch.launch(p, kernel.check_serial, kernel.check_parallel, Q, *self._args, _I64(mode), out, detail, _NO_WORK, shared)
+        colliding = out.astype(np.bool_)
+        if self._external:
+            todo = np.ones(n, np.bool_) if mode == kernel.CHECK_DETAIL else ~colliding
+            routed = self._routed(Q, todo, mode == kernel.CHECK_DETAIL, threads)
+            colliding |= routed.any(axis=0)
+            if mode == kernel.CHECK_DETAIL:
+                detail[self._external] = routed
+        return colliding, detail
+
+    def _routed(self, Q: NDArray[np.float64], todo: NDArray[np.bool_], detail: bool, threads: int | None) -> NDArray[np.bool_]:
+        """(E, N) hits of the checks the kernel does not answer (a shape that is not a
+        ``Mesh``), by today's per-pair path on the configurations ``todo``."""
+        n = Q.shape[0]
+        hits = np.zeros((len(self._external), n), np.bool_)
+        idx = np.flatnonzero(todo)
+        if idx.size == 0:
+            return hits
+        by_link, box = self.robot.poses_and_boxes(Q[idx], self.base, boxed=self._mesh_ids, threads=threads)
+        row = {int(i): k for k, i in enumerate(self._mesh_ids)}
+        checks = [self._checks[c] for c in self._external]
+        near = np.stack([
+            _overlap(box[row[i]], box[row[j]] if j >= 0 else self._object_box[o]) for i, j, o, *_ in checks
+        ])  # fmt: skip
+        run = _run_one if idx.size == 1 else _run_batch
+        hits[:, idx] = run(checks, near, by_link, detail, threads)
+        return hits
+
+    def _record(self, H: NDArray[np.bool_]) -> RobotCheck:
+        """The batch-form ``RobotCheck`` of the (C, N) hits, as ``robot/check.py`` builds it."""
+        robot, checks = self.robot, self._checks
+        n_links, n = len(robot.links), H.shape[1]
+        rows_of_link: dict[int, list[int]] = {}
+        rows_of_object: dict[int, list[int]] = {}
+        for k, (i, j, o, *_) in enumerate(checks):
+            for link in (i, j) if j >= 0 else (i,):
+                rows_of_link.setdefault(link, []).append(k)
+            if o >= 0:
+                rows_of_object.setdefault(o, []).append(k)
+        link_hits = np.zeros((n_links, n), np.bool_)
+        for link, rows in rows_of_link.items():
+            link_hits[link] = H[rows].any(axis=0)
+        per_object = np.zeros((len(self.names), n), np.bool_)
+        for o, rows in rows_of_object.items():
+            per_object[o] = H[rows].any(axis=0)
+        object_hits = dict(zip(self.names, per_object, strict=True))
+        self_hits = {(robot.links[c[0]], robot.links[c[1]]): H[k] for k, c in enumerate(checks) if c[1] >= 0}
+        return RobotCheck(H.any(axis=0), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
+
+
+_NO_DETAIL = np.zeros((1, 1), np.bool_)
+_NO_WORK = np.zeros(0, _I64)
+
+
+def _base_pose(base: ArrayLike | None) -> NDArray[np.float64]:
+    """The base pose as the kernel takes it (a rigid (4, 4) float64 array)."""
+    if base is None:
+        return np.eye(4)
+    B = np.array(base, dtype=np.float64)  # a copy: the checker keeps it
+    if B.shape != (4, 4):
+        raise ValueError(f"base must have shape (4, 4), got {B.shape}")
+    k, code = first_bad_pose(B.reshape(1, 4, 4))
+    if k >= 0:
+        raise pose_error("base", 0, int(code), False)
+    return B
+
+
+def _local_obbs(shapes: list[Any]) -> NDArray[np.float64]:
+    """(K, kernel.OBB_WIDTH) local oriented boxes of ``shapes``, each holding every vertex:
+    centre, axes (rows), half extents, the largest |coordinate| (the descent's scale).
+
+    A mesh's box is the smaller of its axis-aligned box and the box on the principal axes
+    of its vertices; other shapes take their ``bounds``. The half extents are rounded up by
+    16 ulps of the scale (the slack of the kernel's test covers the rest of the rounding).
+
+    PERF: the Panda among seven boxes: a sixth of the descent work went to pairs whose
+    axis-aligned local boxes overlapped and whose principal-axis boxes do not.
+    """
+    out = np.zeros((len(shapes), kernel.OBB_WIDTH))
+    for k, shape in enumerate(shapes):
+        lo, hi = np.asarray(shape.bounds, dtype=np.float64)
+        scale = max(float(np.abs(lo).max()), float(np.abs(hi).max()))
+        axes, c, h = np.eye(3), 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
+        if isinstance(shape, Mesh):
+            v = np.asarray(shape.vertices, dtype=np.float64)[np.unique(np.asarray(shape.faces))]
+            if v.shape[0] >= 4:
+                _, vecs = np.linalg.eigh(np.cov((v - v.mean(axis=0)).T))
+                u = np.ascontiguousarray(vecs.T)  # the principal axes, one a row
+                p = v @ u.T
+                plo, phi = p.min(axis=0), p.max(axis=0)
+                ph = 0.5 * (phi - plo)
+                if np.prod(ph) < np.prod(h):
+                    axes, c, h = u, u.T @ (0.5 * (plo + phi)), ph
+            # every vertex inside, measured along each axis: rounding of c and h covered
+            d = np.abs((v - c) @ axes.T).max(axis=0)
+            h = np.maximum(h, d)
+        out[k, :3] = c
+        out[k, 3:12] = axes.ravel()
+        out[k, 12:15] = h + 16.0 * np.finfo(np.float64).eps * scale
+        out[k, 15] = scale
+    return out
+
+
+def _volume(bv: str | None) -> str | None:
+    """The ``bv`` option checked: None (or "auto") for each pair's own kind, else a kind name."""
+    if bv is None or bv == "auto":
+        return None
+    if bv not in BV_KINDS:
+        raise ValueError(f"bv must be one of {sorted(BV_KINDS)} or 'auto', got {bv!r}")
+    return bv
+
+
+def _configurations(q: ArrayLike, dof: int) -> NDArray[np.float64]:
+    """q as a C-contiguous float64 (dof,) or (N, dof) array; a clear ValueError otherwise."""
+    qa = np.asarray(q)
+    if qa.dtype.kind not in "biuf":
+        raise ValueError(f"q must hold real numbers, got dtype {qa.dtype}")
+    if qa.ndim not in (1, 2) or qa.shape[-1] != dof:
+        raise ValueError(f"q must have shape (N, {dof}) or ({dof},), got {qa.shape}")
+    qa = np.ascontiguousarray(qa, dtype=np.float64)
+    if not qa.flags.writeable:
+        qa = qa.copy()
+    return qa
+
+
+def _joint_sources(robot: Any) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+    """Per joint step (``robot._order``): the q index its value comes from (-1: fixed) and its
+    mimic chain's (multiplier, offset) pairs, innermost first (``Robot._joint_value``)."""
+    steps = robot._order
+    vsrc = np.full(len(steps), -1, _I64)
+    vdepth = np.zeros(len(steps), _I64)
+    chains = []
+    for s, j in enumerate(steps):
+        chain: list[tuple[float, float]] = []
+        if robot._chain[2][s] != JOINT_FIXED:
+            k = j
+            while k.mimic is not None:
+                chain.append((k.multiplier, k.offset))
+                k = robot._by_name[k.mimic]
+            vsrc[s] = k.index
+        chains.append(chain[::-1])
+        vdepth[s] = len(chain)
+    vmul = np.zeros((len(steps), max(1, int(vdepth.max(initial=0))), 2))
+    for s, chain in enumerate(chains):
+        for d, (m, o) in enumerate(chain):
+            vmul[s, d] = (m, o)
+    return vsrc, vmul, vdepth
+
+
+def _pool(trees: list[Any], pairs: NDArray[np.int64]) -> tuple[tuple, int]:
+    """The trees concatenated into one pool (volume rows padded to the widest kind used),
+    and the traversal stack rows the largest pair needs (``descent.stack_size``)."""
+    if not trees:
+        empty = (
+            np.zeros((0, 3), np.int32), np.zeros((0, 1)), np.zeros((0, 3, 3)), np.zeros(0, np.int32),
+            np.zeros((0, META_WIDTH), _I64), np.zeros(0),
+        )  # fmt: skip
+        return empty, 2
+    arrs = [t.arrays for t in trees]
+    width = max(a.bv.shape[1] for a in arrs)
+    bv = np.zeros((sum(a.bv.shape[0] for a in arrs), width))
+    r = 0
+    for a in arrs:
+        bv[r : r + a.bv.shape[0], : a.bv.shape[1]] = a.bv
+        r += a.bv.shape[0]
+    meta = np.concatenate([a.meta for a in arrs]).astype(_I64)
+    meta[:, META_NODE_OFF] = np.cumsum([0] + [a.topo.shape[0] for a in arrs[:-1]])
+    meta[:, META_TRI_OFF] = np.cumsum([0] + [a.tris.shape[0] for a in arrs[:-1]])
+    pool = (
+        np.ascontiguousarray(np.concatenate([a.topo for a in arrs]), dtype=np.int32),
+        bv,
+        np.ascontiguousarray(np.concatenate([a.tris for a in arrs]), dtype=np.float64),
+        np.ascontiguousarray(np.concatenate([a.face_ids for a in arrs]), dtype=np.int32),
+        np.ascontiguousarray(meta),
+        np.ascontiguousarray(np.concatenate([a.scale for a in arrs]), dtype=np.float64),
+    )
+    rows = 2
+    for ta, tb in pairs[:, [kernel.PAIR_TREE_A, kernel.PAIR_TREE_B]].tolist():
+        da, fa, db, fb = meta[ta, META_DEPTH], meta[ta, META_FANOUT], meta[tb, META_DEPTH], meta[tb, META_FANOUT]
+        rows = max(rows, int((da + db) * (max(fa, fb) - 1) + 2))
+    return pool, rows
+
+
+class _Cache(dict):
+    """A robot's checkers by (id(world), options): pickled and copied empty (a checker holds
+    its world and arrays; a robot shipped to Dask workers or copied rebuilds its own)."""
+
+    def __reduce__(self) -> tuple:
+        return (_Cache, ())
+
+
+def checker_for(robot: Any, world: Any, options: dict[str, Any]) -> RobotChecker:
+    """The robot's cached checker for ``world`` and the options of ``Robot.check`` (less
+    ``threads``), made on first use; a new world version rebuilds it on its next call."""
+    cache = robot.__dict__.get("_checkers")
+    if cache is None:
+        cache = robot.__dict__["_checkers"] = _Cache()
+    key = (id(world), _options_key(robot, **options)) if options else (id(world), None)
+    chk = cache.get(key)
+    if chk is None or chk.world is not world:
+        if len(cache) >= _CACHE_ENTRIES:
+            cache.pop(next(iter(cache)))
+        chk = cache[key] = RobotChecker(robot, world, **options)
+    return chk
+
+
+def _options_key(
+    robot: Any,
+    *,
+    self_collision: bool = True,
+    allowed: Iterable[tuple[str, str]] = (),
+    ignore: Iterable[str] = (),
+    base: ArrayLike | None = None,
+    bv: str | None = None,
+) -> tuple:
+    """What identifies a checker's options (validated: a bad option raises here)."""
+    B = None if base is None else _base_pose(base).tobytes()
+    key = (bool(self_collision), robot.link_pairs(allowed, "allowed"), frozenset(ignore), B, _volume(bv))
+    return None if key == (True, frozenset(), frozenset(), None, None) else key
+
+
+def check(robot: Any, q: ArrayLike, world: Any, options: dict[str, Any]) -> Any:
+    """``Robot.check``: the cached checker's answer (``threads`` is the only per-call option)."""
+    threads = options.pop("threads", None) if options else None
+    return checker_for(robot, world, options).check(q, threads=threads)
+
+
+def check_detail(robot: Any, q: ArrayLike, world: Any, options: dict[str, Any]) -> RobotCheck:
+    """``Robot.check_detail`` through the cached checker."""
+    threads = options.pop("threads", None) if options else None
+    return checker_for(robot, world, options).check_detail(q, threads=threads)
+
+
+__all__ = ["RobotChecker", "check", "check_detail", "checker_for"]

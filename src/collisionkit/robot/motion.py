@@ -1,0 +1,629 @@
+"""Clearance, margins, per-link padding and certified edge checks of a robot (issue 30 items 2-4).
+
+Three questions a motion planner asks besides "is this configuration free"
+(``check.py``):
+
+* ``clearance(robot, q, world)``: the smallest distance from the robot to collision, over
+  the same pairs as ``Robot.check`` (each link against each world object, and the
+  self-collision pairs of ``check.self_collision_pairs``), with the pair and its closest
+  points; per link on request.
+* ``check_with_margin(robot, q, world, margin=)``: ``Robot.check`` where a pair collides
+  when its distance is at most ``margin + pad_a + pad_b`` (an exact offset by a ball, not
+  a vertex inflation); ``Robot.check(q, world, margin=...)`` and the check of a padded
+  robot route here.
+* ``check_motion(robot, q_start, q_end, world)``: whether every configuration of the
+  straight joint-space segment is free (with the margin and padding), certified, with
+  the free prefix and a confirmed witness otherwise.
+
+Padding: ``Robot.with_padding({"panda_hand": 0.02})`` gives a robot whose listed links
+count as colliding within that distance of anything; a pair's threshold is
+``margin + pad_a + pad_b`` (a world object's pad is 0).
+
+Certified edges (Schwarzer, Saha & Latombe 2005; LaValle, Planning Algorithms 5.3.4)
+--------------------------------------------------------------------------------------
+For a pair (a, b) and a sub-segment [t_a, t_b] of the edge, let lam bound the relative
+travel of the two bodies over it (``robot/travel.py``: a link against a static object, its
+own travel; a self pair, the terms of the joints its two chains do not share; on a
+sub-segment the bound is (t_b - t_a) times the edge's), d_a, d_b lower bounds of the
+pair's distance at the two ends and m its threshold. The pair's distance d(t) changes by
+at most the travel of its bodies (every point of each moves at most its bound), so if the
+pair came within m at some t*, then d_a <= m + lam(t_a, t*) and d_b <= m + lam(t*, t_b),
+whose sum gives d_a + d_b <= 2 m + lam. Hence ``d_a + d_b > lam + 2 m`` certifies the
+sub-segment free for the pair. A sub-segment that no bound certifies is halved (its
+midpoint's distances measured), depth-first from q_start, so the certified part is always
+a prefix [0, t_free]. Lower bounds come cheapest first: the distance of the two links'
+padded world boxes (a lower bound of the geometry's distance), then the exact
+``collisionkit.distance`` of the pair, asked with an ``upper_bound`` just above
+``lam_edge + m`` (a larger distance certifies every sub-segment, so it need not be known).
+A midpoint where a pair is at most m apart is a collision: the witness, confirmed by
+``Robot.check`` (``check_with_margin`` when a margin or padding is set).
+
+Stopping (no resolution parameter; the constants below are limits of the search, not of
+the answer's validity): a sub-segment shorter than ``2**-MAX_DEPTH`` of the edge is not
+halved (the pair is then within about ``lam * 2**-40`` of its threshold there); once a
+witness is known, the prefix is refined only down to ``WITNESS_GAP`` of the edge; at most
+``MAX_SEGMENTS`` sub-segments are tested per edge. An edge whose search stops without
+certifying every sub-segment and without finding a colliding configuration is reported
+``free=False, undecided=True`` with no witness (a graze within rounding of the threshold):
+never "free" unless certified, never "collides" without a confirmed witness.
+
+PERF (issue 30 item 2): this first version measures each pair with one per-call
+``collisionkit.distance`` (Python per pair and per midpoint). A compiled
+distance-threshold kernel over the prepared robot (the descent stopping at the first
+pair closer than the threshold, or when every open node pair's bound exceeds it) will
+replace ``_PairSet.exact`` and the batched ``distance`` calls of ``clearance`` and
+``check_with_margin``; the algorithm above stays.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..query.distance import distance
+from ..query.pair import intersects
+from ..query.pose_form import record
+from .check import self_collision_pairs
+from .travel import _ends, entry_travel, pair_masks, sum_terms
+
+#: sub-segments shorter than 2**-MAX_DEPTH of the edge are not halved
+MAX_DEPTH = 40
+#: with a witness known, the free prefix is refined down to this fraction of the edge
+WITNESS_GAP = 2.0**-10
+#: sub-segments tested per edge at most (then: a witness if one was found, else undecided)
+MAX_SEGMENTS = 1 << 14
+#: EXACT: relative allowance subtracted from measured distances before they certify
+#: anything: the float64 rounding of the forward kinematics, the poses' mapping and the
+#: distance's own arithmetic (each a few ulps of the pair's extent) stays far below it.
+DISTANCE_SLACK = 2.0**-32
+
+
+@dataclass(frozen=True, eq=False)
+class RobotClearance:
+    """Result of ``Robot.clearance``: the smallest distance to collision per configuration.
+
+    For one (dof,) configuration the fields are Python scalars and (3,) arrays; for an
+    (N, dof) batch (N,) and (N, 3) arrays (object arrays for the names).
+
+    Attributes
+    ----------
+    distance : float or (N,) float64
+        min over the checked pairs of ``max(d - pad_a - pad_b, 0)`` (world units), d the
+        exact distance of the pair (``collisionkit.distance``): 0.0 when the configuration
+        collides (a padded link within its padding), ``inf`` when no pair is checked.
+    link : str or None, or (N,) object
+        The robot link of the closest pair (None when ``distance`` is inf).
+    other : str or None, or (N,) object
+        The world object, or the other link for a self pair.
+    other_is_link : bool or (N,) bool
+        Whether ``other`` is a link (a self-collision pair).
+    point_link, point_other : (3,) or (N, 3) float64
+        Closest points on ``link`` and on ``other``, world frame (NaN when inf).
+    per_link : dict[str, float or (N,) float64] or None
+        With ``per_link=True``: per link with geometry, the smallest padded distance over
+        its pairs (inf when it has none).
+    """
+
+    PER_POSE: ClassVar[tuple[str, ...]] = (
+        "distance", "link", "other", "other_is_link", "point_link", "point_other", "per_link",
+    )  # fmt: skip
+
+    distance: float | NDArray[np.float64]
+    link: str | None | NDArray[np.object_]
+    other: str | None | NDArray[np.object_]
+    other_is_link: bool | NDArray[np.bool_]
+    point_link: NDArray[np.float64]
+    point_other: NDArray[np.float64]
+    per_link: dict[str, float | NDArray[np.float64]] | None
+
+    def __post_init__(self) -> None:
+        values = [self.distance, self.link, self.other, self.other_is_link, self.point_link, self.point_other]
+        values += list(self.per_link.values()) if self.per_link else []
+        for a in values:
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+
+
+@dataclass(frozen=True, eq=False)
+class MotionCheck:
+    """Result of ``Robot.check_motion``: whether straight joint-space edges are free.
+
+    For one edge ((dof,) ends) the fields are Python scalars and a (dof,) witness (None
+    when there is none); for N edges, (N,) arrays and an (N, dof) witness (NaN rows).
+
+    Attributes
+    ----------
+    free : bool or (N,) bool
+        True only when every configuration of the segment is certified free: every
+        checked pair more than ``margin + pad_a + pad_b`` apart.
+    t_free : float or (N,) float64
+        The certified free prefix [0, t_free] of the segment (OMPL's lastValid fraction):
+        1.0 when free, 0.0 when q_start collides; the configuration is
+        ``q_start + t_free * (q_end - q_start)``.
+    witness : (dof,) float64 or None, or (N, dof)
+        A configuration of the segment that collides, confirmed by ``Robot.check``
+        (``check_with_margin`` with a margin or padding); None / NaN when there is none.
+    t_witness : float or (N,) float64
+        Its fraction of the segment (NaN when none); ``t_free <= t_witness``.
+    undecided : bool or (N,) bool
+        Not certified free and no colliding configuration found: the robot passes within
+        rounding of a threshold (``free`` is False).
+    segments, distance_calls : int or (N,) int64
+        Work done: sub-segments tested, exact pair distances measured.
+    """
+
+    PER_POSE: ClassVar[tuple[str, ...]] = (
+        "free", "t_free", "witness", "t_witness", "undecided", "segments", "distance_calls",
+    )  # fmt: skip
+
+    free: bool | NDArray[np.bool_]
+    t_free: float | NDArray[np.float64]
+    witness: NDArray[np.float64] | None
+    t_witness: float | NDArray[np.float64]
+    undecided: bool | NDArray[np.bool_]
+    segments: int | NDArray[np.int64]
+    distance_calls: int | NDArray[np.int64]
+
+    def __post_init__(self) -> None:
+        for a in (self.free, self.t_free, self.witness, self.t_witness, self.undecided, self.segments, self.distance_calls):
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+
+
+# -- validation -----------------------------------------------------------------------------
+def check_margin(margin: Any) -> float:
+    """``margin`` as a float >= 0 and finite, else ``ValueError``."""
+    try:
+        m = float(margin)
+    except (TypeError, ValueError):
+        raise ValueError(f"margin must be a number, got {margin!r:.80}") from None
+    if not (math.isfinite(m) and m >= 0.0):
+        raise ValueError(f"margin must be finite and >= 0, got {margin!r}")
+    return m
+
+
+def check_padding(robot: Any, padding: Mapping[str, Any]) -> dict[str, float]:
+    """Validated per-link padding: {link name: float >= 0, finite}.
+
+    Raises
+    ------
+    ValueError
+        Not a mapping, unknown link names or links without geometry (all named), or a pad
+        that is negative, NaN, inf or not a number.
+    """
+    if not isinstance(padding, Mapping):
+        raise ValueError(f"padding must be a mapping of link name -> distance, got {type(padding).__name__}")
+    unknown = [k for k in padding if k not in robot._link_index]
+    if unknown:
+        raise ValueError(f"padding: robot {robot.name!r} has no link(s) {', '.join(map(repr, unknown))}")
+    bare = [k for k in padding if k not in robot.link_meshes]
+    if bare:
+        raise ValueError(f"padding: link(s) {', '.join(map(repr, bare))} have no geometry to pad")
+    out = {}
+    for k, v in padding.items():
+        try:
+            out[k] = check_margin(v)
+        except ValueError:
+            raise ValueError(f"padding of {k!r} must be finite and >= 0, got {v!r:.80}") from None
+    return out
+
+
+def _configurations(robot: Any, q: ArrayLike) -> tuple[NDArray[np.float64], bool]:
+    qa = np.asarray(q, dtype=np.float64)
+    if qa.ndim not in (1, 2) or qa.shape[-1] != robot.dof:
+        raise ValueError(f"q must have shape (N, {robot.dof}) or ({robot.dof},), got {qa.shape}")
+    if not np.all(np.isfinite(qa)):
+        raise ValueError("q holds non-finite values")
+    return np.ascontiguousarray(qa.reshape(-1, robot.dof)), qa.ndim == 1
+
+
+# -- the pairs of one call ---------------------------------------------------------------------
+class _PairSet:
+    """The checked pairs of one call as arrays: P pairs, side a always a link.
+
+    ``a`` (P,) link index; ``b`` (P,) the other link's index or -1; ``obj`` (P,) the world
+    object's position in ``names`` or -1; ``thr`` (P,) pad_a + pad_b (+ the margin);
+    ``rows_a``, ``rows_b`` rows in the link boxes of ``poses_and_boxes`` (-1 for objects);
+    ``obj_box`` (P, 6) the objects' world boxes (lo xyz, hi xyz).
+    """
+
+    def __init__(
+        self, robot: Any, world: Any, *, self_collision: bool, allowed: Iterable, ignore: Iterable[str],
+        base: ArrayLike | None, margin: float = 0.0,
+    ) -> None:
+        allowed = robot.link_pairs(allowed, "allowed")
+        self.robot = robot
+        self.base = None if base is None else np.ascontiguousarray(base, dtype=np.float64)
+        if self.base is not None and self.base.shape != (4, 4):
+            raise ValueError(f"base must have shape (4, 4), got {self.base.shape}")
+        self.mesh_ids = np.array([i for i, n in enumerate(robot.links) if n in robot.link_meshes], np.int64)
+        row = {int(i): k for k, i in enumerate(self.mesh_ids)}
+        skip = set(ignore)
+        self.names = [n for n in world.names if n not in skip] if world is not None else []
+        self.shapes = [world.shape(n) for n in self.names]
+        self.poses = [world.pose(n) for n in self.names]
+        obj_boxes = dict(zip(world.names, world.boxes().reshape(-1, 6), strict=True)) if world is not None else {}
+        a: list[int] = []
+        b: list[int] = []
+        obj: list[int] = []
+        for o in range(len(self.names)):
+            for i in self.mesh_ids:
+                a.append(int(i))
+                b.append(-1)
+                obj.append(o)
+        for i, j in self_collision_pairs(robot, allowed=allowed) if self_collision else []:
+            a.append(i)
+            b.append(j)
+            obj.append(-1)
+        self.a = np.array(a, np.int64)
+        self.b = np.array(b, np.int64)
+        self.obj = np.array(obj, np.int64)
+        self.n = len(a)
+        pad = np.array([robot.padding.get(n, 0.0) for n in robot.links] + [0.0])  # index -1: no pad
+        self.thr = pad[self.a] + pad[self.b] + margin
+        self.padded = bool(margin > 0.0 or robot.padding)
+        self.rows_a = np.array([row[i] for i in a], np.int64)
+        self.rows_b = np.array([row[j] if j >= 0 else -1 for j in b], np.int64)
+        self.obj_box = np.array([obj_boxes[self.names[o]] if o >= 0 else np.zeros(6) for o in obj]).reshape(-1, 6)
+        self.is_obj = self.obj >= 0
+        meshes = robot.link_meshes
+        self.shape_a = [meshes[robot.links[i]] for i in a]
+        self.shape_b = [meshes[robot.links[j]] if j >= 0 else self.shapes[o] for j, o in zip(b, obj, strict=True)]
+        # each pair's extent, for the rounding allowance of DISTANCE_SLACK
+        radius = {i: float(np.abs(meshes[robot.links[i]].bounds).max()) for i in self.mesh_ids}
+        reach = np.array([radius[i] for i in a]) + np.array(
+            [radius[j] if j >= 0 else float(np.abs(obj_boxes[self.names[o]]).max()) for j, o in zip(b, obj, strict=True)]
+        )
+        self.slack = DISTANCE_SLACK * (reach + 1.0)
+        # oriented boxes: per link (robot.links order) its mesh's bounds in its own frame,
+        # per pair the object's world box (an oriented box with the world's axes)
+        local = np.zeros((len(robot.links), 2, 3))
+        for i in self.mesh_ids:
+            local[i] = meshes[robot.links[i]].bounds
+        self.local_centre = 0.5 * (local[:, 0] + local[:, 1])
+        self.local_half = 0.5 * (local[:, 1] - local[:, 0])
+        self.obj_centre = 0.5 * (self.obj_box[:, 0:3] + self.obj_box[:, 3:6])
+        self.obj_half = 0.5 * (self.obj_box[:, 3:6] - self.obj_box[:, 0:3])
+
+    def other_name(self, p: int) -> str:
+        return self.robot.links[self.b[p]] if self.b[p] >= 0 else self.names[self.obj[p]]
+
+    def poses_and_boxes(self, q: NDArray[np.float64], upper: bool = False) -> tuple[NDArray, ...]:
+        """(L, N, 4, 4) link poses and the (P, N) box lower bounds of every pair at q (N, dof)
+        (the distance of the padded world boxes, which hold the geometry); with ``upper``
+        (one configuration, N = 1) the lower bounds are the better of that and the oriented
+        boxes' (``_oriented``), and (P, 1) upper bounds come too."""
+        T, box = self.robot.poses_and_boxes(q, self.base, boxed=self.mesh_ids)
+        A = box[self.rows_a]  # (P, 6, N)
+        B = np.where(self.is_obj[:, None, None], self.obj_box[:, :, None], box[self.rows_b])
+        gap = np.maximum(np.maximum(B[:, 0:3] - A[:, 3:6], A[:, 0:3] - B[:, 3:6]), 0.0)
+        low = np.sqrt((gap * gap).sum(axis=1))
+        if not upper:
+            return T, low
+        low_o, high = self._oriented(T[:, 0])
+        return T, np.maximum(low, low_o[:, None]), high[:, None]
+
+    def _oriented(self, T: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
+        """(P,) lower and (P,) upper bounds of every pair's distance at link poses T (L, 4, 4)
+        from oriented boxes: each link's box in its own frame (its mesh's bounds) carried by
+        its pose, each object's world box.
+
+        Lower: the largest gap between the two boxes' projections on the six axes of their
+        frames (the distance of two sets is at least the gap of their projections on any
+        unit axis); upper: |c_a - c_b| + |h_a| + |h_b| (each box holds a point of its shape,
+        every point of a box is within its half diagonal of its centre). Rounded
+        outwards by a relative 2**-30 of the pair's extent (``slack``)."""
+        R = T[:, :3, :3]  # (L, 3, 3) link axes as columns
+        C = np.einsum("lij,lj->li", R, self.local_centre) + T[:, :3, 3]  # (L, 3) box centres
+        ca = C[self.a]
+        Ra = R[self.a]
+        ha = self.local_half[self.a]
+        own = self.b >= 0
+        bi = np.maximum(self.b, 0)
+        cb = np.where(own[:, None], C[bi], self.obj_centre)
+        Rb = np.where(own[:, None, None], R[bi], np.eye(3))
+        hb = np.where(own[:, None], self.local_half[bi], self.obj_half)
+        U = np.concatenate([Ra.transpose(0, 2, 1), Rb.transpose(0, 2, 1)], axis=1)  # (P, 6, 3) unit axes
+        sep = np.abs(np.einsum("pkj,pj->pk", U, ca - cb))
+        sep -= np.einsum("pki,pi->pk", np.abs(np.einsum("pkj,pji->pki", U, Ra)), ha)
+        sep -= np.einsum("pki,pi->pk", np.abs(np.einsum("pkj,pji->pki", U, Rb)), hb)
+        low = np.maximum(sep.max(axis=1) - self.slack, 0.0)
+        d = ca - cb
+        high = np.sqrt((d * d).sum(1)) + np.sqrt((ha * ha).sum(1)) + np.sqrt((hb * hb).sum(1)) + self.slack
+        return low, high
+
+    def pose_b(self, p: int, T: NDArray) -> NDArray:
+        return T[self.b[p]] if self.b[p] >= 0 else self.poses[self.obj[p]]
+
+    def distance(self, p: int, Ta: NDArray, Tb: NDArray, upper: float) -> tuple[NDArray, NDArray, NDArray]:
+        """(d (n,), point_a (n, 3), point_b (n, 3)) of pair p at poses Ta (n, 4, 4) and Tb
+        ((4, 4) or (n, 4, 4)); inf where the distance is not below ``upper``.
+
+        PERF: one ``collisionkit.distance`` call (per-call path for one pose); issue 30
+        item 2's compiled distance-threshold kernel replaces it."""
+        if Ta.shape[0] == 1:  # PERF: the per-call path
+            r = distance(self.shape_a[p], self.shape_b[p], Ta[0], Tb if Tb.ndim == 2 else Tb[0], upper_bound=upper)
+            return np.array([r.distance]), np.asarray(r.point_a).reshape(1, 3), np.asarray(r.point_b).reshape(1, 3)
+        r = distance(self.shape_a[p], self.shape_b[p], Ta, Tb, upper_bound=upper)
+        return np.asarray(r.distance), np.asarray(r.point_a), np.asarray(r.point_b)
+
+
+# -- clearance ------------------------------------------------------------------------------
+def clearance(
+    robot: Any, q: ArrayLike, world: Any = None, *, self_collision: bool = True, allowed: Iterable = (),
+    ignore: Iterable[str] = (), base: ArrayLike | None = None, per_link: bool = False,
+) -> RobotClearance:
+    """The smallest distance from the robot to collision (``Robot.clearance`` documents it).
+
+    Pairs go in increasing order of their smallest box lower bound over the batch; each
+    is measured exactly only in the configurations where its box bound is below the best
+    distance found so far (per link with ``per_link``), with that best as the query's
+    ``upper_bound``. PERF: one batched ``distance`` call per pair measured (issue 30 item
+    2's compiled kernel will replace them).
+    """
+    qa, single = _configurations(robot, q)
+    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base)
+    n = qa.shape[0]
+    best = np.full(n, np.inf)
+    who = np.full(n, -1, np.int64)
+    pt_a = np.full((n, 3), np.nan)
+    pt_b = np.full((n, 3), np.nan)
+    L = len(robot.links)
+    link_best = np.full((L + 1, n), np.inf)
+    link_best[L] = -np.inf  # row -1: the "other" of an object pair, neutral in the maximum below
+    if ps.n and n:
+        T, lb = ps.poses_and_boxes(qa)
+        lb = lb - ps.thr[:, None]
+        for p in np.argsort(lb.min(axis=1), kind="stable"):
+            a, b = ps.a[p], ps.b[p]
+            bound = np.maximum(link_best[a], link_best[b]) if per_link else best
+            todo = (lb[p] < bound) & (bound > 0.0)
+            if not todo.any():
+                continue
+            idx = np.flatnonzero(todo)
+            upper = float(bound[idx].max()) + ps.thr[p]
+            Tb = ps.poses[ps.obj[p]] if b < 0 else T[b, idx]
+            d, pa, pb = ps.distance(p, T[a, idx], Tb, upper)
+            c = np.maximum(d - ps.thr[p], 0.0)
+            better = c < best[idx]
+            k = idx[better]
+            best[k], who[k], pt_a[k], pt_b[k] = c[better], p, pa[better], pb[better]
+            if per_link:
+                link_best[a, idx] = np.minimum(link_best[a, idx], c)
+                if b >= 0:
+                    link_best[b, idx] = np.minimum(link_best[b, idx], c)
+    names = np.array([None] * n, dtype=object)
+    others = np.array([None] * n, dtype=object)
+    found = who >= 0
+    for k in np.flatnonzero(found):
+        names[k] = robot.links[ps.a[who[k]]]
+        others[k] = ps.other_name(int(who[k]))
+    is_link = found & (ps.b[np.maximum(who, 0)] >= 0) if ps.n else np.zeros(n, np.bool_)
+    pl = {robot.links[i]: link_best[i] for i in ps.mesh_ids} if per_link else None
+    out = record(
+        RobotClearance, not single, distance=best, link=names, other=others, other_is_link=is_link,
+        point_link=pt_a, point_other=pt_b, per_link=pl,
+    )  # fmt: skip
+    return out
+
+
+# -- margins -------------------------------------------------------------------------------
+def check_with_margin(
+    robot: Any, q: ArrayLike, world: Any = None, *, margin: float = 0.0, self_collision: bool = True,
+    allowed: Iterable = (), ignore: Iterable[str] = (), base: ArrayLike | None = None, threads: int | None = None,
+) -> bool | NDArray[np.bool_]:
+    """(N,) bool (a bool for one configuration): which configurations have a checked pair
+    at most ``margin + pad_a + pad_b`` apart (the robot's ``padding``).
+
+    ``Robot.check(q, world, margin=...)`` and the check of a padded robot route here; with
+    ``margin=0`` and no padding the answer is ``Robot.check``'s (pairs with a zero threshold
+    take the same exact test, ``intersects``). Pair-major, as ``check.py``: per pair, one
+    batched query over the configurations whose box lower bound is within the threshold
+    and that no earlier pair found colliding. PERF: a distance query with
+    ``upper_bound`` just above the threshold per padded pair; issue 30 item 2's compiled
+    distance-threshold kernel will replace it (and this function joins ``Robot.check``'s
+    compiled checker).
+    """
+    m = check_margin(margin)
+    qa, single = _configurations(robot, q)
+    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
+    n = qa.shape[0]
+    hit = np.zeros(n, np.bool_)
+    if ps.n and n:
+        T, lb = ps.poses_and_boxes(qa)
+        for p in np.argsort(lb.min(axis=1), kind="stable"):
+            todo = (lb[p] <= ps.thr[p]) & ~hit
+            if not todo.any():
+                continue
+            idx = np.flatnonzero(todo)
+            a, b = ps.a[p], ps.b[p]
+            Ta = T[a, idx]
+            Tb = ps.poses[ps.obj[p]] if b < 0 else T[b, idx]
+            if ps.thr[p] == 0.0:
+                got = np.atleast_1d(intersects(ps.shape_a[p], ps.shape_b[p], Ta, Tb, threads=threads))
+            else:
+                # d <= thr  <=>  d < the next float above thr (the query's upper bound is strict)
+                d = ps.distance(p, Ta, Tb, float(np.nextafter(ps.thr[p], np.inf)))[0]
+                got = d <= ps.thr[p]
+            hit[idx] = got
+    return bool(hit[0]) if single else hit
+
+
+# -- certified edges --------------------------------------------------------------------------
+class _Edge:
+    """The search state of one edge: its points' poses, box bounds and measured distances."""
+
+    def __init__(self, ps: _PairSet, q0: NDArray, q1: NDArray, lam: NDArray) -> None:
+        self.ps, self.q0, self.q1, self.dq = ps, q0, q1, q1 - q0
+        self.lam = lam  # (P,) the pair's travel bound over the whole edge
+        # measured distances need only be known below lam + 2 thr (a larger one certifies
+        # every sub-segment): the queries' upper bound at most, a little above it
+        self.cap = (lam + 2.0 * ps.thr) * (1.0 + 2.0**-20) + 4.0 * ps.slack
+        self.points: dict[float, tuple[NDArray, NDArray, NDArray, NDArray]] = {}
+        self.calls = 0
+
+    def point(self, t: float) -> tuple[NDArray, ...]:
+        """(poses (L, 4, 4), box lower bounds (P,), distance lower bounds (P,) (-1 until
+        measured), whether each is the measured distance less the slack (P,) bool, colliding
+        (P,) bool, box upper bounds (P,)) at fraction t."""
+        got = self.points.get(t)
+        if got is None:
+            q = self.q(t)
+            T, lb, ub = self.ps.poses_and_boxes(q.reshape(1, -1), upper=True)
+            n = self.ps.n
+            got = (T[:, 0], lb[:, 0], np.full(n, -1.0), np.zeros(n, np.bool_), np.zeros(n, np.bool_), ub[:, 0])
+            self.points[t] = got
+        return got
+
+    def exact(self, pt: tuple, p: int, want: float) -> float:
+        """A lower bound of pair p's distance at a point: the measured distance (less the
+        rounding slack), or at least ``want`` when the distance is not below it (then only
+        that is known: the query's ``upper_bound`` prunes most of its descent)."""
+        T, _, low, exact, hit, _ = pt
+        if exact[p] or low[p] >= want:
+            return float(low[p])
+        ps = self.ps
+        slack = float(ps.slack[p])
+        upper = min(max(want, 0.0) + 2.0 * slack, float(self.cap[p]))
+        d = float(ps.distance(p, T[ps.a[p]][None], ps.pose_b(p, T), upper)[0][0])
+        self.calls += 1
+        if math.isinf(d):
+            low[p] = max(low[p], upper - slack)
+        else:
+            exact[p] = True
+            hit[p] = d <= ps.thr[p]
+            low[p] = max(d - slack, 0.0)
+        return float(low[p])
+
+    def q(self, t: float) -> NDArray:
+        """The configuration at fraction t (the given ends exactly at 0 and 1)."""
+        return self.q1 if t == 1.0 else self.q0 + t * self.dq
+
+
+def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, int]:
+    """Depth-first bisection of one edge: (t_free, t_witness or inf, certified free, segments)."""
+    ps = edge.ps
+    stack = [(0.0, 1.0, 0, pairs)]
+    frontier = 0.0  # [0, frontier] is certified free
+    prefix = True  # the prefix can still grow (no stuck or colliding point at the frontier)
+    t_hit = math.inf
+    segments = 0
+    while stack:
+        ta, tb, depth, open_pairs = stack.pop()
+        if ta >= t_hit:
+            continue  # right of a collision: not needed
+        if segments >= MAX_SEGMENTS:
+            break
+        segments += 1
+        A, B = edge.point(ta), edge.point(tb)
+        h = tb - ta
+        keep = []
+        hit_a = hit_b = False
+        for p in open_pairs.tolist():
+            need = h * edge.lam[p] + 2.0 * ps.thr[p]
+            box_a, box_b = A[1][p], B[1][p]
+            if box_a + box_b > need:
+                continue  # the boxes certify it
+            # PERF: a distance is measured only where it could certify the segment (the box
+            # upper bounds say whether it can), and only as far as needed (a collision
+            # skipped here is met deeper down)
+            if A[5][p] + B[5][p] <= need:
+                # within the threshold by the upper bound alone: a collision there (a large
+                # margin would otherwise never measure the pair)
+                hit_a |= bool(A[5][p] <= ps.thr[p])
+                hit_b |= bool(B[5][p] <= ps.thr[p])
+                keep.append(p)
+                continue
+            la = edge.exact(A, p, need - box_b)
+            hit_a |= bool(A[4][p])
+            if la + box_b > need:
+                continue
+            if la + B[5][p] <= need:
+                keep.append(p)
+                continue
+            lb = edge.exact(B, p, need - la)
+            hit_b |= bool(B[4][p])
+            if la + lb > need:
+                continue
+            keep.append(p)
+        if hit_a:
+            t_hit = min(t_hit, ta)
+            prefix = False
+            continue
+        if hit_b:
+            t_hit = min(t_hit, tb)
+        if not keep:
+            # NOTE: a certified segment cannot end in a collision (the travel bound forbids
+            # it); should rounding ever say otherwise, the prefix stops before it
+            if prefix and ta == frontier and not hit_b:
+                frontier = tb
+            prefix = prefix and not hit_b
+            continue
+        if depth >= MAX_DEPTH or (t_hit < math.inf and h <= WITNESS_GAP):
+            prefix = prefix and ta != frontier
+            continue
+        mid = 0.5 * (ta + tb)
+        kept = np.array(keep, np.int64)
+        stack.append((mid, tb, depth + 1, kept))
+        stack.append((ta, mid, depth + 1, kept))
+    return frontier, t_hit, prefix and frontier == 1.0 and t_hit == math.inf, segments
+
+
+def check_motion(
+    robot: Any, q_start: ArrayLike, q_end: ArrayLike, world: Any = None, *, margin: float = 0.0,
+    self_collision: bool = True, allowed: Iterable = (), ignore: Iterable[str] = (), base: ArrayLike | None = None,
+) -> MotionCheck:
+    """Certified check of straight joint-space edges (``Robot.check_motion`` documents it;
+    the module notes give the method and its proof)."""
+    m = check_margin(margin)
+    q0, q1, single = _ends(robot, q_start, q_end)
+    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
+    n = q0.shape[0]
+    # (N, P) each pair's relative travel bound over its edge (robot/travel.py)
+    travel = sum_terms(entry_travel(robot, q0, q1), pair_masks(robot, ps.a, ps.b)) if n else np.zeros((0, ps.n))
+    free = np.zeros(n, np.bool_)
+    t_free = np.zeros(n)
+    witness = np.full((n, robot.dof), np.nan)
+    t_witness = np.full(n, np.nan)
+    undecided = np.zeros(n, np.bool_)
+    segments = np.zeros(n, np.int64)
+    calls = np.zeros(n, np.int64)
+    for k in range(n):
+        edge = _Edge(ps, q0[k], q1[k], travel[k])
+        frontier, t_hit, ok, segments[k] = _search(edge, np.arange(ps.n, dtype=np.int64))
+        calls[k] = edge.calls
+        if ok:
+            free[k], t_free[k] = True, 1.0
+            continue
+        t_free[k] = frontier
+        if t_hit < math.inf:
+            w = edge.q(t_hit)
+            confirmed = _confirm(robot, w, world, m, self_collision, allowed, ignore, base, ps.padded)
+            if confirmed:
+                witness[k], t_witness[k] = w, t_hit
+                continue
+        undecided[k] = True
+    rec = record(
+        MotionCheck, not single, free=free, t_free=t_free, witness=witness, t_witness=t_witness,
+        undecided=undecided, segments=segments, distance_calls=calls,
+    )  # fmt: skip
+    if single and np.isnan(t_witness[0]):
+        object.__setattr__(rec, "witness", None)
+    return rec
+
+
+def _confirm(robot, w, world, margin, self_collision, allowed, ignore, base, padded) -> bool:
+    """Whether configuration w collides by the checkers' own test (the witness's referee)."""
+    if padded:
+        return bool(check_with_margin(
+            robot, w, world, margin=margin, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base
+        ))  # fmt: skip
+    return bool(robot.check(w, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base))
+
+
+__all__ = ["MotionCheck", "RobotClearance", "check_margin", "check_motion", "check_padding", "check_with_margin", "clearance"]
