@@ -89,6 +89,17 @@ def test_world_run_on_cluster(client, shapes):
     assert_same(got, w.run(F))
 
 
+def test_a_bad_pose_on_a_worker_is_named_by_its_global_index(client, shapes):
+    """Issue 31: the worker's error names pose 987 of the batch (not 87 of its chunk), and
+    the index survives the trip back (``InvalidPoseError`` pickles with it)."""
+    a, b = shapes
+    P = ck.random_poses(1000, 1.5, seed=11)
+    P[987, 0, 3] = np.nan
+    with pytest.raises(ck.InvalidPoseError, match=r"^pose_b\[987\] is not finite") as err:
+        within(ck.intersects(a, b, None, da.from_array(P, chunks=(100, 4, 4))).compute)
+    assert err.value.index == 987
+
+
 def test_workers_compile_nothing_and_gain_no_signature(client, shapes, robot):
     """Workers load every kernel from the inherited cache, and geometry that arrived
     pickled runs the kernels' one signature (a read-only array where the kernel was

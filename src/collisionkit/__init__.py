@@ -21,6 +21,7 @@ from .errors import (  # noqa: E402
     CollisionKitError,
     InvalidMeshError,
     InvalidPoseError,
+    InvalidRobotError,
     UnsupportedPairError,
     UnsupportedQueryError,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "Distance",
     "InvalidMeshError",
     "InvalidPoseError",
+    "InvalidRobotError",
     "Mesh",
     "Sphere",
     "Penetration",

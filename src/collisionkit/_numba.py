@@ -36,12 +36,15 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import glob
 import hashlib
 import logging
 import os
+import pickle
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 _KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 
@@ -53,7 +56,7 @@ def kernel_source_hash() -> str:
     """
     from importlib.metadata import version
 
-    h = hashlib.sha256(version("numba").encode())
+    h = hashlib.sha256(version("numba").encode() + CACHE_FORMAT)
     # constants.py too: kernels read its codes as compile-time globals
     for path in [*sorted(_KERNEL_DIR.rglob("*.py")), _KERNEL_DIR.parent / "constants.py"]:
         h.update(path.relative_to(_KERNEL_DIR.parent).as_posix().encode())
@@ -192,27 +195,163 @@ def _file_lock(path: str):
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-def _lock_cache_writes() -> None:
-    """Make numba's per-function cache save safe for processes writing at once.
+#: Bumped whenever the cache files' format or what they may hold changes: part of the
+#: folder key (``kernel_source_hash``), so entries written by an older collisionkit are
+#: never read. 2: every file carries a SHA-256 digest; function ids are process-unique
+#: (``_process_unique_function_ids``), so entries compiled before that may hold clashing
+#: symbol names and are left behind with their folder.
+CACHE_FORMAT = b"collisionkit-cache-2"
+_INDEX_MAGIC = b"CKNBI2\n"
+_DATA_MAGIC = b"CKNBC2\n"
+_DIGEST = 32
 
-    numba writes each file through ``<file>.tmp.<uuid>`` + ``os.replace`` (no torn
-    files), but its ``save`` reads the index, picks a free data-file number and
-    writes the index *before* the data: two processes saving different
-    signatures of one function at once could pick the same number, and a reader
-    could follow the new index entry to an old data file. Under a per-function
-    lock file, this save re-reads the index, writes the data first, then the
-    index.
+_reported: set[str] = set()
+
+
+class DamagedCacheEntry(Exception):
+    """A kernel cache file that is truncated, garbled or not the entry its index names."""
+
+
+def _report_damage(index_path: str, why: str, removed: bool) -> None:
+    """One warning per damaged entry and process."""
+    if index_path in _reported:
+        return
+    _reported.add(index_path)
+    action = "removed it; compiling the kernel again" if removed else "compiling the kernel instead"
+    log.warning("collisionkit: damaged kernel cache entry %s (%s); %s", index_path, why, action)
+
+
+def _sealed(payload: bytes, magic: bytes, salt: bytes = b"") -> bytes:
+    return magic + hashlib.sha256(salt + payload).digest() + payload
+
+
+def _unsealed(blob: bytes, magic: bytes, path: str, salt: bytes = b"") -> bytes:
+    """The payload of a sealed file; DamagedCacheEntry when its digest does not match
+    (a truncated file, a garbled byte, data written for another entry)."""
+    n = len(magic) + _DIGEST
+    if len(blob) < n or not blob.startswith(magic):
+        raise DamagedCacheEntry(f"{os.path.basename(path)}: not a collisionkit cache file ({len(blob)} bytes)")
+    payload = blob[n:]
+    if hashlib.sha256(salt + payload).digest() != blob[len(magic) : n]:
+        raise DamagedCacheEntry(f"{os.path.basename(path)}: checksum mismatch ({len(blob)} bytes)")
+    return payload
+
+
+def _harden_cache_files() -> None:
+    """Make numba's per-function cache files safe to share, and self-healing, for our kernels.
+
+    Only files under this process's cache folder (``cache_dir``) or the shipped folder
+    are handled here; every other numba cache (users' own functions) keeps numba's code.
+
+    * **Concurrent writers.** numba writes each file through ``<file>.tmp.<uuid>`` +
+      ``os.replace`` (no torn files), but its ``save`` reads the index, picks a free
+      data-file number and writes the index *before* the data: two processes saving
+      different signatures of one function at once could pick the same number, and a
+      reader could follow the new index entry to an old data file. Under a
+      per-function lock file, this save re-reads the index, writes the data first,
+      then the index.
+    * **Damage is detected, never trusted.** Every index and data file carries a
+      SHA-256 digest of its payload (a data file's digest also covers its index key,
+      so data written for another entry is refused). numba unpickled and linked what
+      it found: a truncated or garbled file was an ``UnpicklingError``/``EOFError``,
+      an "LLVM bitcode parsing error" or a crash in every later process. A file that
+      fails its check, or an entry that fails to load, is reported once
+      (``_report_damage``), its function's files are removed and the kernel compiles
+      again (and is saved afresh). A missing data file (a partial set) is a miss.
     """
     from numba.core import caching
 
     cls = caching.IndexDataCacheFile
-    needed = ("save", "_load_index", "_save_index", "_save_data", "_data_name")
-    if getattr(cls, "_collisionkit_locked", False) or not all(hasattr(cls, n) for n in needed):
+    needed = ("save", "load", "_load_index", "_save_index", "_load_data", "_save_data", "_data_name", "_dump")
+    if getattr(cls, "_collisionkit_hardened", False) or not all(hasattr(cls, n) for n in needed):
         return
+    orig = {n: getattr(cls, n) for n in needed}
 
-    def save(self, key, data):  # noqa: ANN001  (numba's signature)
+    def ours(self: Any) -> bool:
+        flag = getattr(self, "_collisionkit", None)
+        if flag is None:
+            from ._shipped import shipped_root
+
+            roots = [cache_dir()]
+            shipped = shipped_root()
+            if shipped is not None:
+                roots.append(shipped)
+            here = Path(self._cache_path)
+            flag = any(here == r or r in here.parents for r in roots)
+            self._collisionkit = flag
+        return flag
+
+    def _load_index(self):  # noqa: ANN001, ANN202  (numba's signatures)
+        if not ours(self):
+            return orig["_load_index"](self)
+        try:
+            with open(self._index_path, "rb") as f:
+                blob = f.read()
+        except FileNotFoundError:
+            return {}
+        version, stamp, overloads = pickle.loads(_unsealed(blob, _INDEX_MAGIC, self._index_path))
+        if version != self._version or stamp != self._source_stamp:
+            return {}
+        return overloads
+
+    def _save_index(self, overloads):  # noqa: ANN001, ANN202
+        if not ours(self):
+            return orig["_save_index"](self, overloads)
+        blob = _sealed(self._dump((self._version, self._source_stamp, overloads)), _INDEX_MAGIC)
+        with self._open_for_write(self._index_path) as f:
+            f.write(blob)
+        return None
+
+    def _load_entry(self, name, key):  # noqa: ANN001, ANN202
+        path = self._data_path(name)
+        with open(path, "rb") as f:
+            blob = f.read()
+        return pickle.loads(_unsealed(blob, _DATA_MAGIC, path, repr(key).encode()))
+
+    def _save_entry(self, name, key, data):  # noqa: ANN001, ANN202
+        blob = _sealed(self._dump(data), _DATA_MAGIC, repr(key).encode())
+        with self._open_for_write(self._data_path(name)) as f:
+            f.write(blob)
+
+    def heal(self, why: str) -> None:  # noqa: ANN001
+        """Remove this function's cache files (not shipped ones: they are only read)."""
+        from ._shipped import shipped_root
+
+        shipped = shipped_root()
+        here = Path(self._cache_path)
+        if shipped is not None and (here == shipped or shipped in here.parents):
+            _report_damage(self._index_path, why, removed=False)
+            return
         with _file_lock(self._index_path + ".lock"):
-            overloads = self._load_index()
+            base = self._index_name[: -len(".nbi")]
+            for victim in [self._index_path, *glob.glob(os.path.join(glob.escape(self._cache_path), glob.escape(base) + ".*.nbc"))]:
+                with contextlib.suppress(OSError):
+                    os.remove(victim)
+        _report_damage(self._index_path, why, removed=True)
+
+    def load(self, key):  # noqa: ANN001, ANN202
+        if not ours(self):
+            return orig["load"](self, key)
+        try:
+            data_name = self._load_index().get(key)
+            if data_name is None:
+                return None
+            try:
+                return _load_entry(self, data_name, key)
+            except FileNotFoundError:  # a partial set: the data file is gone, the index stayed
+                return None
+        except Exception as exc:  # noqa: BLE001  (pickle raises anything on garbage; all mean "damaged")
+            heal(self, f"{type(exc).__name__}: {exc}")
+            return None
+
+    def save(self, key, data):  # noqa: ANN001, ANN202
+        if not ours(self):
+            return orig["save"](self, key, data)
+        with _file_lock(self._index_path + ".lock"):
+            try:
+                overloads = self._load_index()
+            except Exception:  # noqa: BLE001  (a damaged index is replaced)
+                overloads = {}
             data_name = overloads.get(key)
             new = data_name is None
             if new:
@@ -221,13 +360,51 @@ def _lock_cache_writes() -> None:
                 while self._data_name(i) in existing:
                     i += 1
                 data_name = self._data_name(i)
-            self._save_data(data_name, data)
+            _save_entry(self, data_name, key, data)
             if new:
                 overloads[key] = data_name
                 self._save_index(overloads)
+        return None
 
+    cls._load_index = _load_index
+    cls._save_index = _save_index
+    cls.load = load
     cls.save = save
-    cls._collisionkit_locked = True
+    cls._collisionkit_heal = heal
+    cls._collisionkit_hardened = True
+
+
+def _process_unique_function_ids() -> None:
+    """Start numba's function ids at a random point of a 2**60 range in every process.
+
+    ROOT CAUSE of the segfaults after one kernel was recompiled into a complete cache
+    (issue 31). numba names every compiled function ``<qualified name>`` + ``v<id>`` +
+    argument types, the id from a per-process counter that starts at 1, and a cached
+    kernel's object code carries weak (``linkonce_odr``) copies of every helper it
+    calls, under those names. numba's own helpers are closures with one qualified name
+    for several bodies (``make_quicksort_impl.<locals>.run_quicksort1`` sorts values
+    for ``np.sort`` and positions for ``np.argsort``, with the same argument types).
+    Two processes number their compiles alike from 1, so a kernel compiled in one
+    process and a kernel compiled in another can both define, say,
+    ``run_quicksort1 v7 (int64[::1])`` with different bodies. A later process that
+    loads both links every call of that name to the first one loaded: an argsort then
+    returns sorted values, which the kernel uses as indices (out of bounds: the
+    segfault in ``query/batch.py``). A cache compiled by one process never shows it;
+    recompiling one kernel in a fresh process (or warm-up groups compiled in parallel
+    processes) does. With ids drawn from a random start, names from two processes do
+    not meet, so cached kernels from any mix of processes link each call to its own
+    body.
+    """
+    import itertools
+    import secrets
+
+    from numba.core import bytecode
+
+    ids = getattr(bytecode.FunctionIdentity, "_unique_ids", None)
+    if ids is None or getattr(bytecode.FunctionIdentity, "_collisionkit_ids", False):
+        return
+    bytecode.FunctionIdentity._unique_ids = itertools.count(secrets.randbits(60) + (1 << 60))
+    bytecode.FunctionIdentity._collisionkit_ids = True
 
 
 def configure() -> None:
@@ -241,7 +418,8 @@ def configure() -> None:
 
     numba.config.CACHE_DIR = str(cache_dir())
     _shipped.install()  # our kernels: install-path-free cache folders, shipped code first
-    _lock_cache_writes()
+    _harden_cache_files()
+    _process_unique_function_ids()
     _install_compile_listener()
     if _preload_tbb():
         try:

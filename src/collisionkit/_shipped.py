@@ -226,11 +226,29 @@ def install() -> None:
     load = caching.Cache._load_overload
 
     def _load_overload(self: Any, sig: Any, target_context: Any) -> Any:
-        if _shipped is not None and self._enabled and isinstance(self._impl.locator, KernelLocator):
-            data = _load_shipped(self, sig, target_context)
+        if not isinstance(self._impl.locator, KernelLocator):
+            return load(self, sig, target_context)
+        if _shipped is not None and self._enabled:
+            try:
+                data = _load_shipped(self, sig, target_context)
+            except Exception as exc:  # noqa: BLE001  (a damaged shipped entry: compile instead)
+                from ._numba import _report_damage
+
+                _report_damage(str(_shipped.root / self._impl.locator.relative_dir / self._impl.filename_base),
+                               f"{type(exc).__name__}: {exc}", removed=False)  # fmt: skip
+                data = None
             if data is not None:
                 return data
-        return load(self, sig, target_context)
+        try:
+            # the files are checked (``_numba._harden_cache_files``); what can still fail
+            # is rebuilding a checked entry (LLVM refusing it): heal it the same way
+            return load(self, sig, target_context)
+        except Exception as exc:  # noqa: BLE001
+            heal = getattr(self._cache_file, "_collisionkit_heal", None)
+            if heal is None:
+                raise
+            heal(f"{type(exc).__name__}: {exc}")
+            return None
 
     caching.Cache._load_overload = _load_overload
 

@@ -557,7 +557,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.scheduler is not None:
         client = ckd.connect(args.scheduler)
     elif args.workers:
-        client = ckd.local_cluster(args.workers, threads_per_worker=1)
+        # NOTE: a failed task is logged by its worker (an 8-line "Compute Failed" with a
+        # traceback on stderr) before the client re-raises it: the CLI prints the one-line
+        # error only, and --debug the workers' logs and the traceback
+        quiet = logging.WARNING if getattr(args, "debug", False) else logging.CRITICAL
+        client = ckd.local_cluster(args.workers, threads_per_worker=1, silence_logs=quiet)
     progress = args.progress or (sys.stderr.isatty() and not args.json)
     try:
         start = time.perf_counter()
@@ -973,6 +977,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         if args.command == "bench":
             return cmd_bench(args, rest)
+        args.debug = debug
         return int(args.func(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

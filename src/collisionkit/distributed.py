@@ -48,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pickle
+import re
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -273,22 +274,71 @@ def _offset(rec: Any, field: str, start: int) -> Any:
     return dataclasses.replace(rec, **{field: getattr(rec, field) + _I64(start)})
 
 
-def _pair_chunk(query: str, a: Any, b: Any, start: int, kwargs: dict, *poses: Any) -> Any:
-    """One chunk: the numpy query on the chunk's poses, pose indices made global."""
+_INDEXED = re.compile(r"^(\w+)\[(\d+)\]")
+
+
+def _global_error(exc: Exception, start: int, sliced: Sequence[str]) -> Exception | None:
+    """``exc`` raised by one chunk's query, with the index it names made global.
+
+    A chunk's query names a bad pose by its place in the chunk (``pose_b[87]``); the
+    user gave pose ``start + 87`` of the whole batch. Only the arguments in ``sliced``
+    (Dask batches and numpy batches cut per chunk) are offset: a pose broadcast to
+    every chunk keeps its index. None when there is nothing to rewrite.
+    """
+    from .errors import InvalidPoseError
+
+    m = _INDEXED.match(str(exc))
+    if start == 0 or m is None or m.group(1) not in sliced:
+        return None
+    index = int(m.group(2)) + start
+    message = f"{m.group(1)}[{index}]{str(exc)[m.end():]}"
+    if isinstance(exc, InvalidPoseError):
+        return InvalidPoseError(message, index)
+    try:
+        return type(exc)(message)
+    except Exception:  # an exception type with another constructor: keep the original
+        return None
+
+
+def _pair_chunk(query: str, a: Any, b: Any, start: int, kwargs: dict, sliced: tuple[str, ...], *poses: Any) -> Any:
+    """One chunk: the numpy query on the chunk's poses, pose indices made global (in the
+    rows and in the error a bad pose raises)."""
     fn, _ = _pair_queries()[query]
-    return _offset(fn(a, b, *[_writable(p) for p in poses], **kwargs), "pose_index", start)
+    try:
+        rec = fn(a, b, *[_writable(p) for p in poses], **kwargs)
+    except (ValueError, TypeError) as exc:
+        moved = _global_error(exc, start, sliced)
+        if moved is None:
+            raise
+        raise moved from None
+    return _offset(rec, "pose_index", start)
 
 
 def _robot_chunk(robot: Any, world: Any, start: int, kwargs: dict, q: Any) -> Any:
-    return robot.check(_writable(q), world, **kwargs)
+    try:
+        return robot.check(_writable(q), world, **kwargs)
+    except (ValueError, TypeError) as exc:
+        moved = _global_error(exc, start, ("q",))
+        if moved is None:
+            raise
+        raise moved from None
 
 
 def _world_chunk(world: Any, start: int, threads: int | None, frames: Any) -> Any:
-    return _offset(world._replica(1 if threads is None else threads).run(_writable(frames)), "frame", start)
+    try:
+        rec = world._replica(1 if threads is None else threads).run(_writable(frames))
+    except (ValueError, TypeError) as exc:
+        moved = _global_error(exc, start, ("frames",))
+        if moved is None:
+            raise
+        raise moved from None
+    return _offset(rec, "frame", start)
 
 
 def _chunked(x: Any, what: str, trailing: tuple[int, ...]) -> Any:
     """A Dask array of shape (N, *trailing), chunked along N only."""
+    if np.dtype(x.dtype).kind not in "biuf":  # complex: numpy would drop the imaginary part silently
+        raise ValueError(f"{what}: a Dask array of {x.dtype} values; expected real numbers")
     if x.ndim != 1 + len(trailing) or tuple(x.shape[1:]) != trailing:
         raise ValueError(f"{what}: a Dask array must have shape (N, {', '.join(map(str, trailing))}), got {x.shape}")
     if any(np.isnan(c) for c in x.chunks[0]):
@@ -301,6 +351,8 @@ def _chunked(x: Any, what: str, trailing: tuple[int, ...]) -> Any:
 def _blocks(x: Any, chunks: tuple[int, ...]) -> list[Any]:
     """The per-chunk pieces of a batch argument (Delayed blocks of a Dask array; numpy slices)."""
     if deferred.is_lazy(x):
+        if x.shape[0] == 1 and sum(chunks) != 1:  # one pose broadcast to every chunk
+            return list(x.rechunk({0: -1}).to_delayed().ravel()) * len(chunks)
         if x.chunks[0] != chunks:
             x = x.rechunk({0: chunks})
         return list(x.to_delayed().ravel())
@@ -350,7 +402,58 @@ def _assemble(meta: Any, parts: list[Any], chunks: tuple[int, ...]) -> Any:
     return type(meta)(**fields)
 
 
+def _pose_counts(poses: list[Any], names: tuple[str, ...]) -> list[int]:
+    """The batch length of each pose argument, None when it is a single (4, 4) pose (or
+    None), numpy arguments checked for shape as ``geometry.pose.as_poses`` checks them."""
+    counts: list[Any] = []
+    for p, name in zip(poses, names, strict=True):
+        if p is None:
+            counts.append(None)
+        elif deferred.is_lazy(p):
+            counts.append(int(p.shape[0]))
+        else:
+            arr = np.asarray(p, dtype=np.float64) if not isinstance(p, np.ndarray) else p
+            if arr.shape == (4, 4):
+                counts.append(None)
+            elif arr.ndim == 3 and arr.shape[1:] == (4, 4):
+                counts.append(int(arr.shape[0]))
+            else:
+                raise ValueError(f"{name} must have shape (4, 4) or (N, 4, 4), got {arr.shape}")
+    return counts
+
+
+def _broadcast_count(counts: list[Any], names: tuple[str, ...]) -> int:
+    """N of the whole call, by the rules of the numpy path (``geometry.pose.broadcast_poses``;
+    ``query.toi``: each side's start and end, then a against b): equal lengths, or one
+    pose (a (4, 4) pose or a batch of 1) beside any batch. ValueError at the call otherwise,
+    so a Dask batch is never answered as a numpy batch tiled to its length."""
+
+    def pair(x: Any, y: Any, say: str, longer: bool = False) -> Any:
+        if x is None or y is None:
+            return y if x is None else x
+        if x == y:
+            return x
+        if 1 not in (x, y):
+            raise ValueError(say.format(x, y))
+        if longer:  # query.toi: a side's start and end broadcast to the longer one
+            return max(x, y)
+        return y if x == 1 else x  # broadcast_poses: the batch beside one pose (even 0 long)
+
+    if len(counts) == 2:
+        n = pair(counts[0], counts[1], "pose batches do not broadcast: pose_a has {} poses, pose_b has {}")
+    else:
+        sides = [
+            pair(counts[k], counts[k + 1], f"pose batches do not broadcast: {names[k]} has {{}} poses, "
+                 f"{names[k + 1]} has {{}}", longer=True)
+            for k in (0, 2)
+        ]  # fmt: skip
+        n = pair(sides[0], sides[1], "pose batches do not broadcast: a moves {} times, b {} times")
+    return 1 if n is None else int(n)
+
+
 def _pair_run(query: str, args: tuple, kwargs: dict) -> Any:
+    """A pair query with a Dask pose batch: broadcast checked here, as the numpy path
+    checks it (not at compute time), then one task per chunk of the longest batch."""
     fn, n_poses = _pair_queries()[query]
     a, b, *poses = args
     poses += [None] * (n_poses - len(poses))
@@ -358,32 +461,36 @@ def _pair_run(query: str, args: tuple, kwargs: dict) -> Any:
     lazy = [i for i, p in enumerate(poses) if deferred.is_lazy(p)]
     for i in lazy:
         poses[i] = _chunked(poses[i], names[i], (4, 4))
-    first = poses[lazy[0]]
-    n, chunks = int(first.shape[0]), first.chunks[0]
-    for i in lazy:
-        if poses[i].shape[0] != n:
-            raise ValueError(
-                f"pose batches do not broadcast: {names[lazy[0]]} has {n} poses, {names[i]} has {poses[i].shape[0]}"
-            )
+    counts = _pose_counts(poses, names)
+    n = _broadcast_count(counts, names)
+    # the chunks: those of a Dask batch of all N poses; else (a Dask batch of one pose
+    # beside a numpy batch of N) one chunk
+    driver = next((i for i in lazy if counts[i] == n), None)
+    chunks = poses[driver].chunks[0] if driver is not None else (n,)
     # the probe: validates, builds what the query needs, gives the fields' dtypes and shapes
     kw = _with_threads(query, a, b, kwargs)
     eye = np.eye(4).reshape(1, 4, 4)
     meta = fn(a, b, *[eye if i in lazy or p is None else _probe_pose(p) for i, p in enumerate(poses)], **kw)
     pieces = []
+    sliced = []
     for i, p in enumerate(poses):
         if i in lazy:
             pieces.append(_blocks(p, chunks))
+            if counts[i] == n and n != 1:
+                sliced.append(names[i])
+        elif counts[i] is not None and counts[i] == n and n != 1:
+            pieces.append(_blocks(np.asarray(p, dtype=np.float64), chunks))  # a numpy batch: sliced per chunk
+            sliced.append(names[i])
         else:
             arr = None if p is None else np.asarray(p, dtype=np.float64)
-            if arr is not None and arr.ndim == 3 and arr.shape[0] == n and n != 1:
-                pieces.append(_blocks(arr, chunks))  # a numpy batch beside a Dask one: sliced per chunk
-            else:
-                pieces.append([arr] * len(chunks))  # a (4, 4) pose: the same in every chunk
+            pieces.append([arr] * len(chunks))  # one pose: the same in every chunk
     ra, rb = _ship(a, b)
     dask, _ = _dask()
     task = dask.delayed(_pair_chunk, pure=True)
     starts = np.concatenate([[0], np.cumsum(chunks)]).astype(int)
-    parts = [task(query, ra, rb, int(starts[k]), kw, *[pc[k] for pc in pieces]) for k in range(len(chunks))]
+    parts = [
+        task(query, ra, rb, int(starts[k]), kw, tuple(sliced), *[pc[k] for pc in pieces]) for k in range(len(chunks))
+    ]
     return _assemble(meta, parts, chunks)
 
 

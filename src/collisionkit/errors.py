@@ -21,6 +21,17 @@ class InvalidPoseError(CollisionKitError, ValueError):
         super().__init__(message)
         self.index = index
 
+    def __reduce__(self) -> tuple:
+        # NOTE: the default pickles ``args`` only (the message): ``index`` must survive
+        # the trip back from a Dask worker
+        return (type(self), (str(self), self.index))
+
+
+class InvalidRobotError(CollisionKitError, ValueError):
+    """A robot description that is not what it says: a malformed or refused URDF, a joint
+    whose origin, axis or limits are not finite or not consistent (the message names
+    the file and the joint)."""
+
 
 class UnsupportedPairError(CollisionKitError, TypeError):
     """No query is implemented for this combination of shapes or strategy."""

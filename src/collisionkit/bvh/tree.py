@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BUILD_TOPDOWN, BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG
+from ..geometry.frozen import immutable
 from ..kernels.build.bottomup import build_clustered_tree
 from ..kernels.build.topdown import build_binary_tree, max_abs_coordinate
 from ..kernels.core.layout import (
@@ -102,9 +103,9 @@ class BVH:
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
-    v = a.view()
-    v.flags.writeable = False
-    return v
+    """A read-only snapshot of a live kernel array (``geometry.frozen.immutable``): a
+    read-only view of the live array could be made writable again and rewrite the tree."""
+    return immutable(a)
 
 
 def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidMeshError
+from ..geometry.frozen import immutable
 from ..geometry.mesh import Mesh
 from ..kernels.proximity.gjk import SUPPORT_CYLINDER, SUPPORT_VERTICES
 
@@ -138,9 +139,7 @@ class ConvexShape:
         self._scale = float(max(np.abs(self._bounds).max(), np.abs(self._core).max()))
         self._halfspaces: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
         self._cache: dict[Any, Any] = {}
-        b = self._bounds.copy()
-        b.flags.writeable = False
-        self._bounds = b
+        self._bounds = immutable(self._bounds)  # the World's broad phase trusts it
 
     # -- representations ---------------------------------------------------------------
     @property
@@ -164,9 +163,7 @@ class ConvexShape:
             v = np.asarray(self._mesh.vertices)
             _, _, eq = _hull(v)
             A, b = _merge_planes(eq, float(np.abs(v).max()))
-            A.flags.writeable = False
-            b.flags.writeable = False
-            self._halfspaces = (A, b)
+            self._halfspaces = (immutable(A), immutable(b))
         return self._halfspaces
 
     @property
@@ -185,7 +182,16 @@ class ConvexShape:
         params = (inflation radius, cylinder radius, cylinder half height,
         1.0 if polytope else 0.0). For other kernels that call
         ``kernels.proximity.gjk.distance_convex_convex`` / ``intersect_convex_convex``.
+
+        The arrays are writable copies (what the kernels compile for): editing them
+        changes nothing this shape answers (the live arrays once handed out let a
+        caller change the hits of every later query).
         """
+        kind, core, params, tris, scale = self._kernel_args()
+        return (kind, core.copy(), params.copy(), tris.copy(), scale)
+
+    def _kernel_args(self) -> tuple:
+        """``kernel_args`` without the copies: the live kernel arrays, for the query layer only."""
         return (np.int64(self._kind), self._core, self._params, self._tris, self._scale)
 
     def cached(self, key: Any, build: Any) -> Any:
@@ -247,9 +253,7 @@ class Convex(ConvexShape):
         self._bounds = np.stack([verts.min(axis=0), verts.max(axis=0)])
         self._finish()
         A, b = _merge_planes(eq, self._scale)
-        A.flags.writeable = False
-        b.flags.writeable = False
-        self._halfspaces = (A, b)
+        self._halfspaces = (immutable(A), immutable(b))
 
     @classmethod
     def from_points(cls, points: ArrayLike, *, name: str | None = None) -> Convex:

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidMeshError
 from ..options import BuildOptions
+from .frozen import immutable
 
 
 class _Geometry:
@@ -121,20 +122,22 @@ def _as_faces(faces: ArrayLike, n_vertices: int) -> NDArray[np.int32]:
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
-    """A copy of ``a`` over an immutable ``bytes`` buffer.
+    """A copy of ``a`` over an immutable ``bytes`` buffer (``frozen.immutable``).
 
     NOTE: ``flags.writeable = False`` alone can be undone by anyone holding
     the array (``a.flags.writeable = True``, or through ``a.base``); numpy
     refuses that for an array over an immutable buffer, so the geometry (and
     every tree built from it) cannot change behind the mesh's back.
     """
-    a = np.ascontiguousarray(a)
-    return np.frombuffer(a.tobytes(), dtype=a.dtype).reshape(a.shape)
+    return immutable(a)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     """``a`` itself when read-only, else a read-only copy (``_readonly``)."""
     return a if not a.flags.writeable else _readonly(a)
+
+
+_FROZEN_SLOTS = frozenset({"_geom", "options", "_trees"})
 
 
 class Mesh:
@@ -202,6 +205,22 @@ class Mesh:
         self.options = options or BuildOptions()
         self.name = name
         self._trees: dict[str, Any] = {}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # NOTE: a mesh is frozen: its geometry and options are set once (assigning options
+        # to a built mesh was accepted and ignored by its cached trees); ``name`` is a
+        # label only and may be set (io.load_mesh names meshes after their files)
+        if name in _FROZEN_SLOTS:
+            try:
+                object.__getattribute__(self, name)
+            except AttributeError:
+                pass
+            else:
+                raise AttributeError(f"Mesh.{name} cannot be assigned (a Mesh is frozen; use with_options or a new Mesh)")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Mesh.{name} cannot be deleted (a Mesh is frozen)")
 
     # -- construction ----------------------------------------------------------------
     @classmethod
@@ -271,8 +290,7 @@ class Mesh:
             b = np.stack([np.full(3, np.inf), np.full(3, -np.inf)])
         else:
             b = np.stack([t.min(axis=0), t.max(axis=0)])
-        b.flags.writeable = False  # cached: shared by every caller
-        return b
+        return immutable(b)  # cached: shared by every caller, so nobody may rewrite it
 
     def shares_geometry(self, other: Mesh) -> bool:
         """True when both meshes view the same arrays (e.g. one came from with_options)."""

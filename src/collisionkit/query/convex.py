@@ -159,8 +159,8 @@ def _distance_convex_one(a: ConvexShape, b: ConvexShape, Ta: np.ndarray, Tb: np.
     """One pose pair of ``_distance_convex_convex``: the GJK kernel called once, the rows'
     arithmetic (PERF: 52 -> 26 us a call, Box-Sphere); None outside the band of scales the kernel
     takes as given (the batch path prescales)."""
-    ka, core_a, params_a, _, scale_a = a.kernel_args()
-    kb, core_b, params_b, _, scale_b = b.kernel_args()
+    ka, core_a, params_a, _, scale_a = a._kernel_args()
+    kb, core_b, params_b, _, scale_b = b._kernel_args()
     reach = max(scale_a + scale_b, abs(Ta[0, 3]), abs(Ta[1, 3]), abs(Ta[2, 3]), abs(Tb[0, 3]), abs(Tb[1, 3]), abs(Tb[2, 3]))
     if scaling.shift_for(float(reach)) != 0:
         return None

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from ..geometry.frozen import sealed
 from .deferred import Computable, to_dataframe
 
 
@@ -27,17 +28,32 @@ def _size(value: Any) -> int:
     return 1 if size is None else int(size)
 
 
-def _freeze(*values: object) -> None:
-    """Make the arrays among ``values`` read-only (scalars of a single pose pass)."""
-    for a in values:
-        if isinstance(a, np.ndarray):
+def _freeze(rec: object, *names: str) -> None:
+    """Make the array fields ``names`` of the frozen record ``rec`` read-only for good
+    (``geometry.frozen.sealed``: a view of a private read-only array, so flipping
+    ``flags.writeable`` back raises); scalars of a single pose and Dask arrays pass."""
+    if not all(isinstance(n, str) for n in names) or isinstance(rec, np.ndarray):
+        # NOTE: the old form, _freeze(self.a, self.b): flags only (flippable); use the names
+        for a in (rec, *names):
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+        return
+    d = rec.__dict__  # PERF: the frozen dataclass's storage (a per-call record seals ~5 arrays)
+    for name in names:
+        a = d[name]
+        if type(a) is np.ndarray and a.base is None:  # a fresh answer: freeze it, hand out a view
             a.flags.writeable = False
+            d[name] = a.view()
+        elif isinstance(a, np.ndarray):
+            d[name] = sealed(a)
 
 
 def single(cls: type, **fields: Any) -> Any:
     """A record of one pose pair built without the dataclass ``__init__`` (PERF: per-call
     paths, -2 us): ``fields`` are every field, already in their final form (Python scalars,
-    read-only arrays), as ``__post_init__`` would leave them; the record stays frozen."""
+    read-only arrays that cannot be made writable again: views of an array the caller has
+    made read-only, or ``geometry.frozen.sealed``), as ``__post_init__`` would leave them;
+    the record stays frozen."""
     r = object.__new__(cls)
     r.__dict__.update(fields)
     return r
@@ -68,7 +84,7 @@ class Contacts(Computable):
     truncated: bool | NDArray[np.bool_]
 
     def __post_init__(self) -> None:
-        _freeze(self.pose_index, self.face_a, self.face_b, self.counts, self.truncated)
+        _freeze(self, "pose_index", "face_a", "face_b", "counts", "truncated")
 
     def __len__(self) -> int:
         return int(self.pose_index.shape[0])
@@ -126,7 +142,7 @@ class Stats(Computable):
     colliding: bool | NDArray[np.bool_]
 
     def __post_init__(self) -> None:
-        _freeze(self.bv_tests, self.tri_tests, self.node_pairs, self.bv_updates, self.colliding)
+        _freeze(self, "bv_tests", "tri_tests", "node_pairs", "bv_updates", "colliding")
 
     @property
     def n_poses(self) -> int:
@@ -186,7 +202,7 @@ class Distance(Computable):
     tri_pairs: int | NDArray[np.int64]
 
     def __post_init__(self) -> None:
-        _freeze(self.distance, self.point_a, self.point_b, self.face_a, self.face_b, self.node_pairs, self.tri_pairs)
+        _freeze(self, "distance", "point_a", "point_b", "face_a", "face_b", "node_pairs", "tri_pairs")
 
     @property
     def intersecting(self) -> bool | NDArray[np.bool_]:
@@ -234,7 +250,7 @@ class ContactGeometry(Contacts):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _freeze(self.segments, self.points, self.normals, self.kinds)
+        _freeze(self, "segments", "points", "normals", "kinds")
 
     def __repr__(self) -> str:
         if self.lazy:
@@ -296,7 +312,7 @@ class Penetration(Computable):
             else:
                 lower = np.where(self.exact, self.depth, 0.0)
             object.__setattr__(self, "depth_lower", lower)
-        _freeze(self.depth, self.direction, self.exact, self.error_bound, self.method, self.depth_lower, self.depth_upper)
+        _freeze(self, "depth", "direction", "exact", "error_bound", "method", "depth_lower", "depth_upper")
 
     def __repr__(self) -> str:
         return (
@@ -341,7 +357,7 @@ class Classification(Computable):
     names: tuple[str, ...] = CLASS_NAMES
 
     def __post_init__(self) -> None:
-        _freeze(self.codes, self.distance, self.a_inside_b, self.b_inside_a)
+        _freeze(self, "codes", "distance", "a_inside_b", "b_inside_a")
 
     @property
     def labels(self) -> str | NDArray[np.str_]:
@@ -399,10 +415,7 @@ class TimeOfImpact(Computable):
     converged: bool | NDArray[np.bool_] = True
 
     def __post_init__(self) -> None:
-        _freeze(
-            self.hit, self.t, self.pose_a, self.pose_b, self.face_a, self.face_b, self.distance, self.iterations,
-            self.converged,
-        )  # fmt: skip
+        _freeze(self, "hit", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged")  # fmt: skip
 
     @property
     def n_poses(self) -> int:

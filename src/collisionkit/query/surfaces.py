@@ -55,7 +55,7 @@ class SurfaceContacts:
     triangles: Contacts | None = None
 
     def __post_init__(self) -> None:
-        _freeze(self.pose_index, self.surface_a, self.surface_b, self.counts)
+        _freeze(self, "pose_index", "surface_a", "surface_b", "counts")
 
     def __len__(self) -> int:
         return int(self.pose_index.shape[0])
@@ -105,7 +105,7 @@ class NodeVisits:
     n_poses: int
 
     def __post_init__(self) -> None:
-        _freeze(self.visits_a, self.visits_b)
+        _freeze(self, "visits_a", "visits_b")
 
     def summary(self) -> dict[str, float]:
         """Visited nodes, total visits and the largest and mean visits per visited node, per side."""

@@ -29,6 +29,7 @@ SRDF (``Robot.load(urdf, srdf=...)``), found by sampling
 from __future__ import annotations
 
 import copy
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -39,11 +40,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..constants import WORLD_BOX_SLACK
-from ..errors import CollisionKitError
+from ..errors import CollisionKitError, InvalidMeshError, InvalidRobotError
+from ..geometry.frozen import immutable
 from ..geometry.mesh import Mesh
+from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID, POSE_OK, pose_error
 from ..kernels.robot import kinematics
 from ..query import batch, deferred
 from . import checker as _checker
+from .srdf import MAX_SRDF_BYTES, parse_xml, read_xml_file
 
 _MOVING = ("revolute", "continuous", "prismatic")
 
@@ -65,6 +69,95 @@ class Joint:
     mimic: str | None = None
     multiplier: float = 1.0
     offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Refuse a joint that is not what it says (issue 31): a wrong joint gave NaN link
+        poses, and a NaN pose collides with nothing, so ``check`` answered "clear".
+
+        Keeps private read-only copies of ``origin`` and ``axis`` (nobody holds a
+        writable view of them: flipping ``flags.writeable`` back raises).
+        """
+        if self.type not in (*_MOVING, "fixed"):
+            raise InvalidRobotError(f"joint {self.name!r}: type {self.type!r} is not supported")
+        origin = _frozen(self.origin, (4, 4), f"joint {self.name!r}: origin")
+        code = pose_error(origin)
+        if code != POSE_OK:
+            raise InvalidRobotError(f"joint {self.name!r}: origin {_ORIGIN_REASON.get(code, 'is invalid')}")
+        axis = _frozen(self.axis, (3,), f"joint {self.name!r}: axis")
+        if not np.all(np.isfinite(axis)):
+            raise InvalidRobotError(f"joint {self.name!r}: axis {axis.tolist()} is not finite")
+        if self.type in _MOVING and abs(float(np.linalg.norm(axis)) - 1.0) > 1e-9:
+            raise InvalidRobotError(f"joint {self.name!r}: axis {axis.tolist()} is not a unit vector")
+        for what in ("lower", "upper", "multiplier", "offset"):
+            value = getattr(self, what)
+            if isinstance(value, complex) or np.iscomplexobj(value):
+                raise InvalidRobotError(f"joint {self.name!r}: {what} {value!r} is not a real number")
+            object.__setattr__(self, what, float(value))
+        if math.isnan(self.lower) or math.isnan(self.upper):
+            raise InvalidRobotError(f"joint {self.name!r}: limit is NaN (lower {self.lower}, upper {self.upper})")
+        if self.lower == math.inf or self.upper == -math.inf:
+            raise InvalidRobotError(f"joint {self.name!r}: limits [{self.lower}, {self.upper}] hold no value")
+        if self.lower > self.upper:
+            raise InvalidRobotError(f"joint {self.name!r}: lower limit {self.lower} > upper limit {self.upper}")
+        if not (math.isfinite(self.multiplier) and math.isfinite(self.offset)):
+            raise InvalidRobotError(f"joint {self.name!r}: mimic multiplier/offset not finite")
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "axis", axis)
+
+    def __setstate__(self, state: dict) -> None:
+        # unpickled arrays are writable copies: freeze them again (Dask ships robots)
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "origin", _frozen(self.origin, (4, 4), "origin"))
+        object.__setattr__(self, "axis", _frozen(self.axis, (3,), "axis"))
+
+
+_ORIGIN_REASON = {
+    POSE_NOT_FINITE: "is not finite",
+    POSE_NOT_RIGID: "is not a rigid transform (rotation block not orthonormal with det +1)",
+    POSE_BAD_LAST_ROW: "has a last row other than [0, 0, 0, 1]",
+}
+
+
+def _frozen(value: Any, shape: tuple[int, ...], what: str) -> NDArray[np.float64]:
+    """``value`` as a float64 copy over immutable bytes (``geometry.frozen.immutable``:
+    numpy refuses to make it writable again), checked for shape and complex values."""
+    arr = np.asarray(value)
+    if np.iscomplexobj(arr):
+        raise InvalidRobotError(f"{what} holds complex values")
+    try:
+        own = np.array(arr, dtype=np.float64, order="C")
+    except (TypeError, ValueError) as exc:
+        raise InvalidRobotError(f"{what} is not numeric: {exc}") from None
+    if own.shape != shape:
+        raise InvalidRobotError(f"{what} must have shape {shape}, got {own.shape}")
+    return immutable(own)
+
+
+#: Largest URDF read (bytes), the SRDF's rule: real robots' URDFs are tens of kilobytes.
+MAX_URDF_BYTES = MAX_SRDF_BYTES
+
+
+def _read_urdf(path: str) -> Any:
+    """The yourdfpy model of the URDF at ``path``, read strictly and in bounded memory.
+
+    The file is read as data by the SRDF's rules (``srdf.read_xml_file`` and
+    ``srdf.parse_xml``: at most ``MAX_URDF_BYTES``, no DOCTYPE, so no entity
+    expansion and no external entity, a ``<robot>`` root, well-formed XML), then
+    given to yourdfpy as bytes. yourdfpy falls back to lxml's *recovering* parser
+    when its own parse fails: a document it refused was loaded as a robot with one
+    link and no joints. Checked first, the document never reaches that fallback.
+    """
+    import io
+
+    import yourdfpy
+
+    data = read_xml_file(path, "URDF", MAX_URDF_BYTES)
+    parse_xml(data, path, "URDF")
+    try:
+        return yourdfpy.URDF.load(io.BytesIO(data), build_scene_graph=False, load_meshes=False, load_collision_meshes=False)
+    except Exception as exc:  # yourdfpy raises many types on bad files
+        raise InvalidRobotError(f"{path}: cannot read URDF ({type(exc).__name__}: {exc})") from None
 
 
 def _joint_motion(j: Joint) -> NDArray[np.float64]:
@@ -155,6 +248,36 @@ def _link_mesh(elements: list, base_dir: str, mesh_dir: str | None, name: str) -
     return Mesh(np.vstack(verts), np.vstack(faces), name=name)
 
 
+def as_configurations(q: Any, dof: int, what: str = "q") -> NDArray[np.float64]:
+    """``q`` as a C-contiguous float64 array of shape (N, dof) or (dof,), checked.
+
+    Raises
+    ------
+    ValueError
+        Complex values (numpy would drop the imaginary part without a word), values
+        that are not numbers, the wrong shape, or non-finite values (the first
+        offending configuration named: ``q[12]``).
+    """
+    if isinstance(q, np.ndarray) and q.dtype == np.float64:
+        qa = q
+    else:
+        probe = np.asarray(q)
+        if np.iscomplexobj(probe):
+            raise ValueError(f"{what} holds complex values (joint values are real numbers)")
+        if probe.dtype.kind not in "biuf":
+            raise ValueError(f"{what} must hold numbers, got dtype {probe.dtype}")
+        qa = np.asarray(probe, dtype=np.float64)
+    if qa.ndim not in (1, 2) or qa.shape[-1] != dof:
+        raise ValueError(f"{what} must have shape (N, {dof}) or ({dof},), got {qa.shape}")
+    finite = np.isfinite(qa)
+    if not finite.all():
+        if qa.ndim == 1:
+            raise ValueError(f"{what} holds non-finite values")
+        row = int(np.flatnonzero(~finite.all(axis=1))[0])
+        raise ValueError(f"{what}[{row}] holds non-finite values")
+    return qa
+
+
 class Robot:
     """A kinematic tree from a URDF file with one collision mesh per link.
 
@@ -169,7 +292,7 @@ class Robot:
         The actuated joints: the configuration vector's order (length ``dof``).
     limits : (dof, 2) float64
         Lower and upper limit per actuated joint (-inf/inf for continuous joints).
-    link_meshes : dict[str, Mesh]
+    link_meshes : Mapping[str, Mesh] (read-only)
         Collision mesh of each link with geometry, in the link's frame (visual
         geometry when the link has no collision geometry). Links with neither
         are not keys: they are ``links_without_geometry``.
@@ -214,7 +337,10 @@ class Robot:
         if unknown:
             raise CollisionKitError(f"robot {name!r}: meshes given for unknown link(s) {', '.join(map(repr, unknown))}")
         # no None entries: a link without geometry is named in links_without_geometry instead
-        self.link_meshes: dict[str, Mesh] = {n: link_meshes[n] for n in self.links if link_meshes.get(n) is not None}
+        # a read-only mapping: assigning an entry raised nothing and changed nothing the checker saw
+        self.link_meshes: Mapping[str, Mesh] = MappingProxyType(
+            {n: link_meshes[n] for n in self.links if link_meshes.get(n) is not None}
+        )
         self.links_without_geometry = tuple(n for n in self.links if n not in self.link_meshes)
         for j in self.joints:
             for end in (j.parent, j.child):
@@ -249,8 +375,8 @@ class Robot:
         )
         actuated = sorted((j for j in joints if j.index >= 0), key=lambda j: j.index)
         self.joint_names = tuple(j.name for j in actuated)
-        self.limits = np.array([[j.lower, j.upper] for j in actuated], dtype=np.float64).reshape(-1, 2)
-        self.limits.flags.writeable = False
+        # over immutable bytes: numpy refuses to make it writable again (geometry.frozen)
+        self.limits = immutable(np.array([[j.lower, j.upper] for j in actuated], dtype=np.float64).reshape(-1, 2))
         self._by_name = {j.name: j for j in joints}
         if len(self._by_name) != len(joints):
             dup = next(j.name for k, j in enumerate(joints) if any(i.name == j.name for i in joints[:k]))
@@ -258,6 +384,16 @@ class Robot:
         self._check_mimics()
         self.adjacent_pairs = self._adjacent_pairs()
         self.allowed_pairs = self.link_pairs(allowed_pairs, "allowed_pairs")
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["link_meshes"] = dict(self.link_meshes)  # a mappingproxy does not pickle
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.link_meshes = MappingProxyType(state["link_meshes"])
+        self.limits = immutable(state["limits"])
 
     def _adjacent_pairs(self) -> frozenset[tuple[str, str]]:
         """Pairs of links with geometry joined through geometry-less links only.
@@ -401,12 +537,7 @@ class Robot:
         path = os.fspath(urdf_path)
         if not os.path.isfile(path):
             raise CollisionKitError(f"{path}: no such file")
-        import yourdfpy
-
-        try:
-            urdf = yourdfpy.URDF.load(path, build_scene_graph=False, load_meshes=False, load_collision_meshes=False)
-        except Exception as exc:  # yourdfpy raises many types on bad files
-            raise CollisionKitError(f"{path}: cannot read URDF ({type(exc).__name__}: {exc})") from None
+        urdf = _read_urdf(path)
         robot = urdf.robot
         link_names = tuple(link.name for link in robot.links)
         allowed: frozenset[tuple[str, str]] = frozenset()
@@ -423,8 +554,10 @@ class Robot:
             axis = np.asarray(j.axis if j.axis is not None else [1.0, 0.0, 0.0], float)
             if j.type in _MOVING:
                 norm = float(np.linalg.norm(axis))
+                if not math.isfinite(norm):
+                    raise InvalidRobotError(f"{path}: joint {j.name!r}: axis {axis.tolist()} is not finite")
                 if norm == 0.0:
-                    raise CollisionKitError(f"{path}: joint {j.name!r} has a zero axis")
+                    raise InvalidRobotError(f"{path}: joint {j.name!r} has a zero axis")
                 axis = axis / norm
             lower, upper = -np.inf, np.inf
             if j.type in ("revolute", "prismatic") and j.limit is not None:
@@ -436,23 +569,25 @@ class Robot:
                 slot = index
                 index += 1
             origin = np.asarray(j.origin, float) if j.origin is not None else np.eye(4)
-            origin = np.array(origin, copy=True)
-            axis = np.array(axis, copy=True)
-            origin.flags.writeable = False
-            axis.flags.writeable = False
-            joints.append(
-                Joint(
-                    j.name, j.type, j.parent, j.child, origin, axis, lower, upper, slot, mimic,
-                    float(j.mimic.multiplier) if j.mimic is not None and j.mimic.multiplier is not None else 1.0,
-                    float(j.mimic.offset) if j.mimic is not None and j.mimic.offset is not None else 0.0,
-                )  # fmt: skip
-            )
+            try:  # Joint refuses non-finite or non-rigid origins, bad axes and limits
+                joints.append(
+                    Joint(
+                        j.name, j.type, j.parent, j.child, origin, axis, lower, upper, slot, mimic,
+                        float(j.mimic.multiplier) if j.mimic is not None and j.mimic.multiplier is not None else 1.0,
+                        float(j.mimic.offset) if j.mimic is not None and j.mimic.offset is not None else 0.0,
+                    )  # fmt: skip
+                )
+            except InvalidRobotError as exc:
+                raise InvalidRobotError(f"{path}: {exc}") from None
         meshes: dict[str, Mesh | None] = {}
         for link in robot.links:
             first, second = (link.collisions, link.visuals) if geometry == "collision" else (link.visuals, link.collisions)
-            mesh = _link_mesh(list(first), base_dir, mesh_dir, link.name)
-            if mesh is None:
-                mesh = _link_mesh(list(second), base_dir, mesh_dir, link.name)
+            try:
+                mesh = _link_mesh(list(first), base_dir, mesh_dir, link.name)
+                if mesh is None:
+                    mesh = _link_mesh(list(second), base_dir, mesh_dir, link.name)
+            except InvalidMeshError as exc:  # e.g. a NaN in a <collision> origin
+                raise InvalidRobotError(f"{path}: link {link.name!r}: {exc}") from None
             meshes[link.name] = mesh
         return cls(robot.name, link_names, tuple(joints), meshes, path, allowed)
 
@@ -484,7 +619,7 @@ class Robot:
         (N, L, 4, 4) float64, or (L, 4, 4) for a single (dof,) configuration;
         L = len(links), in ``links`` order.
         """
-        qa = np.asarray(q, dtype=np.float64)
+        qa = as_configurations(q, self.dof)
         T = self.link_poses_by_link(qa, base)
         if qa.ndim == 1:
             return T[:, 0]
@@ -509,12 +644,8 @@ class Robot:
         lo xyz, hi xyz, each row contiguous. The boxes are the World's (``world_boxes``'s
         padding: a pair the exact test finds intersecting always has overlapping boxes).
         """
-        qa = np.asarray(q, dtype=np.float64)
+        qa = as_configurations(q, self.dof)
         q2 = qa.reshape(1, -1) if qa.ndim == 1 else qa
-        if q2.ndim != 2 or q2.shape[1] != self.dof:
-            raise ValueError(f"q must have shape (N, {self.dof}) or ({self.dof},), got {qa.shape}")
-        if not np.all(np.isfinite(q2)):
-            raise ValueError("q holds non-finite values")
         n = q2.shape[0]
         B = np.eye(4) if base is None else np.ascontiguousarray(base, dtype=np.float64)
         if B.shape != (4, 4):
@@ -564,7 +695,12 @@ class Robot:
 
     def within_limits(self, q: ArrayLike) -> NDArray[np.bool_]:
         """(N,) bool (or a bool for one configuration): every joint within its limits."""
-        qa = np.asarray(q, dtype=np.float64)
+        qa = np.asarray(q)
+        if np.iscomplexobj(qa):
+            raise ValueError("q holds complex values (joint values are real numbers)")
+        qa = np.asarray(qa, dtype=np.float64)
+        if qa.ndim not in (1, 2) or qa.shape[-1] != self.dof:
+            raise ValueError(f"q must have shape (N, {self.dof}) or ({self.dof},), got {qa.shape}")
         ok = np.all((qa >= self.limits[:, 0]) & (qa <= self.limits[:, 1]), axis=-1)
         return bool(ok) if qa.ndim == 1 else ok
 
@@ -719,4 +855,4 @@ def _sorted_pair(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-__all__ = ["Joint", "Robot"]
+__all__ = ["Joint", "Robot", "as_configurations"]

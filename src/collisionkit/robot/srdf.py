@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 from xml.parsers import expat
 
 from ..errors import CollisionKitError
@@ -54,13 +55,7 @@ def read_allowed_pairs(
         each names the file and line.
     """
     p = os.fspath(path)
-    if not os.path.isfile(p):
-        raise CollisionKitError(f"{p}: no such file (SRDF)")
-    size = os.path.getsize(p)
-    if size > MAX_SRDF_BYTES:
-        raise CollisionKitError(f"{p}: {size} bytes; an SRDF may hold at most {MAX_SRDF_BYTES}")
-    with open(p, "rb") as f:
-        data = f.read()
+    data = read_xml_file(p, "SRDF", MAX_SRDF_BYTES)
     known = set(links)
     disabled: set[tuple[str, str]] = set()
     enabled: set[tuple[str, str]] = set()
@@ -98,11 +93,67 @@ def read_allowed_pairs(
     def end(tag: str) -> None:
         depth[0] -= 1
 
-    def doctype(*_: object) -> None:
-        raise _Refused(f"{where()}: a DOCTYPE is not allowed in an SRDF (files are data: no entities)")
+    parse_xml(data, p, "SRDF", parser, start, end)
+    for name in default_off:
+        disabled.update((name, o) if name <= o else (o, name) for o in known if o != name)
+    return frozenset(disabled - enabled)
 
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
+
+def _article(kind: str) -> str:
+    """"an SRDF", "a URDF": by the sound of the first letter."""
+    return "an" if kind[:1] in set("AEIOFHLMNRSX") else "a"
+
+
+def read_xml_file(p: str, kind: str, max_bytes: int) -> bytes:
+    """The bytes of the XML file ``p`` (a URDF or an SRDF), read only when it is a regular
+    file of at most ``max_bytes`` (bounded memory: a huge file is refused unread)."""
+    if not os.path.isfile(p):
+        raise CollisionKitError(f"{p}: no such file ({kind})")
+    size = os.path.getsize(p)
+    if size > max_bytes:
+        raise CollisionKitError(f"{p}: {size} bytes; {_article(kind)} {kind} may hold at most {max_bytes}")
+    with open(p, "rb") as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:  # grew while we read it
+        raise CollisionKitError(f"{p}: more than {max_bytes} bytes; a {kind} may hold at most {max_bytes}")
+    return data
+
+
+def parse_xml(
+    data: bytes, p: str, kind: str, parser: Any = None, start: Any = None, end: Any = None
+) -> None:
+    """Parse ``data`` strictly with expat (the rules every robot XML file is read by).
+
+    Refuses a DOCTYPE or an entity declaration (robot files have none; refusing them
+    rules out entity expansion and external entities), malformed XML (no recovering
+    parser guesses a robot from the pieces) and a root element other than ``<robot>``.
+    ``start``/``end`` are the caller's element handlers (``parser`` their expat parser);
+    an ``_Refused`` they raise becomes the error. CollisionKitError naming the file
+    and line otherwise.
+    """
+    parser = parser or expat.ParserCreate()
+    depth = [0]
+
+    def where() -> str:
+        return f"{p}:{parser.CurrentLineNumber}"
+
+    def on_start(tag: str, attrs: dict[str, str]) -> None:
+        depth[0] += 1
+        if depth[0] == 1 and tag != "robot":
+            raise _Refused(f"{where()}: the root element is <{tag}>; {_article(kind)} {kind}'s is <robot>")
+        if start is not None:
+            start(tag, attrs)
+
+    def on_end(tag: str) -> None:
+        depth[0] -= 1
+        if end is not None:
+            end(tag)
+
+    def doctype(*_: object) -> None:
+        raise _Refused(f"{where()}: a DOCTYPE is not allowed in {_article(kind)} {kind} (files are data: no entities)")
+
+    parser.StartElementHandler = on_start
+    parser.EndElementHandler = on_end
     parser.StartDoctypeDeclHandler = doctype
     parser.EntityDeclHandler = doctype
     try:
@@ -110,10 +161,9 @@ def read_allowed_pairs(
     except _Refused as exc:
         raise CollisionKitError(str(exc)) from None
     except expat.ExpatError as exc:
-        raise CollisionKitError(f"{p}:{exc.lineno}: cannot read SRDF ({expat.errors.messages[exc.code]})") from None
-    for name in default_off:
-        disabled.update((name, o) if name <= o else (o, name) for o in known if o != name)
-    return frozenset(disabled - enabled)
+        raise CollisionKitError(f"{p}:{exc.lineno}: cannot read {kind} ({expat.errors.messages[exc.code]})") from None
+    except RecursionError:  # pragma: no cover - expat does not recurse; a handler might
+        raise CollisionKitError(f"{p}: cannot read {kind} (nesting too deep)") from None
 
 
-__all__ = ["MAX_SRDF_BYTES", "read_allowed_pairs"]
+__all__ = ["MAX_SRDF_BYTES", "parse_xml", "read_allowed_pairs", "read_xml_file"]

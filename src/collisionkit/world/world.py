@@ -31,6 +31,7 @@ from ..constants import (
     WORLD_DEFAULT_MASK,
     WORLD_TASKS_PER_CALL,
 )
+from ..errors import InvalidPoseError
 from ..geometry.mesh import Mesh
 from ..kernels.broadphase.common import finish_pairs, world_boxes
 from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF
@@ -533,8 +534,11 @@ class World:
         if isinstance(frames, np.ndarray) and (frames.ndim != 4 or frames.shape[1:] != (len(self), 4, 4)):
             raise ValueError(f"frames must have shape (F, {len(self)}, 4, 4), got {frames.shape}")
         found: list[NDArray[np.int64]] = []
-        for T in frames:
-            self.set_poses(T)
+        for f, T in enumerate(frames):
+            try:
+                self.set_poses(T)
+            except InvalidPoseError as exc:  # name the frame too (its index is the frame's)
+                raise InvalidPoseError(f"frames[{f}]: {exc}", f) from None
             found.append(self._colliding())
         counts = np.array([f.shape[0] for f in found], dtype=_I64)
         rows = np.concatenate(found) if found else np.empty((0, 2), _I64)

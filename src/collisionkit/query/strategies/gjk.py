@@ -63,7 +63,7 @@ def gjk_batch(a: ConvexShape, b: ConvexShape, req: Request, distance: bool = Fal
 
 def _scaled_core(s: ConvexShape, m: int) -> tuple:
     """``(kind, core, params, triangles, scale)`` of the shape with every length times 2**-m."""
-    kind, core, params, tris, scale = s.kernel_args()
+    kind, core, params, tris, scale = s._kernel_args()
     if m == 0:
         return kind, core, params, tris, scale
     params = params.copy()
@@ -108,7 +108,7 @@ class GJK:
             return surface_request(req, a.mesh, b.mesh)
         if req.n == 1:
             # PERF: one pose pair: the per-call kernel (fewer arguments to dispatch, no batch buffers)
-            ka, kb = a.kernel_args(), b.kernel_args()
+            ka, kb = a._kernel_args(), b._kernel_args()
             stats = np.zeros((1, 4), np.int64)
             hit1 = kg.gjk_intersect_one(*ka, req.pa[req.ia[0]], *kb, req.pb[req.ib[0]], stats[0])
             return bool_result(req, np.array([hit1]), stats)
@@ -130,7 +130,7 @@ declare(GJK, Capabilities(walks="solids", pairs=frozenset({"convex"}), questions
 
 def single_bool(a: ConvexShape, b: ConvexShape, Ta, Tb) -> int:
     """Per-call boolean of ``intersects`` on two convex shapes: the kernel of ``GJK.run``."""
-    return _GJK_CALL.call(*a.kernel_args(), Ta, *b.kernel_args(), Tb)
+    return _GJK_CALL.call(*a._kernel_args(), Ta, *b._kernel_args(), Tb)
 
 
 __all__ = ["GJK", "GJK_DEFAULT", "bool_result", "gjk_batch", "single_bool", "surface_request"]
