@@ -65,6 +65,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..kernels.robot import checker as checker_kernel
+from ..kernels.robot import proximity
 from ..query.distance import distance
 from ..query.pair import intersects
 from ..query.pose_form import record
@@ -238,6 +240,9 @@ class _PairSet:
     ) -> None:
         allowed = robot.link_pairs(allowed, "allowed")
         self.robot = robot
+        self.world = world
+        self._options = {"self_collision": bool(self_collision), "allowed": allowed, "ignore": frozenset(ignore), "base": base}
+        self._kp: NDArray[np.int64] | None = None
         self.base = None if base is None else np.ascontiguousarray(base, dtype=np.float64)
         if self.base is not None and self.base.shape != (4, 4):
             raise ValueError(f"base must have shape (4, 4), got {self.base.shape}")
@@ -352,6 +357,48 @@ class _PairSet:
         r = distance(self.shape_a[p], self.shape_b[p], Ta, Tb, upper_bound=upper)
         return np.asarray(r.distance), np.asarray(r.point_a), np.asarray(r.point_b)
 
+    def kernel_pairs(self) -> NDArray[np.int64]:
+        """(P,) each pair's row in the prepared checker's pairs (``robot/checker.py``, the
+        robot's cached one for this world and options), -1 for a pair the checker routes to
+        the per-pair path (a convex shape): those are measured by ``distance`` here too."""
+        if self._kp is None:
+            from .checker import checker_for
+
+            chk = checker_for(self.robot, self.world, dict(self._options))
+            chk._current()
+            kp = np.full(self.n, -1, np.int64)
+            if len(chk._checks) == self.n:  # NOTE: the same pairs in the same order (both built from the same lists)
+                kp[chk._pairs[:, checker_kernel.PAIR_ROW]] = np.arange(chk._pairs.shape[0], dtype=np.int64)
+            self._args = chk._args
+            self._kp = kp
+        return self._kp
+
+    def compiled(
+        self, T: NDArray, idx: NDArray[np.int64], upper: NDArray, mode: int = proximity.PD_ALL, best: float = math.inf
+    ) -> tuple[NDArray, int]:
+        """The checker's pairs ``idx`` (n,) (every ``kernel_pairs()[idx] >= 0``) at one
+        configuration's link poses T (L, 4, 4), each searched below ``upper`` (n,), in one
+        compiled call (``kernels.robot.proximity.pair_distances``, its ``mode`` and ``best``):
+        (rows (n, OUT_WIDTH): distance (inf: not below; NaN: outside the kernel's scale
+        band, or not reached in PD_ANY), closest points; its answer)."""
+        out = np.full((idx.shape[0], proximity.OUT_WIDTH), np.nan)
+        who = proximity.pair_distances(
+            T, *self._args, self._kp[idx], upper, self.thr[idx], np.int64(mode), float(best), out,
+        )  # fmt: skip
+        return out, int(who)
+
+    def measure(self, p: int, T: NDArray, upper: float) -> tuple[float, NDArray, NDArray]:
+        """(d, point_a (3,), point_b (3,)) of pair p at one configuration's link poses T
+        (L, 4, 4), C-contiguous; d = inf when not below ``upper``: the compiled pass for the
+        checker's pairs, ``distance`` for the others."""
+        if self.kernel_pairs()[p] >= 0:
+            out, _ = self.compiled(T, np.array([p], np.int64), np.array([upper]))
+            d = float(out[0, proximity.OUT_D])
+            if not math.isnan(d):
+                return d, out[0, 1:4], out[0, 4:7]
+        r = self.distance(p, T[self.a[p]][None], self.pose_b(p, T), upper)
+        return float(r[0][0]), r[1][0], r[2][0]
+
 
 # -- clearance ------------------------------------------------------------------------------
 def clearance(
@@ -376,7 +423,9 @@ def clearance(
     L = len(robot.links)
     link_best = np.full((L + 1, n), np.inf)
     link_best[L] = -np.inf  # row -1: the "other" of an object pair, neutral in the maximum below
-    if ps.n and n:
+    if ps.n and n and not per_link:
+        _clearance_compiled(ps, qa, best, who, pt_a, pt_b)
+    elif ps.n and n:  # per link: pair-major, one batched ``distance`` per pair measured
         T, lb = ps.poses_and_boxes(qa)
         lb = lb - ps.thr[:, None]
         for p in np.argsort(lb.min(axis=1), kind="stable"):
@@ -412,6 +461,49 @@ def clearance(
     return out
 
 
+def _clearance_compiled(
+    ps: _PairSet, qa: NDArray[np.float64], best: NDArray, who: NDArray, pt_a: NDArray, pt_b: NDArray
+) -> None:
+    """``clearance`` without ``per_link``, in place: per configuration, the pairs in the
+    order of their smallest box lower bound over the batch (the per-pair path's order, so
+    ties resolve alike); each run of the checker's pairs is one compiled call that caps
+    each pair's search by the best found so far (``proximity.PD_CLEARANCE``), the other
+    pairs (convex shapes) one ``distance`` each with the same cap."""
+    T, lb = ps.poses_and_boxes(qa)
+    order = np.argsort((lb - ps.thr[:, None]).min(axis=1), kind="stable")
+    on = ps.kernel_pairs()[order] >= 0
+    # runs of consecutive pairs the kernel takes (True) or not
+    cut = np.flatnonzero(np.diff(on.astype(np.int8))) + 1
+    runs = [(bool(r[0] >= 0 and on[r[0]]), r) for r in np.split(order, cut)] if order.size else []
+    for k in range(qa.shape[0]):
+        Tk = np.ascontiguousarray(T[:, k])
+        for compiled, idx in runs:
+            if not best[k] > 0.0:
+                break  # nothing beats 0
+            if compiled:
+                out, i = ps.compiled(Tk, idx, np.full(idx.shape[0], math.inf), proximity.PD_CLEARANCE, best[k])
+                if i >= 0:
+                    best[k] = max(out[i, proximity.OUT_D] - ps.thr[idx[i]], 0.0)
+                    who[k], pt_a[k], pt_b[k] = idx[i], out[i, 1:4], out[i, 4:7]
+                rest = idx[np.isnan(out[:, proximity.OUT_D])]  # outside the kernel's scale band
+            else:
+                rest = idx
+            for p in rest.tolist():
+                if not best[k] > 0.0:
+                    break
+                d, pa, pb = ps.measure(p, Tk, best[k] + ps.thr[p]) if compiled else _measure_py(ps, p, Tk, best[k] + ps.thr[p])
+                c = max(d - ps.thr[p], 0.0)
+                if c < best[k]:
+                    best[k], who[k], pt_a[k], pt_b[k] = c, p, pa, pb
+
+
+def _measure_py(ps: _PairSet, p: int, T: NDArray, upper: float) -> tuple[float, NDArray, NDArray]:
+    if not upper > 0.0:
+        return math.inf, np.full(3, np.nan), np.full(3, np.nan)
+    r = ps.distance(p, T[ps.a[p]][None], ps.pose_b(p, T), upper)
+    return float(r[0][0]), r[1][0], r[2][0]
+
+
 # -- margins -------------------------------------------------------------------------------
 def check_with_margin(
     robot: Any, q: ArrayLike, world: Any = None, *, margin: float = 0.0, self_collision: bool = True,
@@ -436,7 +528,12 @@ def check_with_margin(
     hit = np.zeros(n, np.bool_)
     if ps.n and n:
         T, lb = ps.poses_and_boxes(qa)
-        for p in np.argsort(lb.min(axis=1), kind="stable"):
+        order = np.argsort(lb.min(axis=1), kind="stable")
+        # the checker's pairs with a threshold: one compiled call per configuration; pairs
+        # with a zero threshold (EXACT: ``intersects``'s own test) and convex shapes below
+        compiled = (ps.kernel_pairs()[order] >= 0) & (ps.thr[order] > 0.0)
+        _margin_compiled(ps, T, lb, order[compiled], hit)
+        for p in order[~compiled]:
             todo = (lb[p] <= ps.thr[p]) & ~hit
             if not todo.any():
                 continue
@@ -452,6 +549,31 @@ def check_with_margin(
                 got = d <= ps.thr[p]
             hit[idx] = got
     return bool(hit[0]) if single else hit
+
+
+def _margin_compiled(ps: _PairSet, T: NDArray, lb: NDArray, pairs: NDArray[np.int64], hit: NDArray[np.bool_]) -> None:
+    """``check_with_margin`` over the checker's ``pairs`` (thresholds > 0), in place on
+    ``hit`` (N,): per configuration, the pairs whose box lower bound is within their
+    threshold, one compiled call stopping at the first pair within it
+    (``proximity.PD_ANY``; each descent searches only below the next float above the
+    threshold, so a pair farther away ends at its first node bounds)."""
+    if not pairs.size:
+        return
+    upper_all = np.nextafter(ps.thr[pairs], np.inf)
+    for k in range(hit.shape[0]):
+        near = lb[pairs, k] <= ps.thr[pairs]
+        if not near.any():
+            continue
+        idx = pairs[near]
+        out, i = ps.compiled(np.ascontiguousarray(T[:, k]), idx, upper_all[near], proximity.PD_ANY)
+        if i >= 0:
+            hit[k] = True
+            continue
+        Tk = np.ascontiguousarray(T[:, k])
+        for p in idx[np.isnan(out[:, proximity.OUT_D])].tolist():  # outside the kernel's scale band
+            if _measure_py(ps, p, Tk, float(np.nextafter(ps.thr[p], np.inf)))[0] <= ps.thr[p]:
+                hit[k] = True
+                break
 
 
 # -- certified edges --------------------------------------------------------------------------
@@ -476,7 +598,7 @@ class _Edge:
             q = self.q(t)
             T, lb, ub = self.ps.poses_and_boxes(q.reshape(1, -1), upper=True)
             n = self.ps.n
-            got = (T[:, 0], lb[:, 0], np.full(n, -1.0), np.zeros(n, np.bool_), np.zeros(n, np.bool_), ub[:, 0])
+            got = (np.ascontiguousarray(T[:, 0]), lb[:, 0], np.full(n, -1.0), np.zeros(n, np.bool_), np.zeros(n, np.bool_), ub[:, 0])
             self.points[t] = got
         return got
 
@@ -490,7 +612,7 @@ class _Edge:
         ps = self.ps
         slack = float(ps.slack[p])
         upper = min(max(want, 0.0) + 2.0 * slack, float(self.cap[p]))
-        d = float(ps.distance(p, T[ps.a[p]][None], ps.pose_b(p, T), upper)[0][0])
+        d = ps.measure(p, T, upper)[0]
         self.calls += 1
         if math.isinf(d):
             low[p] = max(low[p], upper - slack)
