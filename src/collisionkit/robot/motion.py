@@ -382,8 +382,11 @@ class _PairSet:
         (rows (n, OUT_WIDTH): distance (inf: not below; NaN: outside the kernel's scale
         band, or not reached in PD_ANY), closest points; its answer)."""
         out = np.full((idx.shape[0], proximity.OUT_WIDTH), np.nan)
+        sel = self._kp[idx]
+        if sel.size and sel.min() < 0:
+            raise AssertionError("a pair the checker does not take")  # never: callers split the pairs
         who = proximity.pair_distances(
-            T, *self._args, self._kp[idx], upper, self.thr[idx], np.int64(mode), float(best), out,
+            T, *self._args, sel, upper, self.thr[idx], np.int64(mode), float(best), out,
         )  # fmt: skip
         return out, int(who)
 
@@ -474,7 +477,7 @@ def _clearance_compiled(
     on = ps.kernel_pairs()[order] >= 0
     # runs of consecutive pairs the kernel takes (True) or not
     cut = np.flatnonzero(np.diff(on.astype(np.int8))) + 1
-    runs = [(bool(r[0] >= 0 and on[r[0]]), r) for r in np.split(order, cut)] if order.size else []
+    runs = list(zip((bool(f) for f in on[np.r_[0, cut]]), np.split(order, cut), strict=True)) if order.size else []
     for k in range(qa.shape[0]):
         Tk = np.ascontiguousarray(T[:, k])
         for compiled, idx in runs:
@@ -622,6 +625,37 @@ class _Edge:
             low[p] = max(d - slack, 0.0)
         return float(low[p])
 
+    def exact_many(self, pt: tuple, pairs: list[int], wants: list[float]) -> list[float]:
+        """``exact`` for several pairs at one point: the pairs to measure in one compiled call
+        (``_PairSet.compiled``), the others (convex shapes, scales outside the kernel's band)
+        one ``distance`` each; the same bounds as ``exact`` pair by pair."""
+        T, _, low, exact, hit, _ = pt
+        ps = self.ps
+        todo = [(p, w) for p, w in zip(pairs, wants, strict=True) if not (exact[p] or low[p] >= w)]
+        if len(todo) > 1:
+            kp = ps.kernel_pairs()
+            idx = np.array([p for p, _ in todo if kp[p] >= 0], np.int64)
+            if idx.size:
+                slack = ps.slack[idx]
+                want = np.array([w for p, w in todo if kp[p] >= 0])
+                upper = np.minimum(np.maximum(want, 0.0) + 2.0 * slack, self.cap[idx])
+                out, _ = ps.compiled(T, idx, upper)
+                for i, p in enumerate(idx.tolist()):
+                    d = float(out[i, proximity.OUT_D])
+                    if math.isnan(d):
+                        continue  # outside the kernel's band: ``exact`` below
+                    self.calls += 1
+                    if math.isinf(d):
+                        low[p] = max(low[p], float(upper[i]) - float(slack[i]))
+                    else:
+                        exact[p] = True
+                        hit[p] = d <= ps.thr[p]
+                        low[p] = max(d - float(slack[i]), 0.0)
+        for p, w in todo:
+            if not exact[p] and low[p] < w:
+                self.exact(pt, p, w)
+        return [float(low[p]) for p in pairs]
+
     def q(self, t: float) -> NDArray:
         """The configuration at fraction t (the given ends exactly at 0 and 1)."""
         return self.q1 if t == 1.0 else self.q0 + t * self.dq
@@ -644,9 +678,13 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
         segments += 1
         A, B = edge.point(ta), edge.point(tb)
         h = tb - ta
-        keep = []
+        opened = open_pairs.tolist()
+        keep = np.zeros(len(opened), np.bool_)
         hit_a = hit_b = False
-        for p in open_pairs.tolist():
+        # PERF: the pairs a point must measure go in one compiled call per point (A, then B)
+        cand: list[int] = []
+        need_of: dict[int, float] = {}
+        for i, p in enumerate(opened):
             need = h * edge.lam[p] + 2.0 * ps.thr[p]
             box_a, box_b = A[1][p], B[1][p]
             if box_a + box_b > need:
@@ -659,27 +697,38 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
                 # margin would otherwise never measure the pair)
                 hit_a |= bool(A[5][p] <= ps.thr[p])
                 hit_b |= bool(B[5][p] <= ps.thr[p])
-                keep.append(p)
+                keep[i] = True
                 continue
-            la = edge.exact(A, p, need - box_b)
+            cand.append(i)
+            need_of[p] = need
+        las = edge.exact_many(A, [opened[i] for i in cand], [need_of[opened[i]] - B[1][opened[i]] for i in cand])
+        cand_b: list[int] = []
+        la_of: dict[int, float] = {}
+        for i, la in zip(cand, las, strict=True):
+            p = opened[i]
+            need = need_of[p]
             hit_a |= bool(A[4][p])
-            if la + box_b > need:
+            if la + B[1][p] > need:
                 continue
             if la + B[5][p] <= need:
-                keep.append(p)
+                keep[i] = True
                 continue
-            lb = edge.exact(B, p, need - la)
+            cand_b.append(i)
+            la_of[p] = la
+        lbs = edge.exact_many(B, [opened[i] for i in cand_b], [need_of[opened[i]] - la_of[opened[i]] for i in cand_b])
+        for i, lb in zip(cand_b, lbs, strict=True):
+            p = opened[i]
             hit_b |= bool(B[4][p])
-            if la + lb > need:
+            if la_of[p] + lb > need_of[p]:
                 continue
-            keep.append(p)
+            keep[i] = True
         if hit_a:
             t_hit = min(t_hit, ta)
             prefix = False
             continue
         if hit_b:
             t_hit = min(t_hit, tb)
-        if not keep:
+        if not keep.any():
             # NOTE: a certified segment cannot end in a collision (the travel bound forbids
             # it); should rounding ever say otherwise, the prefix stops before it
             if prefix and ta == frontier and not hit_b:
@@ -690,7 +739,7 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
             prefix = prefix and ta != frontier
             continue
         mid = 0.5 * (ta + tb)
-        kept = np.array(keep, np.int64)
+        kept = open_pairs[keep]
         stack.append((mid, tb, depth + 1, kept))
         stack.append((ta, mid, depth + 1, kept))
     return frontier, t_hit, prefix and frontier == 1.0 and t_hit == math.inf, segments
