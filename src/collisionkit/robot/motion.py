@@ -47,12 +47,19 @@ certifying every sub-segment and without finding a colliding configuration is re
 ``free=False, undecided=True`` with no witness (a graze within rounding of the threshold):
 never "free" unless certified, never "collides" without a confirmed witness.
 
-PERF (issue 30 item 2): this first version measures each pair with one per-call
-``collisionkit.distance`` (Python per pair and per midpoint). A compiled
-distance-threshold kernel over the prepared robot (the descent stopping at the first
-pair closer than the threshold, or when every open node pair's bound exceeds it) will
-replace ``_PairSet.exact`` and the batched ``distance`` calls of ``clearance`` and
-``check_with_margin``; the algorithm above stays.
+Compiled pair distances (issue 30 item 2): every pair whose two shapes are meshes is
+measured by ``kernels/robot/proximity.py`` over the arrays of the robot's prepared checker
+(``robot/checker.py``): the distance kernel's pruned descent on the pair's two trees in the
+checker's pool, searching only below the bound each question needs, several pairs of one
+configuration in one compiled call: a bisection point's open pairs (``_Edge.exact_many``),
+a configuration's pairs for ``clearance`` (each search capped by the best so far) and for
+``check_with_margin`` (stopping at the first pair within its threshold). The answers are
+``collisionkit.distance``'s on the same trees and poses. Pairs with a convex shape (a
+``ck.Box``, ``ck.Sphere``, ... in the World, which the checker also routes aside), pairs
+whose scale lies outside the kernel's band, ``per_link`` clearance and zero-threshold
+pairs of a margin check (``intersects``, exact) stay on the per-pair path
+(``collisionkit.distance`` / ``intersects`` per pair): correct, slower. The bisection
+itself still runs in Python (what is left of issue 30 item 2's edge target).
 """
 
 from __future__ import annotations
@@ -403,6 +410,36 @@ class _PairSet:
         return float(r[0][0]), r[1][0], r[2][0]
 
 
+#: pair sets kept per robot (an entry holds its World alive: few of them)
+_PAIR_SETS = 8
+
+
+def _pair_set(
+    robot: Any, world: Any, *, self_collision: bool, allowed: Iterable, ignore: Iterable[str],
+    base: ArrayLike | None, margin: float = 0.0,
+) -> _PairSet:
+    """The robot's cached ``_PairSet`` for this world (at its current ``version``), options
+    and margin, made on first use. PERF: building one costs about 0.3 ms of Python (the
+    pairs, boxes and extents), several times a compiled margin check."""
+    from .checker import _Cache
+
+    cache = robot.__dict__.get("_pair_sets")
+    if cache is None:
+        cache = robot.__dict__["_pair_sets"] = _Cache()
+    B = None if base is None else np.asarray(base, dtype=np.float64).tobytes()
+    key = (
+        id(world), -1 if world is None else world.version, bool(self_collision), robot.link_pairs(allowed, "allowed"),
+        frozenset(ignore), B, float(margin), tuple(sorted(robot.padding.items())), frozenset(robot.allowed_pairs),
+    )  # fmt: skip
+    ps = cache.get(key)
+    if ps is None or ps.world is not world:
+        ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=margin)
+        if len(cache) >= _PAIR_SETS:
+            cache.pop(next(iter(cache)))
+        cache[key] = ps
+    return ps
+
+
 # -- clearance ------------------------------------------------------------------------------
 def clearance(
     robot: Any, q: ArrayLike, world: Any = None, *, self_collision: bool = True, allowed: Iterable = (),
@@ -413,11 +450,11 @@ def clearance(
     Pairs go in increasing order of their smallest box lower bound over the batch; each
     is measured exactly only in the configurations where its box bound is below the best
     distance found so far (per link with ``per_link``), with that best as the query's
-    ``upper_bound``. PERF: one batched ``distance`` call per pair measured (issue 30 item
-    2's compiled kernel will replace them).
+    ``upper_bound``. PERF: without ``per_link``, one compiled call per configuration
+    (``_clearance_compiled``); with it, one batched ``distance`` call per pair measured.
     """
     qa, single = _configurations(robot, q)
-    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base)
+    ps = _pair_set(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base)
     n = qa.shape[0]
     best = np.full(n, np.inf)
     who = np.full(n, -1, np.int64)
@@ -519,14 +556,13 @@ def check_with_margin(
     ``margin=0`` and no padding the answer is ``Robot.check``'s (pairs with a zero threshold
     take the same exact test, ``intersects``). Pair-major, as ``check.py``: per pair, one
     batched query over the configurations whose box lower bound is within the threshold
-    and that no earlier pair found colliding. PERF: a distance query with
-    ``upper_bound`` just above the threshold per padded pair; issue 30 item 2's compiled
-    distance-threshold kernel will replace it (and this function joins ``Robot.check``'s
-    compiled checker).
+    and that no earlier pair found colliding. PERF: the checker's pairs with a threshold
+    > 0 go through one compiled call per configuration (``_margin_compiled``); pairs with
+    a zero threshold (``intersects``) and convex shapes take the per-pair path.
     """
     m = check_margin(margin)
     qa, single = _configurations(robot, q)
-    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
+    ps = _pair_set(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
     n = qa.shape[0]
     hit = np.zeros(n, np.bool_)
     if ps.n and n:
@@ -753,7 +789,7 @@ def check_motion(
     the module notes give the method and its proof)."""
     m = check_margin(margin)
     q0, q1, single = _ends(robot, q_start, q_end)
-    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
+    ps = _pair_set(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
     n = q0.shape[0]
     # (N, P) each pair's relative travel bound over its edge (robot/travel.py)
     travel = sum_terms(entry_travel(robot, q0, q1), pair_masks(robot, ps.a, ps.b)) if n else np.zeros((0, ps.n))
