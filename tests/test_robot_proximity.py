@@ -92,9 +92,16 @@ def test_pair_distances_equal_distance_per_pair(panda, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_clearance_margin_and_edges_equal_the_python_path(panda, kind, python_path):
-    robot = _with_kind(panda, kind).with_padding({"panda_hand": 0.02})
+    plain = _with_kind(panda, kind)
+    robot = plain.with_padding({"panda_hand": 0.02})
     world = _scene(kind)
     q = robot.random_configurations(12, seed=5)
+    # every pair the checker's and every threshold > 0: the batch kernel (margin_any)
+    c = motion.clearance(plain, q, world).distance
+    mid = float(np.median(c[c > 0]))  # a margin some configurations are within and some not
+    margins = (0.0005, mid)
+    got_plain = [motion.check_with_margin(plain, q, world, margin=m) for m in margins]
+    got_one = [motion.check_with_margin(plain, qk, world, margin=mid) for qk in q]
     got_c = motion.clearance(robot, q, world)
     got_m = [motion.check_with_margin(robot, q, world, margin=m) for m in (0.0, 0.01, 0.05)]
     q0, q1 = q[:6], q[6:]
@@ -107,6 +114,11 @@ def test_clearance_margin_and_edges_equal_the_python_path(panda, kind, python_pa
     np.testing.assert_allclose(got_c.point_link[pos], ref_c.point_link[pos], rtol=1e-9, atol=1e-12)
     for m, got in zip((0.0, 0.01, 0.05), got_m, strict=True):
         np.testing.assert_array_equal(got, motion.check_with_margin(robot, q, world, margin=m))
+    for m, got in zip(margins, got_plain, strict=True):
+        ref = motion.check_with_margin(plain, q, world, margin=m)
+        np.testing.assert_array_equal(got, ref)
+        assert 0 < ref.sum() < len(q) or m != mid  # both answers occur
+    assert got_one == list(motion.check_with_margin(plain, q, world, margin=mid))
     ref_e = motion.check_motion(robot, q0, q1, world, margin=0.01)
     for f in ("free", "t_free", "t_witness", "undecided", "segments", "distance_calls"):
         np.testing.assert_array_equal(getattr(got_e, f), getattr(ref_e, f), err_msg=f)

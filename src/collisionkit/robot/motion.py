@@ -53,7 +53,8 @@ measured by ``kernels/robot/proximity.py`` over the arrays of the robot's prepar
 checker's pool, searching only below the bound each question needs, several pairs of one
 configuration in one compiled call: a bisection point's open pairs (``_Edge.exact_many``),
 a configuration's pairs for ``clearance`` (each search capped by the best so far) and for
-``check_with_margin`` (stopping at the first pair within its threshold). The answers are
+``check_with_margin`` (stopping at the first pair within its threshold; a whole batch,
+kinematics included, in one call when every threshold is > 0). The answers are
 ``collisionkit.distance``'s on the same trees and poses. Pairs with a convex shape (a
 ``ck.Box``, ``ck.Sphere``, ... in the World, which the checker also routes aside), pairs
 whose scale lies outside the kernel's band, ``per_link`` clearance and zero-threshold
@@ -556,15 +557,30 @@ def check_with_margin(
     ``margin=0`` and no padding the answer is ``Robot.check``'s (pairs with a zero threshold
     take the same exact test, ``intersects``). Pair-major, as ``check.py``: per pair, one
     batched query over the configurations whose box lower bound is within the threshold
-    and that no earlier pair found colliding. PERF: the checker's pairs with a threshold
-    > 0 go through one compiled call per configuration (``_margin_compiled``); pairs with
-    a zero threshold (``intersects``) and convex shapes take the per-pair path.
+    and that no earlier pair found colliding. PERF: when every pair is the checker's and
+    every threshold is > 0 (a margin, no convex shape), one compiled call answers the batch
+    (``proximity.margin_any``: kinematics, box pretest, descents); otherwise the checker's
+    pairs with a threshold > 0 go through one compiled call per configuration
+    (``_margin_compiled``), pairs with a zero threshold (``intersects``) and convex shapes
+    the per-pair path.
     """
     m = check_margin(margin)
     qa, single = _configurations(robot, q)
     ps = _pair_set(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
     n = qa.shape[0]
     hit = np.zeros(n, np.bool_)
+    kp = ps.kernel_pairs() if ps.n and n else np.zeros(0, np.int64)
+    if ps.n and n and (kp >= 0).all() and (ps.thr > 0.0).all():
+        # PERF: every pair the checker's, every threshold > 0: one compiled call for the
+        # batch, kinematics included (``proximity.margin_any``)
+        thr = np.empty(ps.n)
+        thr[kp] = ps.thr
+        got = np.empty(n, np.int8)
+        proximity.margin_any(qa, *ps._args, thr, np.nextafter(thr, np.inf), got)
+        hit = got == 1
+        if not (got < 0).any():
+            return bool(hit[0]) if single else hit
+        hit[:] = False  # a pair outside the kernel's band: the path below decides
     if ps.n and n:
         T, lb = ps.poses_and_boxes(qa)
         order = np.argsort(lb.min(axis=1), kind="stable")
