@@ -213,8 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{b.get('free_but_colliding', '-')} | {b.get('colliding_but_certified_free', '-')} |",
         "",
         f"Certified search, median per edge: {c['segments_median']:.0f} sub-segments, {c['distance_calls_median']:.0f} exact "
-        "pair distances (one per-call `collisionkit.distance` each: the compiled distance-threshold kernel of issue 30 "
-        "item 2 replaces them). pybullet collides the links' convex hulls: its disagreements with the exact meshes "
+        "pair distances (measured by the checker's compiled pair-distance pass, `kernels/robot/proximity.py`, one call per bisection point, "
+        "issue 30 item 2; the bisection itself runs in Python). pybullet collides the links' convex hulls: its disagreements with the exact meshes "
         "are shape differences, not only sampling.",
     ]
     (RESULTS / "planning_edges.md").write_text(stamp("\n".join(lines) + "\n", meta["provenance"]))

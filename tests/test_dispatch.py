@@ -199,6 +199,14 @@ def _library_workload() -> None:
     for threads in (1, 2):
         arm.check(qs, cell, threads=threads)
         arm.checker(cell).first_colliding(qs, threads=threads)
+    # its compiled distance pass (issue 30 item 2): clearance, margins (per configuration,
+    # and the batch kernel of a mesh-only world), certified edges
+    solo = ck.World()
+    solo.add("o", sphere, ck.translation([0.0, 0.8, 1.0]))
+    for w in (cell, solo):
+        arm.clearance(qs[:2], w)
+        arm.check(qs[:2], w, margin=0.05)
+        arm.check_motion(qs[0], qs[1], w)
     for broadphase in ("sap", "tree", "grid", "hash", "octree", "brute"):
         world = ck.World(broadphase)
         for i in range(4):

@@ -47,12 +47,20 @@ certifying every sub-segment and without finding a colliding configuration is re
 ``free=False, undecided=True`` with no witness (a graze within rounding of the threshold):
 never "free" unless certified, never "collides" without a confirmed witness.
 
-PERF (issue 30 item 2): this first version measures each pair with one per-call
-``collisionkit.distance`` (Python per pair and per midpoint). A compiled
-distance-threshold kernel over the prepared robot (the descent stopping at the first
-pair closer than the threshold, or when every open node pair's bound exceeds it) will
-replace ``_PairSet.exact`` and the batched ``distance`` calls of ``clearance`` and
-``check_with_margin``; the algorithm above stays.
+Compiled pair distances (issue 30 item 2): every pair whose two shapes are meshes is
+measured by ``kernels/robot/proximity.py`` over the arrays of the robot's prepared checker
+(``robot/checker.py``): the distance kernel's pruned descent on the pair's two trees in the
+checker's pool, searching only below the bound each question needs, several pairs of one
+configuration in one compiled call: a bisection point's open pairs (``_Edge.exact_many``),
+a configuration's pairs for ``clearance`` (each search capped by the best so far) and for
+``check_with_margin`` (stopping at the first pair within its threshold; a whole batch,
+kinematics included, in one call when every threshold is > 0). The answers are
+``collisionkit.distance``'s on the same trees and poses. Pairs with a convex shape (a
+``ck.Box``, ``ck.Sphere``, ... in the World, which the checker also routes aside), pairs
+whose scale lies outside the kernel's band, ``per_link`` clearance and zero-threshold
+pairs of a margin check (``intersects``, exact) stay on the per-pair path
+(``collisionkit.distance`` / ``intersects`` per pair): correct, slower. The bisection
+itself still runs in Python (what is left of issue 30 item 2's edge target).
 """
 
 from __future__ import annotations
@@ -65,6 +73,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..kernels.robot import checker as checker_kernel
+from ..kernels.robot import proximity
 from ..query.distance import distance
 from ..query.pair import intersects
 from ..query.pose_form import record
@@ -238,6 +248,9 @@ class _PairSet:
     ) -> None:
         allowed = robot.link_pairs(allowed, "allowed")
         self.robot = robot
+        self.world = world
+        self._options = {"self_collision": bool(self_collision), "allowed": allowed, "ignore": frozenset(ignore), "base": base}
+        self._kp: NDArray[np.int64] | None = None
         self.base = None if base is None else np.ascontiguousarray(base, dtype=np.float64)
         if self.base is not None and self.base.shape != (4, 4):
             raise ValueError(f"base must have shape (4, 4), got {self.base.shape}")
@@ -352,6 +365,81 @@ class _PairSet:
         r = distance(self.shape_a[p], self.shape_b[p], Ta, Tb, upper_bound=upper)
         return np.asarray(r.distance), np.asarray(r.point_a), np.asarray(r.point_b)
 
+    def kernel_pairs(self) -> NDArray[np.int64]:
+        """(P,) each pair's row in the prepared checker's pairs (``robot/checker.py``, the
+        robot's cached one for this world and options), -1 for a pair the checker routes to
+        the per-pair path (a convex shape): those are measured by ``distance`` here too."""
+        if self._kp is None:
+            from .checker import checker_for
+
+            chk = checker_for(self.robot, self.world, dict(self._options))
+            chk._current()
+            kp = np.full(self.n, -1, np.int64)
+            if len(chk._checks) == self.n:  # NOTE: the same pairs in the same order (both built from the same lists)
+                kp[chk._pairs[:, checker_kernel.PAIR_ROW]] = np.arange(chk._pairs.shape[0], dtype=np.int64)
+            self._args = chk._args
+            self._kp = kp
+        return self._kp
+
+    def compiled(
+        self, T: NDArray, idx: NDArray[np.int64], upper: NDArray, mode: int = proximity.PD_ALL, best: float = math.inf
+    ) -> tuple[NDArray, int]:
+        """The checker's pairs ``idx`` (n,) (every ``kernel_pairs()[idx] >= 0``) at one
+        configuration's link poses T (L, 4, 4), each searched below ``upper`` (n,), in one
+        compiled call (``kernels.robot.proximity.pair_distances``, its ``mode`` and ``best``):
+        (rows (n, OUT_WIDTH): distance (inf: not below; NaN: outside the kernel's scale
+        band, or not reached in PD_ANY), closest points; its answer)."""
+        out = np.full((idx.shape[0], proximity.OUT_WIDTH), np.nan)
+        sel = self._kp[idx]
+        if sel.size and sel.min() < 0:
+            raise AssertionError("a pair the checker does not take")  # never: callers split the pairs
+        who = proximity.pair_distances(
+            T, *self._args, sel, upper, self.thr[idx], np.int64(mode), float(best), out,
+        )  # fmt: skip
+        return out, int(who)
+
+    def measure(self, p: int, T: NDArray, upper: float) -> tuple[float, NDArray, NDArray]:
+        """(d, point_a (3,), point_b (3,)) of pair p at one configuration's link poses T
+        (L, 4, 4), C-contiguous; d = inf when not below ``upper``: the compiled pass for the
+        checker's pairs, ``distance`` for the others."""
+        if self.kernel_pairs()[p] >= 0:
+            out, _ = self.compiled(T, np.array([p], np.int64), np.array([upper]))
+            d = float(out[0, proximity.OUT_D])
+            if not math.isnan(d):
+                return d, out[0, 1:4], out[0, 4:7]
+        r = self.distance(p, T[self.a[p]][None], self.pose_b(p, T), upper)
+        return float(r[0][0]), r[1][0], r[2][0]
+
+
+#: pair sets kept per robot (an entry holds its World alive: few of them)
+_PAIR_SETS = 8
+
+
+def _pair_set(
+    robot: Any, world: Any, *, self_collision: bool, allowed: Iterable, ignore: Iterable[str],
+    base: ArrayLike | None, margin: float = 0.0,
+) -> _PairSet:
+    """The robot's cached ``_PairSet`` for this world (at its current ``version``), options
+    and margin, made on first use. PERF: building one costs about 0.3 ms of Python (the
+    pairs, boxes and extents), several times a compiled margin check."""
+    from .checker import _Cache
+
+    cache = robot.__dict__.get("_pair_sets")
+    if cache is None:
+        cache = robot.__dict__["_pair_sets"] = _Cache()
+    B = None if base is None else np.asarray(base, dtype=np.float64).tobytes()
+    key = (
+        id(world), -1 if world is None else world.version, bool(self_collision), robot.link_pairs(allowed, "allowed"),
+        frozenset(ignore), B, float(margin), tuple(sorted(robot.padding.items())), frozenset(robot.allowed_pairs),
+    )  # fmt: skip
+    ps = cache.get(key)
+    if ps is None or ps.world is not world:
+        ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=margin)
+        if len(cache) >= _PAIR_SETS:
+            cache.pop(next(iter(cache)))
+        cache[key] = ps
+    return ps
+
 
 # -- clearance ------------------------------------------------------------------------------
 def clearance(
@@ -363,11 +451,11 @@ def clearance(
     Pairs go in increasing order of their smallest box lower bound over the batch; each
     is measured exactly only in the configurations where its box bound is below the best
     distance found so far (per link with ``per_link``), with that best as the query's
-    ``upper_bound``. PERF: one batched ``distance`` call per pair measured (issue 30 item
-    2's compiled kernel will replace them).
+    ``upper_bound``. PERF: without ``per_link``, one compiled call per configuration
+    (``_clearance_compiled``); with it, one batched ``distance`` call per pair measured.
     """
     qa, single = _configurations(robot, q)
-    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base)
+    ps = _pair_set(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base)
     n = qa.shape[0]
     best = np.full(n, np.inf)
     who = np.full(n, -1, np.int64)
@@ -376,7 +464,9 @@ def clearance(
     L = len(robot.links)
     link_best = np.full((L + 1, n), np.inf)
     link_best[L] = -np.inf  # row -1: the "other" of an object pair, neutral in the maximum below
-    if ps.n and n:
+    if ps.n and n and not per_link:
+        _clearance_compiled(ps, qa, best, who, pt_a, pt_b)
+    elif ps.n and n:  # per link: pair-major, one batched ``distance`` per pair measured
         T, lb = ps.poses_and_boxes(qa)
         lb = lb - ps.thr[:, None]
         for p in np.argsort(lb.min(axis=1), kind="stable"):
@@ -412,6 +502,49 @@ def clearance(
     return out
 
 
+def _clearance_compiled(
+    ps: _PairSet, qa: NDArray[np.float64], best: NDArray, who: NDArray, pt_a: NDArray, pt_b: NDArray
+) -> None:
+    """``clearance`` without ``per_link``, in place: per configuration, the pairs in the
+    order of their smallest box lower bound over the batch (the per-pair path's order, so
+    ties resolve alike); each run of the checker's pairs is one compiled call that caps
+    each pair's search by the best found so far (``proximity.PD_CLEARANCE``), the other
+    pairs (convex shapes) one ``distance`` each with the same cap."""
+    T, lb = ps.poses_and_boxes(qa)
+    order = np.argsort((lb - ps.thr[:, None]).min(axis=1), kind="stable")
+    on = ps.kernel_pairs()[order] >= 0
+    # runs of consecutive pairs the kernel takes (True) or not
+    cut = np.flatnonzero(np.diff(on.astype(np.int8))) + 1
+    runs = list(zip((bool(f) for f in on[np.r_[0, cut]]), np.split(order, cut), strict=True)) if order.size else []
+    for k in range(qa.shape[0]):
+        Tk = np.ascontiguousarray(T[:, k])
+        for compiled, idx in runs:
+            if not best[k] > 0.0:
+                break  # nothing beats 0
+            if compiled:
+                out, i = ps.compiled(Tk, idx, np.full(idx.shape[0], math.inf), proximity.PD_CLEARANCE, best[k])
+                if i >= 0:
+                    best[k] = max(out[i, proximity.OUT_D] - ps.thr[idx[i]], 0.0)
+                    who[k], pt_a[k], pt_b[k] = idx[i], out[i, 1:4], out[i, 4:7]
+                rest = idx[np.isnan(out[:, proximity.OUT_D])]  # outside the kernel's scale band
+            else:
+                rest = idx
+            for p in rest.tolist():
+                if not best[k] > 0.0:
+                    break
+                d, pa, pb = ps.measure(p, Tk, best[k] + ps.thr[p]) if compiled else _measure_py(ps, p, Tk, best[k] + ps.thr[p])
+                c = max(d - ps.thr[p], 0.0)
+                if c < best[k]:
+                    best[k], who[k], pt_a[k], pt_b[k] = c, p, pa, pb
+
+
+def _measure_py(ps: _PairSet, p: int, T: NDArray, upper: float) -> tuple[float, NDArray, NDArray]:
+    if not upper > 0.0:
+        return math.inf, np.full(3, np.nan), np.full(3, np.nan)
+    r = ps.distance(p, T[ps.a[p]][None], ps.pose_b(p, T), upper)
+    return float(r[0][0]), r[1][0], r[2][0]
+
+
 # -- margins -------------------------------------------------------------------------------
 def check_with_margin(
     robot: Any, q: ArrayLike, world: Any = None, *, margin: float = 0.0, self_collision: bool = True,
@@ -424,19 +557,38 @@ def check_with_margin(
     ``margin=0`` and no padding the answer is ``Robot.check``'s (pairs with a zero threshold
     take the same exact test, ``intersects``). Pair-major, as ``check.py``: per pair, one
     batched query over the configurations whose box lower bound is within the threshold
-    and that no earlier pair found colliding. PERF: a distance query with
-    ``upper_bound`` just above the threshold per padded pair; issue 30 item 2's compiled
-    distance-threshold kernel will replace it (and this function joins ``Robot.check``'s
-    compiled checker).
+    and that no earlier pair found colliding. PERF: when every pair is the checker's and
+    every threshold is > 0 (a margin, no convex shape), one compiled call answers the batch
+    (``proximity.margin_any``: kinematics, box pretest, descents); otherwise the checker's
+    pairs with a threshold > 0 go through one compiled call per configuration
+    (``_margin_compiled``), pairs with a zero threshold (``intersects``) and convex shapes
+    the per-pair path.
     """
     m = check_margin(margin)
     qa, single = _configurations(robot, q)
-    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
+    ps = _pair_set(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
     n = qa.shape[0]
     hit = np.zeros(n, np.bool_)
+    kp = ps.kernel_pairs() if ps.n and n else np.zeros(0, np.int64)
+    if ps.n and n and (kp >= 0).all() and (ps.thr > 0.0).all():
+        # PERF: every pair the checker's, every threshold > 0: one compiled call for the
+        # batch, kinematics included (``proximity.margin_any``)
+        thr = np.empty(ps.n)
+        thr[kp] = ps.thr
+        got = np.empty(n, np.int8)
+        proximity.margin_any(qa, *ps._args, thr, np.nextafter(thr, np.inf), got)
+        hit = got == 1
+        if not (got < 0).any():
+            return bool(hit[0]) if single else hit
+        hit[:] = False  # a pair outside the kernel's band: the path below decides
     if ps.n and n:
         T, lb = ps.poses_and_boxes(qa)
-        for p in np.argsort(lb.min(axis=1), kind="stable"):
+        order = np.argsort(lb.min(axis=1), kind="stable")
+        # the checker's pairs with a threshold: one compiled call per configuration; pairs
+        # with a zero threshold (EXACT: ``intersects``'s own test) and convex shapes below
+        compiled = (ps.kernel_pairs()[order] >= 0) & (ps.thr[order] > 0.0)
+        _margin_compiled(ps, T, lb, order[compiled], hit)
+        for p in order[~compiled]:
             todo = (lb[p] <= ps.thr[p]) & ~hit
             if not todo.any():
                 continue
@@ -452,6 +604,31 @@ def check_with_margin(
                 got = d <= ps.thr[p]
             hit[idx] = got
     return bool(hit[0]) if single else hit
+
+
+def _margin_compiled(ps: _PairSet, T: NDArray, lb: NDArray, pairs: NDArray[np.int64], hit: NDArray[np.bool_]) -> None:
+    """``check_with_margin`` over the checker's ``pairs`` (thresholds > 0), in place on
+    ``hit`` (N,): per configuration, the pairs whose box lower bound is within their
+    threshold, one compiled call stopping at the first pair within it
+    (``proximity.PD_ANY``; each descent searches only below the next float above the
+    threshold, so a pair farther away ends at its first node bounds)."""
+    if not pairs.size:
+        return
+    upper_all = np.nextafter(ps.thr[pairs], np.inf)
+    for k in range(hit.shape[0]):
+        near = lb[pairs, k] <= ps.thr[pairs]
+        if not near.any():
+            continue
+        idx = pairs[near]
+        out, i = ps.compiled(np.ascontiguousarray(T[:, k]), idx, upper_all[near], proximity.PD_ANY)
+        if i >= 0:
+            hit[k] = True
+            continue
+        Tk = np.ascontiguousarray(T[:, k])
+        for p in idx[np.isnan(out[:, proximity.OUT_D])].tolist():  # outside the kernel's scale band
+            if _measure_py(ps, p, Tk, float(np.nextafter(ps.thr[p], np.inf)))[0] <= ps.thr[p]:
+                hit[k] = True
+                break
 
 
 # -- certified edges --------------------------------------------------------------------------
@@ -476,7 +653,7 @@ class _Edge:
             q = self.q(t)
             T, lb, ub = self.ps.poses_and_boxes(q.reshape(1, -1), upper=True)
             n = self.ps.n
-            got = (T[:, 0], lb[:, 0], np.full(n, -1.0), np.zeros(n, np.bool_), np.zeros(n, np.bool_), ub[:, 0])
+            got = (np.ascontiguousarray(T[:, 0]), lb[:, 0], np.full(n, -1.0), np.zeros(n, np.bool_), np.zeros(n, np.bool_), ub[:, 0])
             self.points[t] = got
         return got
 
@@ -490,7 +667,7 @@ class _Edge:
         ps = self.ps
         slack = float(ps.slack[p])
         upper = min(max(want, 0.0) + 2.0 * slack, float(self.cap[p]))
-        d = float(ps.distance(p, T[ps.a[p]][None], ps.pose_b(p, T), upper)[0][0])
+        d = ps.measure(p, T, upper)[0]
         self.calls += 1
         if math.isinf(d):
             low[p] = max(low[p], upper - slack)
@@ -499,6 +676,37 @@ class _Edge:
             hit[p] = d <= ps.thr[p]
             low[p] = max(d - slack, 0.0)
         return float(low[p])
+
+    def exact_many(self, pt: tuple, pairs: list[int], wants: list[float]) -> list[float]:
+        """``exact`` for several pairs at one point: the pairs to measure in one compiled call
+        (``_PairSet.compiled``), the others (convex shapes, scales outside the kernel's band)
+        one ``distance`` each; the same bounds as ``exact`` pair by pair."""
+        T, _, low, exact, hit, _ = pt
+        ps = self.ps
+        todo = [(p, w) for p, w in zip(pairs, wants, strict=True) if not (exact[p] or low[p] >= w)]
+        if len(todo) > 1:
+            kp = ps.kernel_pairs()
+            idx = np.array([p for p, _ in todo if kp[p] >= 0], np.int64)
+            if idx.size:
+                slack = ps.slack[idx]
+                want = np.array([w for p, w in todo if kp[p] >= 0])
+                upper = np.minimum(np.maximum(want, 0.0) + 2.0 * slack, self.cap[idx])
+                out, _ = ps.compiled(T, idx, upper)
+                for i, p in enumerate(idx.tolist()):
+                    d = float(out[i, proximity.OUT_D])
+                    if math.isnan(d):
+                        continue  # outside the kernel's band: ``exact`` below
+                    self.calls += 1
+                    if math.isinf(d):
+                        low[p] = max(low[p], float(upper[i]) - float(slack[i]))
+                    else:
+                        exact[p] = True
+                        hit[p] = d <= ps.thr[p]
+                        low[p] = max(d - float(slack[i]), 0.0)
+        for p, w in todo:
+            if not exact[p] and low[p] < w:
+                self.exact(pt, p, w)
+        return [float(low[p]) for p in pairs]
 
     def q(self, t: float) -> NDArray:
         """The configuration at fraction t (the given ends exactly at 0 and 1)."""
@@ -522,9 +730,13 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
         segments += 1
         A, B = edge.point(ta), edge.point(tb)
         h = tb - ta
-        keep = []
+        opened = open_pairs.tolist()
+        keep = np.zeros(len(opened), np.bool_)
         hit_a = hit_b = False
-        for p in open_pairs.tolist():
+        # PERF: the pairs a point must measure go in one compiled call per point (A, then B)
+        cand: list[int] = []
+        need_of: dict[int, float] = {}
+        for i, p in enumerate(opened):
             need = h * edge.lam[p] + 2.0 * ps.thr[p]
             box_a, box_b = A[1][p], B[1][p]
             if box_a + box_b > need:
@@ -537,27 +749,38 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
                 # margin would otherwise never measure the pair)
                 hit_a |= bool(A[5][p] <= ps.thr[p])
                 hit_b |= bool(B[5][p] <= ps.thr[p])
-                keep.append(p)
+                keep[i] = True
                 continue
-            la = edge.exact(A, p, need - box_b)
+            cand.append(i)
+            need_of[p] = need
+        las = edge.exact_many(A, [opened[i] for i in cand], [need_of[opened[i]] - B[1][opened[i]] for i in cand])
+        cand_b: list[int] = []
+        la_of: dict[int, float] = {}
+        for i, la in zip(cand, las, strict=True):
+            p = opened[i]
+            need = need_of[p]
             hit_a |= bool(A[4][p])
-            if la + box_b > need:
+            if la + B[1][p] > need:
                 continue
             if la + B[5][p] <= need:
-                keep.append(p)
+                keep[i] = True
                 continue
-            lb = edge.exact(B, p, need - la)
+            cand_b.append(i)
+            la_of[p] = la
+        lbs = edge.exact_many(B, [opened[i] for i in cand_b], [need_of[opened[i]] - la_of[opened[i]] for i in cand_b])
+        for i, lb in zip(cand_b, lbs, strict=True):
+            p = opened[i]
             hit_b |= bool(B[4][p])
-            if la + lb > need:
+            if la_of[p] + lb > need_of[p]:
                 continue
-            keep.append(p)
+            keep[i] = True
         if hit_a:
             t_hit = min(t_hit, ta)
             prefix = False
             continue
         if hit_b:
             t_hit = min(t_hit, tb)
-        if not keep:
+        if not keep.any():
             # NOTE: a certified segment cannot end in a collision (the travel bound forbids
             # it); should rounding ever say otherwise, the prefix stops before it
             if prefix and ta == frontier and not hit_b:
@@ -568,7 +791,7 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
             prefix = prefix and ta != frontier
             continue
         mid = 0.5 * (ta + tb)
-        kept = np.array(keep, np.int64)
+        kept = open_pairs[keep]
         stack.append((mid, tb, depth + 1, kept))
         stack.append((ta, mid, depth + 1, kept))
     return frontier, t_hit, prefix and frontier == 1.0 and t_hit == math.inf, segments
@@ -582,7 +805,7 @@ def check_motion(
     the module notes give the method and its proof)."""
     m = check_margin(margin)
     q0, q1, single = _ends(robot, q_start, q_end)
-    ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
+    ps = _pair_set(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
     n = q0.shape[0]
     # (N, P) each pair's relative travel bound over its edge (robot/travel.py)
     travel = sum_terms(entry_travel(robot, q0, q1), pair_masks(robot, ps.a, ps.b)) if n else np.zeros((0, ps.n))

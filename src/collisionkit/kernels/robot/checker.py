@@ -157,9 +157,9 @@ def _worker(
             # PERF: the two local oriented boxes (15-axis test, the descent's slack): most pairs
             # whose world boxes overlap end here, without a descent call
             if is_self:
-                if not _local_boxes_overlap(Ta, Tb, link_obb, ra, link_obb, rb):
+                if not _local_boxes_overlap(Ta, Tb, link_obb, ra, link_obb, rb, 0.0):
                     continue
-            elif not _local_boxes_overlap(Ta, Tb, link_obb, ra, obj_obb, rb):
+            elif not _local_boxes_overlap(Ta, Tb, link_obb, ra, obj_obb, rb, 0.0):
                 continue
             stack[0, 0] = 0
             stack[0, 1] = 0
@@ -190,17 +190,22 @@ OBB_WIDTH = 16
 
 
 @njit(cache=True, nogil=True)
-def _local_boxes_overlap(Ta, Tb, obb_a, ra, obb_b, rb):
+def _local_boxes_overlap(Ta, Tb, obb_a, ra, obb_b, rb, gap):
     """Whether a's and b's local oriented boxes (rows of ``obb``, ``OBB_WIDTH`` columns: each
     holds every vertex of its shape, in the shape's frame) overlap at poses Ta, Tb: the
     15-axis test (``volumes.box.boxes_overlap``) with the descent's slack
     (64 u (scale_a + scale_b + |t|_1)), so it never rejects a pair the exact test accepts.
 
+    ``gap`` >= 0 widens the slack: False then also says the boxes (so the shapes) are more
+    than ``gap`` apart (the face axes are unit vectors; a cross axis is at most unit long,
+    so a projection gap over ``gap`` on it is a true gap over ``gap`` too); the distance
+    queries of ``kernels.robot.proximity`` use it.
+
     The OBB node test of ``traverse.descent`` on two roots: b's box moved into a's frame by
     the relative pose, then expressed in a's box frame.
     """
     R, t = relative_pose(Ta, Tb)
-    slack = 64.0 * _U * (obb_a[ra, 15] + obb_b[rb, 15] + abs(t[0]) + abs(t[1]) + abs(t[2]))
+    slack = 64.0 * _U * (obb_a[ra, 15] + obb_b[rb, 15] + abs(t[0]) + abs(t[1]) + abs(t[2])) + gap
     bx = obb_b[rb, 0]
     by = obb_b[rb, 1]
     bz = obb_b[rb, 2]
