@@ -58,7 +58,7 @@ from .pair import contact_rows
 from .pose_form import record
 from .registry import Request
 from .results import Classification
-from .shapes import register_mesh_query
+from .shapes import Shape, register_mesh_query
 from .spec import THREADS, Option, Spec, define, length_text, nonnegative_length
 
 CLASSIFY = define(Spec(
@@ -128,8 +128,8 @@ def _winding(mesh: Mesh, pose_mesh, pose_pts, pts, im, ip) -> np.ndarray:
 
 
 def classify(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,

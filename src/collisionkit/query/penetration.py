@@ -78,6 +78,7 @@ from .penetration_bounds import fibonacci_sphere, penetration_bounds, usable
 from .pose_form import record
 from .registry import Request
 from .results import Penetration
+from .shapes import Shape
 from .spec import THREADS, Option, Spec, a_bool, define, one_of, positive_int
 from .toi import mesh_radius, toi_one
 
@@ -356,8 +357,8 @@ def _one_prescaled(HA: np.ndarray, HB: np.ndarray, Ta: np.ndarray, Tb: np.ndarra
 
 
 def penetration(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,

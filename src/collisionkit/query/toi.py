@@ -32,7 +32,7 @@ from .driver import PREPARE, ask, pose_error
 from .pose_form import record
 from .registry import Request
 from .results import TimeOfImpact
-from .shapes import mesh_surfaces, register_mesh_query
+from .shapes import Shape, mesh_surfaces, register_mesh_query
 from .spec import THREADS, Option, Spec, define, nonnegative_length, one_of, positive_int
 
 #: Default cap on the conservative-advancement steps of ``time_of_impact``.
@@ -86,8 +86,8 @@ def mesh_radius(mesh) -> float:
 
 
 def time_of_impact(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     start_a: Any,
     end_a: Any,
     start_b: Any,
