@@ -113,7 +113,7 @@ def _winding(mesh: Mesh, pose_mesh, pose_pts, pts, im, ip) -> np.ndarray:
     shifts = scaling.extent_shifts(np.maximum(extent, size))
     tris = writable_triangles(mesh)
     for m, q in scaling.groups(shifts, out.shape[0]):
-        if m == 0 and q is None:
+        if q is None:  # (0, None): every task, unscaled
             winding_numbers_posed(tris, pose_mesh, pose_pts, pts, im, ip, out)
             continue
         scaling.check_range("classify", (scaling.mesh_scale(mesh),), m)
