@@ -69,8 +69,9 @@ def distance(
 
     Parameters
     ----------
-    a, b : Mesh
-        (Other shape kinds when a handler is registered for the pair.)
+    a, b : Mesh or convex shape
+        (Other shape kinds when a handler is registered for the pair; the type names
+        the built-in kinds, ``collisionkit.query.shapes.Shape``.)
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
         World-from-object rigid transforms; None is the identity; broadcast
         like ``intersects``.

@@ -91,7 +91,7 @@ def intersects(
 
     Parameters
     ----------
-    a, b : Mesh
+    a, b : Mesh or convex shape (Box, Convex, Sphere, Capsule, Cylinder)
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
         World-from-object rigid transforms; None is the identity. A (4, 4) pose
         broadcasts against an (N, 4, 4) batch.

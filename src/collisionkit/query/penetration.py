@@ -371,7 +371,7 @@ def penetration(
 
     Parameters
     ----------
-    a, b : Mesh
+    a, b : Mesh or convex shape
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
     method : {"auto", "convex", "bounds", "sampled"}
         "auto": exact for two convex meshes (hull check), else "bounds" for

@@ -191,7 +191,7 @@ def surface_contacts(
 
     Parameters
     ----------
-    a, b : Mesh
+    a, b : Mesh or convex shape
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
         World-from-object poses; broadcast like ``contacts``.
     mode : {"all", "first"}
