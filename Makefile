@@ -41,6 +41,7 @@ wheel: $(STAMP)
 # names any test that runs 30 s without a result. On a warm cache the warm-up only loads.
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m collisionkit warmup
 	$(BIN)/python -m pytest -q -n 2
 
@@ -57,6 +58,7 @@ bench-docs: $(BENCH_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 
 # (.numba_cache: where older versions compiled; the compile cache now lives in the
 # user cache folder that `make demo` prints)

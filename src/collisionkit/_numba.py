@@ -423,7 +423,7 @@ def configure() -> None:
     _install_compile_listener()
     if _preload_tbb():
         try:
-            from numba.np.ufunc import tbbpool  # noqa: F401  (raises if TBB is unusable)
+            from numba.np.ufunc import tbbpool  # type: ignore[attr-defined]  # noqa: F401  (a compiled module, raises if TBB is unusable)
 
             numba.config.THREADING_LAYER = "safe"
             return

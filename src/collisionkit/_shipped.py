@@ -125,7 +125,7 @@ def _relative_kernel_dir(py_file: str) -> Path | None:
     return folder.relative_to(_PACKAGE_DIR)
 
 
-def _locator_class() -> type:
+def _locator_class() -> type[Any]:
     from numba.core import caching
 
     from ._numba import cache_dir
@@ -136,8 +136,11 @@ def _locator_class() -> type:
         def __init__(self, py_func: Any, py_file: str) -> None:
             self._py_file = py_file
             self._lineno = py_func.__code__.co_firstlineno
-            self.relative_dir = _relative_kernel_dir(py_file)
-            self._cache_path = str(cache_dir() / self.relative_dir)
+            relative = _relative_kernel_dir(py_file)
+            if relative is None:  # from_function builds one for kernel files only
+                raise ValueError(f"not a collisionkit kernel file: {py_file}")
+            self.relative_dir: Path = relative
+            self._cache_path = str(cache_dir() / relative)
 
         def get_cache_path(self) -> str:
             return self._cache_path
@@ -151,7 +154,7 @@ def _locator_class() -> type:
     return KernelLocator
 
 
-KernelLocator: type | None = None
+KernelLocator: type[Any] | None = None
 
 
 def _darwin(triple: str) -> tuple[str, tuple[int, ...]] | None:
@@ -181,12 +184,15 @@ def _load_shipped(cache: Any, sig: Any, target_context: Any) -> Any:
     global _shipped, _status, _triple_checked
     from numba.core import caching
 
+    shipped = _shipped  # NOTE: one read: another thread may drop it (a foreign target) meanwhile
+    if shipped is None:
+        return None
     codegen = target_context.codegen()
     host = codegen.magic_tuple()
     if not _triple_checked:
         _triple_checked = True
-        if not same_target(_shipped.magic_tuple[0], host[0]):
-            _status = f"precompiled kernels are for {_shipped.magic_tuple[0]}, this machine is {host[0]}"
+        if not same_target(shipped.magic_tuple[0], host[0]):
+            _status = f"precompiled kernels are for {shipped.magic_tuple[0]}, this machine is {host[0]}"
             _shipped = None
             from ._numba import log
 
@@ -196,13 +202,13 @@ def _load_shipped(cache: Any, sig: Any, target_context: Any) -> Any:
     if files is None:
         locator = cache._impl.locator
         files = caching.IndexDataCacheFile(
-            cache_path=str(_shipped.root / locator.relative_dir),
+            cache_path=str(shipped.root / locator.relative_dir),
             filename_base=cache._impl.filename_base,
             source_stamp=locator.get_source_stamp(),
         )
         cache._collisionkit_shipped = files
     sig_key, _, code_key = cache._index_key(sig, codegen)
-    data = files.load((sig_key, _shipped.magic_tuple, code_key))
+    data = files.load((sig_key, shipped.magic_tuple, code_key))
     return None if data is None else cache._impl.rebuild(target_context, data)
 
 
@@ -226,15 +232,17 @@ def install() -> None:
     load = caching.Cache._load_overload
 
     def _load_overload(self: Any, sig: Any, target_context: Any) -> Any:
-        if not isinstance(self._impl.locator, KernelLocator):
+        locator = self._impl.locator
+        if KernelLocator is None or not isinstance(locator, KernelLocator):
             return load(self, sig, target_context)
-        if _shipped is not None and self._enabled:
+        shipped = _shipped
+        if shipped is not None and self._enabled:
             try:
                 data = _load_shipped(self, sig, target_context)
             except Exception as exc:  # noqa: BLE001  (a damaged shipped entry: compile instead)
                 from ._numba import _report_damage
 
-                _report_damage(str(_shipped.root / self._impl.locator.relative_dir / self._impl.filename_base),
+                _report_damage(str(shipped.root / locator.relative_dir / self._impl.filename_base),
                                f"{type(exc).__name__}: {exc}", removed=False)  # fmt: skip
                 data = None
             if data is not None:

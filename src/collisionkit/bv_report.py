@@ -171,14 +171,18 @@ def evaluate(
         build_s = time.perf_counter() - t0
         ma = Mesh(a.vertices, a.faces, options=opts)
         mb = Mesh(b.vertices, b.faces, options=opts)
-        ma.cached(("bvh", opts), lambda tree_a=tree_a: tree_a)
+
+        def keep(tree_a: Any = tree_a) -> Any:
+            return tree_a
+
+        ma.cached(("bvh", opts), keep)
         tree_b = bvh_of(mb)
         q = tree_quality(tree_a, max_nodes_per_level=quality_nodes, seed=seed)
         c = costs[bv]
 
         def counts(poses: np.ndarray, mode: str, ma: Mesh = ma, mb: Mesh = mb) -> tuple[float, float, float]:
             st = query_stats(ma, mb, None, poses, mode=mode, threads=1)
-            return float(st.bv_tests.mean()), float(st.tri_tests.mean()), float(st.bv_updates.mean())
+            return float(np.mean(st.bv_tests)), float(np.mean(st.tri_tests)), float(np.mean(st.bv_updates))
 
         bool_t = _best(lambda ma=ma, mb=mb: intersects(ma, mb, None, dyn, threads=1), repeats) / n_poses
         pairs_t = _best(lambda ma=ma, mb=mb: contacts(ma, mb, None, dyn, threads=1), repeats) / n_poses

@@ -35,7 +35,7 @@ def run(n_poses: int = 100_000, seed: int = 7, out=print) -> dict[str, int]:
     for a, b, radius in [(ring, ball, 1.6), (ring, plate, 1.8), (ball, plate, 1.0)]:
         poses = random_poses(n_poses, radius, seed=seed)
         t = time.perf_counter()
-        hit = intersects(a, b, None, poses)
+        hit = np.asarray(intersects(a, b, None, poses))  # a batch: one bool per pose
         t_bool = time.perf_counter() - t
         # All triangle pairs of the first poses (a full contact list of 100k poses
         # of curved parts is tens of millions of rows).

@@ -269,7 +269,7 @@ def _writable(x: Any) -> Any:
 
 def _offset(rec: Any, field: str, start: int) -> Any:
     """``rec`` with its row field ``field`` (pose_index, frame) made global."""
-    if start == 0 or not dataclasses.is_dataclass(rec) or not hasattr(rec, field):
+    if start == 0 or not dataclasses.is_dataclass(rec) or isinstance(rec, type) or not hasattr(rec, field):
         return rec
     return dataclasses.replace(rec, **{field: getattr(rec, field) + _I64(start)})
 

@@ -208,7 +208,7 @@ def _values(state: Any, k: int) -> list[float]:
 def _define_classes(ob: Any) -> dict[str, type]:
     """The OMPL subclasses, defined once OMPL is imported (their bases come from it)."""
 
-    class StateValidityChecker(ob.StateValidityChecker):  # type: ignore[misc,name-defined]
+    class StateValidityChecker(ob.StateValidityChecker):
         """``isValid``: within the bounds and ``Robot.check`` finds no contact (within the
         margin); ``clearance``: ``Robot.clearance``'s distance."""
 
@@ -226,7 +226,7 @@ def _define_classes(ob: Any) -> dict[str, type]:
             opts = {k: v for k, v in s.options.items() if k != "margin"}
             return float(s.robot.clearance(s.full(_values(state, self._k)), s.world, **opts).distance)
 
-    class MotionValidator(ob.MotionValidator):  # type: ignore[misc,name-defined]
+    class MotionValidator(ob.MotionValidator):
         """``checkMotion(s1, s2)``: the straight joint-space segment is certified free
         (``Robot.check_motion``), never sampled."""
 

@@ -11,7 +11,7 @@ for interactive viewing.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,8 @@ def render_scene(
     k = len(shapes)
     if poses is None:
         pose_list = [np.eye(4)] * k
+    elif not isinstance(poses, Iterable):
+        raise TypeError(f"poses must be a (K, 4, 4) array or a sequence of (4, 4) poses / None, got {type(poses).__name__}")
     else:
         pose_list = [np.eye(4) if p is None else np.asarray(p, np.float64) for p in poses]
     if len(pose_list) != k:

@@ -523,6 +523,13 @@ class LoadedScene:
         return [name] if name in names else []
 
 
+def _source(o: SceneObject) -> Path:
+    """The file of a mesh or robot object (a SceneObject built by hand may lack it)."""
+    if o.source is None:
+        raise ValueError(f"a {o.kind} object needs a source file")
+    return o.source
+
+
 def load_scene(scene: Scene | str | os.PathLike[str]) -> LoadedScene:
     """Load every file a scene names (meshes, URDFs); errors name the scene file and line."""
     from .convex.shapes import Box, Capsule, Cylinder, Sphere
@@ -536,7 +543,7 @@ def load_scene(scene: Scene | str | os.PathLike[str]) -> LoadedScene:
     for o in sc.objects:
         try:
             if o.kind == "mesh":
-                shapes[o.name] = load_mesh(o.source)
+                shapes[o.name] = load_mesh(_source(o))
             elif o.kind == "box":
                 shapes[o.name] = Box(o.params["size"])
             elif o.kind == "sphere":
@@ -546,7 +553,7 @@ def load_scene(scene: Scene | str | os.PathLike[str]) -> LoadedScene:
             elif o.kind == "cylinder":
                 shapes[o.name] = Cylinder(o.params["radius"], o.params["length"])
             else:
-                robot = Robot.load(o.source)
+                robot = Robot.load(_source(o))
                 q = joint_vector(robot, o.params.get("joints"), sc.path, o.params.get("joints_line", o.line))
                 robots[o.name] = (robot, o.pose, q)
                 continue

@@ -482,9 +482,9 @@ def _distance_data(names: tuple[Any, Any], d: float, pa, pb, fa: int, fb: int):
 def _sorted(names: tuple[Any, Any]) -> tuple[Any, Any]:
     """The pair's names sorted (trimesh's form); names of unlike types by their repr."""
     try:
-        return tuple(sorted(names))  # type: ignore[return-value]
+        return tuple(sorted(names))
     except TypeError:
-        return tuple(sorted(names, key=repr))  # type: ignore[return-value]
+        return tuple(sorted(names, key=repr))
 
 
 def _returns(result: Any, names: Any, data: Any, return_names: bool, return_data: bool) -> Any:
@@ -749,7 +749,7 @@ class CollisionManager:
         """(i of self, j of other) colliding, World orders."""
         objs_a, boxes_a = self._entries()
         objs_b, boxes_b = other._entries()
-        out = []
+        out: list[tuple[int, int]] = []
         if not objs_a or not objs_b:
             return out
         lo_a, hi_a = boxes_a[:, None, 0], boxes_a[:, None, 1]
@@ -777,8 +777,8 @@ class CollisionManager:
         nested = _nested(boxes_a[ia[rest], 0], boxes_a[ia[rest], 1], boxes_b[jb[rest], 0], boxes_b[jb[rest], 1])
         for k in rest[nested].tolist():  # surfaces apart: one inside the other?
             i, j = int(ia[k]), int(jb[k])
-            a, b = objs_a[i], objs_b[j]
-            hit[k] = bool(_contained(a.mesh, b.mesh, a.transform, b.transform))
+            oa, ob = objs_a[i], objs_b[j]
+            hit[k] = bool(_contained(oa.mesh, ob.mesh, oa.transform, ob.transform))
         return sorted(zip(ia[hit].tolist(), jb[hit].tolist(), strict=True))
 
     def _deepest(
@@ -929,9 +929,9 @@ class CollisionManager:
             meshes, poses, spheres = self._arrays()
             measure = pair_measure(meshes, poses, [m], T[None])
             sph = local_sphere(m, np.asarray(m.bounds))
-            ext = (T[None, :3, :3] @ sph[:3] + T[None, :3, 3], sph[3:])
+            ext_sphere = (T[None, :3, :3] @ sph[:3] + T[None, :3, 3], sph[3:])
             s, i, _, pa, pb, fa, fb, _, _ = nearest(
-                boxes[:, 0], boxes[:, 1], box[:, 0], box[:, 1], measure, same=False, spheres_a=spheres, spheres_b=ext
+                boxes[:, 0], boxes[:, 1], box[:, 0], box[:, 1], measure, same=False, spheres_a=spheres, spheres_b=ext_sphere
             )
             name = objs[i].name if i >= 0 else None
         data = None if name is None else _distance_data((name, EXTERNAL), s, pa, pb, fa, fb)

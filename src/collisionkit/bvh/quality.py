@@ -51,8 +51,8 @@ _SPHERE = _fibonacci_sphere()
 
 def _box_surface(half: NDArray[np.float64]) -> NDArray[np.float64]:
     """Points on the surface of the box [-half, half]: corners, edges and a 5 x 5 grid per face."""
-    u, v = np.meshgrid(_GRID, _GRID)
-    u, v = u.reshape(-1), v.reshape(-1)
+    gu, gv = np.meshgrid(_GRID, _GRID)
+    u, v = gu.reshape(-1), gv.reshape(-1)
     pts = []
     for axis in range(3):
         a1, a2 = (axis + 1) % 3, (axis + 2) % 3

@@ -81,5 +81,9 @@ def refit(mesh: Any, new_vertices: ArrayLike) -> Any:
     for key, tree in list(cache.items()):
         if isinstance(key, tuple) and len(key) == 2 and key[0] == "bvh" and isinstance(tree, BVH):
             fitted = refit_tree(tree, tris)
-            new.cached(key, lambda fitted=fitted: fitted)
+
+            def keep(fitted: BVH = fitted) -> BVH:
+                return fitted
+
+            new.cached(key, keep)
     return new

@@ -5,6 +5,8 @@ Kinds and rows: see constants.BV_KINDS / BV_WIDTH, kernels/volumes/sphere.py, ke
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -155,7 +157,8 @@ def refit_obb_from_hulls(
             pts = tris_leaf[lo[i] : hi[i]].reshape(-1, 3)
         else:
             first, count = int(topo[i, 0]), int(topo[i, 1])
-            pts = np.vstack([hull_pts[c] for c in range(first, first + count)])
+            # the children come later in the order: their points are set
+            pts = np.vstack([cast(NDArray[np.float64], hull_pts[c]) for c in range(first, first + count)])
             for c in range(first, first + count):
                 hull_pts[c] = None  # children are no longer needed
         pts = np.unique(pts, axis=0)

@@ -36,7 +36,7 @@ pseudo-code, with the containment case the seed leaves out).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -154,9 +154,9 @@ def build_double_hierarchy(shape: Convex, depth: int = 4) -> DoubleHierarchy:
     scale = shape.scale
     tol = _GROW * scale
     # nodes in breadth-first order so that children are consecutive
-    nodes: list[dict] = []
+    nodes: list[dict[str, Any]] = []  # one node's fields (arrays, lists, ints)
     root_pts = np.asarray(shape.vertices, dtype=np.float64)
-    queue = [dict(points=root_pts, planes=[], tris=np.arange(tris.shape[0]), level=0)]
+    queue: list[dict[str, Any]] = [dict(points=root_pts, planes=[], tris=np.arange(tris.shape[0]), level=0)]
     while queue:
         nd = queue.pop(0)
         nodes.append(nd)
@@ -178,7 +178,7 @@ def build_double_hierarchy(shape: Convex, depth: int = 4) -> DoubleHierarchy:
             continue
         n = axes[0]
         c = float(n @ mu)
-        kids = []
+        kids: list[dict[str, Any]] = []
         for sign in (1.0, -1.0):
             sub = _clip_points(pts, sign * n, sign * c)
             if sub is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import replace
-from typing import Any
+from typing import Any, SupportsIndex
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -301,7 +301,7 @@ class Mesh:
         """Cache any structure a strategy needs under a hashable key (its frozen options)."""
         return self._geom.cached(key, build)
 
-    def __reduce_ex__(self, protocol: int):  # noqa: ANN204  (pickle's signature)
+    def __reduce_ex__(self, protocol: SupportsIndex):  # noqa: ANN204  (pickle's signature)
         """Pickle the geometry with every structure built for it (trees are not rebuilt
         after unpickling; views that share geometry share it again in one pickle)."""
         return (Mesh._from_geometry, (self._geom, self.options, self.name))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numba
 import numpy as np
@@ -64,7 +64,7 @@ class Pinned:
         self.call: Callable = self._first
 
     def _first(self, *args):
-        d = self._dispatcher
+        d: Any = self._dispatcher  # a numba Dispatcher (its internals are untyped)
         out = d(*args)
         try:  # NOTE: numba internals (0.5x-0.68): overloads keyed by the argument types
             types = tuple(d.typeof_pyval(a) for a in args)

@@ -58,7 +58,7 @@ from .pair import contact_rows
 from .pose_form import record
 from .registry import Request
 from .results import Classification
-from .shapes import register_mesh_query
+from .shapes import Shape, register_mesh_query
 from .spec import THREADS, Option, Spec, define, length_text, nonnegative_length
 
 CLASSIFY = define(Spec(
@@ -113,7 +113,7 @@ def _winding(mesh: Mesh, pose_mesh, pose_pts, pts, im, ip) -> np.ndarray:
     shifts = scaling.extent_shifts(np.maximum(extent, size))
     tris = writable_triangles(mesh)
     for m, q in scaling.groups(shifts, out.shape[0]):
-        if m == 0 and q is None:
+        if q is None:  # (0, None): every task, unscaled
             winding_numbers_posed(tris, pose_mesh, pose_pts, pts, im, ip, out)
             continue
         scaling.check_range("classify", (scaling.mesh_scale(mesh),), m)
@@ -128,8 +128,8 @@ def _winding(mesh: Mesh, pose_mesh, pose_pts, pts, im, ip) -> np.ndarray:
 
 
 def classify(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,

@@ -21,6 +21,7 @@ from ..geometry.pose import as_poses, broadcast_poses
 from ..kernels.triangle import tri_segment
 from .pair import contact_pairs
 from .results import ContactGeometry, Contacts
+from .shapes import Shape
 
 
 def writable_triangles(mesh: Mesh) -> np.ndarray:
@@ -29,8 +30,8 @@ def writable_triangles(mesh: Mesh) -> np.ndarray:
 
 
 def contact_geometry(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,

@@ -28,6 +28,7 @@ from .driver import FAST, ask, raise_pose_code, register_fast, single_pose
 from .pose_form import record
 from .registry import Request
 from .results import Distance, single
+from .shapes import Shape
 from .spec import THREADS, Option, Spec, define
 
 #: the per-call kernel without numba's per-call type dispatch (batch.Pinned): its arguments
@@ -56,8 +57,8 @@ DISTANCE = define(Spec(
 
 
 def distance(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,
@@ -68,8 +69,9 @@ def distance(
 
     Parameters
     ----------
-    a, b : Mesh
-        (Other shape kinds when a handler is registered for the pair.)
+    a, b : Mesh or convex shape
+        (Other shape kinds when a handler is registered for the pair; the type names
+        the built-in kinds, ``collisionkit.query.shapes.Shape``.)
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
         World-from-object rigid transforms; None is the identity; broadcast
         like ``intersects``.

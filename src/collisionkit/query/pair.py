@@ -27,7 +27,7 @@ from .pose_form import per_pose, record
 from .registry import Request
 from .results import Contacts, Stats
 from .rows import BatchResult, gather
-from .shapes import mesh_surfaces
+from .shapes import Shape, mesh_surfaces
 from .spec import THREADS, Option, Spec, define, int_text, one_of, strategy_option, traversal_view
 from .spec import max_pairs as check_max_pairs
 from .strategies import RUNNERS
@@ -75,8 +75,8 @@ _TARGET = FRONT_PER_THREAD * numba.config.NUMBA_NUM_THREADS
 
 
 def intersects(
-    a: Mesh,
-    b: Mesh,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,
@@ -91,7 +91,7 @@ def intersects(
 
     Parameters
     ----------
-    a, b : Mesh
+    a, b : Mesh or convex shape (Box, Convex, Sphere, Capsule, Cylinder)
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
         World-from-object rigid transforms; None is the identity. A (4, 4) pose
         broadcasts against an (N, 4, 4) batch.
@@ -176,8 +176,8 @@ def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: 
 
 
 def contacts(
-    a: Mesh,
-    b: Mesh,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,
@@ -347,8 +347,8 @@ def _contacts_one(
 
 
 def query_stats(
-    a: Mesh,
-    b: Mesh,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,

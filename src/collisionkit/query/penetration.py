@@ -78,6 +78,7 @@ from .penetration_bounds import fibonacci_sphere, penetration_bounds, usable
 from .pose_form import record
 from .registry import Request
 from .results import Penetration
+from .shapes import Shape
 from .spec import THREADS, Option, Spec, a_bool, define, one_of, positive_int
 from .toi import mesh_radius, toi_one
 
@@ -126,7 +127,7 @@ def hull(mesh: Mesh) -> _Hull:
         normals = np.ascontiguousarray(h.equations[:, :3])
         normals = np.unique(np.round(normals, 12), axis=0)
         normals /= np.linalg.norm(normals, axis=1, keepdims=True)
-        edges = {}
+        edges: dict[tuple[int, ...], list[int]] = {}
         for f, simplex in enumerate(h.simplices):
             for i in range(3):
                 e = tuple(sorted((int(simplex[i]), int(simplex[(i + 1) % 3]))))
@@ -286,13 +287,13 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.n
             if len(extra) > directions:
                 extra = extra[rng.choice(len(extra), directions, replace=False)]
             U.append(extra)
-    U = np.concatenate(U)
+    dirs = np.concatenate(U)
     Va = np.asarray(a.triangles).reshape(-1, 3) @ Ta[:3, :3].T + Ta[:3, 3]
     Vb = np.asarray(b.triangles).reshape(-1, 3) @ Tb[:3, :3].T + Tb[:3, 3]
     size = mesh_radius(a) + mesh_radius(b) + float(np.abs(Ta[:3, 3]).max() + np.abs(Tb[:3, 3]).max())
     tol = SAMPLED_REL_TOLERANCE * (mesh_radius(a) + mesh_radius(b))
-    best, best_u = math.inf, U[0]
-    for u in U:
+    best, best_u = math.inf, dirs[0]
+    for u in dirs:
         s0 = float((Va @ u).max() - (Vb @ u).min()) + 1e-9 * size + 2 * tol
         start = min(s0, best)
         T0 = Tb.copy()
@@ -304,7 +305,7 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.n
         r = toi_one(a, b, np.stack((Ta, Ta, T0, Tb)), tol, MOTION_LINEAR, 5000)
         if not r.hit:
             continue  # no overlap along u from `start` down: cannot beat the best (or no contact at all)
-        s = start * (1.0 - r.t)
+        s = start * (1.0 - float(r.t))  # one motion: t is a float
         if s < best:
             best, best_u = s, u
     return best, best_u
@@ -356,8 +357,8 @@ def _one_prescaled(HA: np.ndarray, HB: np.ndarray, Ta: np.ndarray, Tb: np.ndarra
 
 
 def penetration(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,
@@ -370,7 +371,7 @@ def penetration(
 
     Parameters
     ----------
-    a, b : Mesh
+    a, b : Mesh or convex shape
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
     method : {"auto", "convex", "bounds", "sampled"}
         "auto": exact for two convex meshes (hull check), else "bounds" for
@@ -438,6 +439,8 @@ def _penetration_meshes(req: Request) -> Penetration:
         _checked_hull(a, "a")
         _checked_hull(b, "b")
         HA, HB = _packed(a)[1], _packed(b)[1]
+        if HA is None or HB is None:  # not reached: _checked_hull raised where qhull fails
+            raise InvalidMeshError("a or b has no 3-D convex hull")
         out = np.empty((n, 5))
         # tasks outside the band of scales the kernel takes as given: prescaled (query/scaling.py)
         extents = scaling.task_extents(req)
@@ -468,9 +471,9 @@ def _penetration_meshes(req: Request) -> Penetration:
     exact = np.zeros(n, bool)
     err = np.full(n, np.inf)
     methods = np.full(n, "none", dtype=object)
-    cls = classify_rows(a, b, req.pa[req.ia], req.pb[req.ib], 1)
+    codes = np.asarray(classify_rows(a, b, req.pa[req.ia], req.pb[req.ib], 1).codes)
     for k in range(n):
-        if cls.codes[k] not in (PENETRATING, CONTAINED):
+        if codes[k] not in (PENETRATING, CONTAINED):
             exact[k], err[k] = True, 0.0
             continue
         Ta, Tb = req.pa[req.ia[k]], req.pb[req.ib[k]]

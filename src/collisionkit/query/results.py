@@ -13,7 +13,7 @@ its fields (``collisionkit.distributed``); ``record.compute()`` gives the numpy 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -54,7 +54,7 @@ def single(cls: type, **fields: Any) -> Any:
     read-only arrays that cannot be made writable again: views of an array the caller has
     made read-only, or ``geometry.frozen.sealed``), as ``__post_init__`` would leave them;
     the record stays frozen."""
-    r = object.__new__(cls)
+    r: Any = object.__new__(cls)
     r.__dict__.update(fields)
     return r
 
@@ -151,7 +151,8 @@ class Stats(Computable):
 
     def cost(self, c_v: float, c_p: float, c_u: float = 0.0) -> float | NDArray[np.float64]:
         """The cost model t = n_v c_v + n_p c_p + n_u c_u per pose, for unit costs given."""
-        return self.bv_tests * c_v + self.tri_tests * c_p + self.bv_updates * c_u
+        # NOTE: numpy types an int64 array times a float as floating[Any]: it is float64
+        return cast("float | NDArray[np.float64]", self.bv_tests * c_v + self.tri_tests * c_p + self.bv_updates * c_u)
 
     def __repr__(self) -> str:
         if self.lazy:

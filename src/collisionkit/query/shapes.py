@@ -18,13 +18,18 @@ checks that the two agree.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..convex.shapes import Capsule, ConvexShape, Cylinder, Sphere
 from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
 from . import registry
 from .registry import Request
+
+#: What the public pair queries accept for ``a`` and ``b``: a triangle mesh or a convex
+#: shape (Box, Convex, Sphere, Capsule, Cylinder). Each query refuses the cells it does not
+#: answer at run time (``UNSUPPORTED``, ``registry.find``).
+Shape: TypeAlias = Mesh | ConvexShape
 
 SMOOTH = (Sphere, Capsule, Cylinder)
 

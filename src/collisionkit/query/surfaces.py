@@ -23,7 +23,7 @@ from .pair import contact_rows
 from .pose_form import in_form, record
 from .registry import Request
 from .results import Contacts, _freeze
-from .shapes import register_mesh_query
+from .shapes import Shape, register_mesh_query
 from .spec import SURFACE_MODES, THREADS, Option, Spec, define, one_of, strategy_option
 from .strategies import capabilities, refuse
 from .strategies.oaabb import OAABB
@@ -167,8 +167,8 @@ def _surface_rows(a: Mesh, b: Mesh, c: Contacts, n: int) -> tuple[NDArray, NDArr
 
 
 def surface_contacts(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,
@@ -191,7 +191,7 @@ def surface_contacts(
 
     Parameters
     ----------
-    a, b : Mesh
+    a, b : Mesh or convex shape
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
         World-from-object poses; broadcast like ``contacts``.
     mode : {"all", "first"}
@@ -239,8 +239,8 @@ def _surface_contacts_meshes(req: Request) -> SurfaceContacts:
 
 
 def node_visits(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     pose_a: Any = None,
     pose_b: Any = None,
     *,

@@ -32,7 +32,7 @@ from .driver import PREPARE, ask, pose_error
 from .pose_form import record
 from .registry import Request
 from .results import TimeOfImpact
-from .shapes import mesh_surfaces, register_mesh_query
+from .shapes import Shape, mesh_surfaces, register_mesh_query
 from .spec import THREADS, Option, Spec, define, nonnegative_length, one_of, positive_int
 
 #: Default cap on the conservative-advancement steps of ``time_of_impact``.
@@ -86,8 +86,8 @@ def mesh_radius(mesh) -> float:
 
 
 def time_of_impact(
-    a: Any,
-    b: Any,
+    a: Shape,
+    b: Shape,
     start_a: Any,
     end_a: Any,
     start_b: Any,
@@ -218,9 +218,12 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     a, b, opts, n = req.a, req.b, req.options, req.n
     code, max_iterations = MOTIONS[opts["motion"]], opts["max_iterations"]
     tol = _tolerance(a, b, opts["tolerance"])
+    sa, ea, sb, eb, ia, ib = req.pa, req.pa_end, req.pb, req.pb_end, req.ia, req.ib
+    if ea is None or eb is None:
+        raise ValueError("time_of_impact: a request without end poses (pa_end, pb_end)")
     if n == 1 and not req.batched:
         P = np.empty((4, 4, 4))
-        P[0], P[1], P[2], P[3] = req.pa[0], req.pa_end[0], req.pb[0], req.pb_end[0]
+        P[0], P[1], P[2], P[3] = sa[0], ea[0], sb[0], eb[0]
         return toi_one(a, b, P, tol, code, max_iterations)
     ta, tb = pair_trees(a, b)
     out = np.empty((n, 12))
@@ -228,7 +231,6 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     res = np.empty((n, 34))
     res[:, :5] = (tol, TOI_SHRINK, min(int(max_iterations), 1 << 60), 0.0, ta.options.bv_code)
     status = np.empty(n, np.int64)
-    sa, ea, sb, eb, ia, ib = req.pa, req.pa_end, req.pb, req.pb_end, req.ia, req.ib
     # lengths times 2**-m so that every scale runs in the kernel's band (query/scaling.py);
     # the poses were validated (finite) in _request
     size = float(ta.arrays.scale[0] + tb.arrays.scale[0])

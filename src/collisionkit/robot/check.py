@@ -161,7 +161,7 @@ def check_configurations(
         robot, q, world, base=base, self_collision=self_collision, allowed=allowed, ignore=ignore,
         threads=threads, detail=False,
     )  # fmt: skip
-    return per_pose(res.colliding.copy(), not single)  # the caller's array (the record's is read-only)
+    return per_pose(np.array(res.colliding), not single)  # the caller's array (a copy: the record's is read-only)
 
 
 def check_detail(robot: Any, q: ArrayLike, world: Any = None, **options: Any) -> RobotCheck:
@@ -231,7 +231,7 @@ def _run_checks(
         per_object[o] = H[rows].any(axis=0)
     object_hits = dict(zip(names, per_object, strict=True))
     self_hits = {(robot.links[c[0]], robot.links[c[1]]): H[k] for k, c in enumerate(checks) if c[1] >= 0}
-    return single, RobotCheck(H.any(axis=0), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
+    return single, RobotCheck(np.asarray(H.any(axis=0)), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
 
 
 def _run_batch(

@@ -321,7 +321,7 @@ class Robot:
         name: str,
         links: tuple[str, ...],
         joints: tuple[Joint, ...],
-        link_meshes: dict[str, Mesh | None],
+        link_meshes: Mapping[str, Mesh | None],
         path: str | None = None,
         allowed_pairs: Iterable[tuple[str, str]] = (),
     ) -> None:
@@ -339,7 +339,7 @@ class Robot:
         # no None entries: a link without geometry is named in links_without_geometry instead
         # a read-only mapping: assigning an entry raised nothing and changed nothing the checker saw
         self.link_meshes: Mapping[str, Mesh] = MappingProxyType(
-            {n: link_meshes[n] for n in self.links if link_meshes.get(n) is not None}
+            {n: m for n in self.links if (m := link_meshes.get(n)) is not None}
         )
         self.links_without_geometry = tuple(n for n in self.links if n not in self.link_meshes)
         for j in self.joints:
@@ -693,7 +693,7 @@ class Robot:
             raise CollisionKitError(f"joint {j.name!r} mimics unknown joint {j.mimic!r}")
         return j.multiplier * self._joint_value(src, q2) + j.offset
 
-    def within_limits(self, q: ArrayLike) -> NDArray[np.bool_]:
+    def within_limits(self, q: ArrayLike) -> bool | NDArray[np.bool_]:
         """(N,) bool (or a bool for one configuration): every joint within its limits."""
         qa = np.asarray(q)
         if np.iscomplexobj(qa):

@@ -22,6 +22,8 @@ Protocol (what ``World`` calls, once per frame when boxes changed):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -260,6 +262,9 @@ class DynamicTree(BroadPhase):
     """
 
     name = "tree"
+    # node arrays, grown by _nodes
+    nlo: NDArray[np.float64]
+    nhi: NDArray[np.float64]
 
     def __init__(self, rel_margin: float = 0.2) -> None:
         super().__init__()
@@ -276,7 +281,7 @@ class DynamicTree(BroadPhase):
         """Node arrays with ``size`` rows, the new rows chained onto the free list."""
         old = self.nlo.shape[0] if hasattr(self, "nlo") else 0
 
-        def grown(name: str, fill, dtype, shape=()):
+        def grown(name: str, fill: float, dtype: Any, shape: tuple[int, ...] = ()) -> NDArray[Any]:
             new = np.full((size,) + shape, fill, dtype)
             if old:
                 new[:old] = getattr(self, name)

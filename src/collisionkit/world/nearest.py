@@ -171,8 +171,8 @@ def pair_measure(shapes_a: Sequence[Any], poses_a: NDArray[np.float64], shapes_b
         pa, pb = np.empty((k, 3)), np.empty((k, 3))
         fa, fb = np.empty(k, _I64), np.empty(k, _I64)
         groups: dict[tuple[int, int], list[int]] = {}
-        for r, (i, j) in enumerate(zip(ii.tolist(), jj.tolist(), strict=True)):
-            groups.setdefault((id(shapes_a[i]), id(shapes_b[j])), []).append(r)
+        for row, (i, j) in enumerate(zip(ii.tolist(), jj.tolist(), strict=True)):
+            groups.setdefault((id(shapes_a[i]), id(shapes_b[j])), []).append(row)
         for rows in groups.values():
             r = np.array(rows, dtype=_I64)
             a, b = shapes_a[int(ii[r[0]])], shapes_b[int(jj[r[0]])]
@@ -245,7 +245,6 @@ def nearest(
     cen_a, cen_b = (lo_a + hi_a) * 0.5, (lo_b + hi_b) * 0.5
     rad_a = np.sqrt(np.einsum("ij,ij->i", hi_a - lo_a, hi_a - lo_a)) * 0.5
     rad_b = np.sqrt(np.einsum("ij,ij->i", hi_b - lo_b, hi_b - lo_b)) * 0.5
-    use_spheres = spheres_a is not None and spheres_b is not None
     rows = max(1, BLOCK_ROWS // max(n_b, 1))
     cap = float(upper_bound)
     kept_i, kept_j, kept_l = [], [], []
@@ -256,7 +255,7 @@ def nearest(
         d = cen_a[i0:i1, None] - cen_b[None]
         dist = np.sqrt(np.einsum("ijk,ijk->ij", d, d))
         upper = (dist + rad_a[i0:i1, None] + rad_b[None]) * (1.0 + 1e-12)
-        if use_spheres:
+        if spheres_a is not None and spheres_b is not None:
             d = spheres_a[0][i0:i1, None] - spheres_b[0][None]
             dist = np.sqrt(np.einsum("ijk,ijk->ij", d, d))
             ra, rb = spheres_a[1][i0:i1, None], spheres_b[1][None]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -146,7 +146,7 @@ class World:
     def _names(self) -> tuple[str, ...]:
         if self._names_t is None:
             names = self._slot_names
-            self._names_t = tuple(names[s] for s in self._order_list)
+            self._names_t = tuple(cast(str, names[s]) for s in self._order_list)  # live slots are named
         return self._names_t
 
     def __contains__(self, name: object) -> bool:
@@ -403,12 +403,12 @@ class World:
 
     def excluded_pairs(self) -> list[tuple[str, str]]:
         """The excluded pairs by name (each (earlier, later) in insertion order)."""
-        out = []
+        out: list[tuple[str, str]] = []
         self._order  # noqa: B018 - brings the ranks up to date
         for sa, sb in self._filter.slot_pairs():
             if self._rank[sa] > self._rank[sb]:
                 sa, sb = sb, sa
-            out.append((self._slot_names[sa], self._slot_names[sb]))
+            out.append((cast(str, self._slot_names[sa]), cast(str, self._slot_names[sb])))  # live slots
         return sorted(out, key=lambda p: (self.index(p[0]), self.index(p[1])))
 
     def exclusion_matrix(self) -> NDArray[np.bool_]:
