@@ -48,6 +48,15 @@ _CACHE_ENTRIES = 8
 _ORDER_SAMPLES = 64
 
 
+
+def _non_finite(Q: NDArray[np.float64], what: str) -> ValueError:
+    """The error for configurations with a non-finite value, naming the first such row of a
+    batch (``q[3]``; a Dask chunk's caller shifts it to the global row)."""
+    if Q.ndim == 1:
+        return ValueError(f"{what} holds non-finite values")
+    row = int(np.flatnonzero(~np.isfinite(Q).all(axis=1))[0])
+    return ValueError(f"{what}[{row}] holds non-finite values")
+
 class RobotChecker:
     """A robot against a World (and itself), prepared once into flat arrays.
 
@@ -269,7 +278,7 @@ class RobotChecker:
             batch.thread_count(threads)  # validated, though one configuration runs serially
         r = _CHECK_ONE.call(qa, *self._args)
         if r < 0:
-            raise ValueError("q holds non-finite values")
+            raise _non_finite(qa, "q")
         if r == 0 and self._external:
             return bool(self._routed(qa.reshape(1, -1), np.ones(1, np.bool_), False, threads).any())
         return r == 1
@@ -294,7 +303,7 @@ class RobotChecker:
         if Q.ndim != 2:
             raise ValueError(f"qs must have shape (N, {self._dof}), got {Q.shape}")
         if not np.isfinite(Q).all():
-            raise ValueError("qs holds non-finite values")
+            raise _non_finite(Q, "qs")
         n = Q.shape[0]
         p = batch.plan(n, batch.thread_count(threads), uniform=True)
         out = np.zeros(n, np.int8)
@@ -316,7 +325,7 @@ class RobotChecker:
     def _batch(self, Q: NDArray[np.float64], mode: int, threads: int | None) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
         """(N,) colliding and, for CHECK_DETAIL, the (C, N) hits of every check."""
         if not np.isfinite(Q).all():
-            raise ValueError("q holds non-finite values")
+            raise _non_finite(Q, "q")
         n = Q.shape[0]
         p = batch.plan(n, batch.thread_count(threads), uniform=True)
         out = np.zeros(n, np.int8)
@@ -370,7 +379,7 @@ class RobotChecker:
             per_object[o] = H[rows].any(axis=0)
         object_hits = dict(zip(self.names, per_object, strict=True))
         self_hits = {(robot.links[c[0]], robot.links[c[1]]): H[k] for k, c in enumerate(checks) if c[1] >= 0}
-        return RobotCheck(H.any(axis=0), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
+        return RobotCheck(np.asarray(H.any(axis=0)), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
 
 
 _NO_DETAIL = np.zeros((1, 1), np.bool_)
@@ -537,7 +546,7 @@ def _options_key(
     ignore: Iterable[str] = (),
     base: ArrayLike | None = None,
     bv: str | None = None,
-) -> tuple:
+) -> tuple | None:
     """What identifies a checker's options (validated: a bad option raises here)."""
     B = None if base is None else _base_pose(base).tobytes()
     key = (bool(self_collision), robot.link_pairs(allowed, "allowed"), frozenset(ignore), B, _volume(bv))

@@ -390,7 +390,7 @@ class _PairSet:
         (rows (n, OUT_WIDTH): distance (inf: not below; NaN: outside the kernel's scale
         band, or not reached in PD_ANY), closest points; its answer)."""
         out = np.full((idx.shape[0], proximity.OUT_WIDTH), np.nan)
-        sel = self._kp[idx]
+        sel = self.kernel_pairs()[idx]
         if sel.size and sel.min() < 0:
             raise AssertionError("a pair the checker does not take")  # never: callers split the pairs
         who = proximity.pair_distances(
@@ -641,7 +641,7 @@ class _Edge:
         # measured distances need only be known below lam + 2 thr (a larger one certifies
         # every sub-segment): the queries' upper bound at most, a little above it
         self.cap = (lam + 2.0 * ps.thr) * (1.0 + 2.0**-20) + 4.0 * ps.slack
-        self.points: dict[float, tuple[NDArray, NDArray, NDArray, NDArray]] = {}
+        self.points: dict[float, tuple[NDArray, ...]] = {}
         self.calls = 0
 
     def point(self, t: float) -> tuple[NDArray, ...]:

@@ -80,7 +80,8 @@ class Joint:
         if self.type not in (*_MOVING, "fixed"):
             raise InvalidRobotError(f"joint {self.name!r}: type {self.type!r} is not supported")
         origin = _frozen(self.origin, (4, 4), f"joint {self.name!r}: origin")
-        code = pose_error(origin)
+        # a writable copy: a read-only array would compile pose_error a second signature
+        code = pose_error(np.array(origin))
         if code != POSE_OK:
             raise InvalidRobotError(f"joint {self.name!r}: origin {_ORIGIN_REASON.get(code, 'is invalid')}")
         axis = _frozen(self.axis, (3,), f"joint {self.name!r}: axis")

@@ -159,8 +159,8 @@ def travel_arrays(robot: Any) -> tuple[NDArray, ...]:
         np.array(nsrc, np.int64), np.array(nmult, np.float64), np.array(noff, np.float64),
         np.array(hop, np.float64).reshape(-1, 9), fin, np.array(joint, np.int64),
     )  # fmt: skip
-    for a in out:
-        a.flags.writeable = False
+    for arr in out:
+        arr.flags.writeable = False
     _ARRAYS[robot] = out
     return out
 

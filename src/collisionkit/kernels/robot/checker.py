@@ -41,8 +41,7 @@ from ..broadphase.common import padded_box
 from ..core.atomics import fetch_add
 from ..core.layout import META_WIDTH, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.linalg import relative_pose
-from ..traverse.descent import collide_task
-from ..volumes.box import boxes_overlap
+from ..traverse.descent import _obb_overlap, collide_task
 from .kinematics import _configuration
 
 #: Unit roundoff of float64.
@@ -206,50 +205,8 @@ def _local_boxes_overlap(Ta, Tb, obb_a, ra, obb_b, rb, gap):
     """
     R, t = relative_pose(Ta, Tb)
     slack = 64.0 * _U * (obb_a[ra, 15] + obb_b[rb, 15] + abs(t[0]) + abs(t[1]) + abs(t[2])) + gap
-    bx = obb_b[rb, 0]
-    by = obb_b[rb, 1]
-    bz = obb_b[rb, 2]
-    cx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - obb_a[ra, 0]
-    cy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - obb_a[ra, 1]
-    cz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - obb_a[ra, 2]
-    a00 = obb_a[ra, 3]
-    a01 = obb_a[ra, 4]
-    a02 = obb_a[ra, 5]
-    a10 = obb_a[ra, 6]
-    a11 = obb_a[ra, 7]
-    a12 = obb_a[ra, 8]
-    a20 = obb_a[ra, 9]
-    a21 = obb_a[ra, 10]
-    a22 = obb_a[ra, 11]
-    # axis j of b in a's frame: u_j = R @ (row j of b's axes)
-    u0x = R[0] * obb_b[rb, 3] + R[1] * obb_b[rb, 4] + R[2] * obb_b[rb, 5]
-    u0y = R[3] * obb_b[rb, 3] + R[4] * obb_b[rb, 4] + R[5] * obb_b[rb, 5]
-    u0z = R[6] * obb_b[rb, 3] + R[7] * obb_b[rb, 4] + R[8] * obb_b[rb, 5]
-    u1x = R[0] * obb_b[rb, 6] + R[1] * obb_b[rb, 7] + R[2] * obb_b[rb, 8]
-    u1y = R[3] * obb_b[rb, 6] + R[4] * obb_b[rb, 7] + R[5] * obb_b[rb, 8]
-    u1z = R[6] * obb_b[rb, 6] + R[7] * obb_b[rb, 7] + R[8] * obb_b[rb, 8]
-    u2x = R[0] * obb_b[rb, 9] + R[1] * obb_b[rb, 10] + R[2] * obb_b[rb, 11]
-    u2y = R[3] * obb_b[rb, 9] + R[4] * obb_b[rb, 10] + R[5] * obb_b[rb, 11]
-    u2z = R[6] * obb_b[rb, 9] + R[7] * obb_b[rb, 10] + R[8] * obb_b[rb, 11]
-    r00 = a00 * u0x + a01 * u0y + a02 * u0z
-    r01 = a00 * u1x + a01 * u1y + a02 * u1z
-    r02 = a00 * u2x + a01 * u2y + a02 * u2z
-    r10 = a10 * u0x + a11 * u0y + a12 * u0z
-    r11 = a10 * u1x + a11 * u1y + a12 * u1z
-    r12 = a10 * u2x + a11 * u2y + a12 * u2z
-    r20 = a20 * u0x + a21 * u0y + a22 * u0z
-    r21 = a20 * u1x + a21 * u1y + a22 * u1z
-    r22 = a20 * u2x + a21 * u2y + a22 * u2z
-    Rab = (r00, r01, r02, r10, r11, r12, r20, r21, r22)
-    Aab = (abs(r00), abs(r01), abs(r02), abs(r10), abs(r11), abs(r12), abs(r20), abs(r21), abs(r22))
-    t0 = a00 * cx + a01 * cy + a02 * cz
-    t1 = a10 * cx + a11 * cy + a12 * cz
-    t2 = a20 * cx + a21 * cy + a22 * cz
-    return boxes_overlap(
-        t0, t1, t2, Rab, Aab,
-        obb_a[ra, 12], obb_a[ra, 13], obb_a[ra, 14],
-        obb_b[rb, 12], obb_b[rb, 13], obb_b[rb, 14], slack,
-    )  # fmt: skip
+    # the descent's own OBB node test (it reads columns 0-14 of a row; column 15 is the scale)
+    return _obb_overlap(R, t, obb_a, ra, obb_b, rb, slack)
 
 
 #: header of the packed integer buffer (``robot/checker.py`` packs, ``_unpack`` reads)
