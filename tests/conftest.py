@@ -135,3 +135,19 @@ def pytest_configure(config: pytest.Config) -> None:
     distributed = getattr(config.option, "dist", "no") != "no"
     if HEARTBEAT_S > 0 and distributed and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_Heartbeat(config), "collisionkit-heartbeat")
+
+
+@pytest.fixture(scope="module")
+def panda():
+    """The Franka Panda of pybullet_data (8 dof: 7 arm joints and a mimicked finger pair)."""
+    from tests.robots import load_robot
+
+    return load_robot("franka_panda", "panda.urdf")
+
+
+@pytest.fixture(scope="module")
+def iiwa():
+    """The KUKA iiwa of pybullet_data (7 dof)."""
+    from tests.robots import load_robot
+
+    return load_robot("kuka_iiwa", "model.urdf")

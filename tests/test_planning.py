@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -12,19 +11,6 @@ import collisionkit as ck
 
 pytest.importorskip("ompl")
 from collisionkit import planning  # noqa: E402
-
-
-def _data(*parts: str) -> str:
-    pybullet_data = pytest.importorskip("pybullet_data")
-    path = os.path.join(pybullet_data.getDataPath(), *parts)
-    if not os.path.isfile(path):
-        pytest.skip(f"pybullet_data has no {os.path.join(*parts)}")
-    return path
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return ck.Robot.load(_data("franka_panda", "panda.urdf"))
 
 
 @pytest.fixture(scope="module")

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from tests.robots import pybullet_file
 
 import collisionkit as ck
 from collisionkit.errors import CollisionKitError
-
-
-def _data(*parts: str) -> str:
-    pybullet_data = pytest.importorskip("pybullet_data")
-    path = os.path.join(pybullet_data.getDataPath(), *parts)
-    if not os.path.isfile(path):
-        pytest.skip(f"pybullet_data has no {os.path.join(*parts)}")
-    return path
-
-
-@pytest.fixture(scope="module")
-def iiwa():
-    return ck.Robot.load(_data("kuka_iiwa", "model.urdf"))
 
 
 def _quat_to_matrix(q) -> np.ndarray:
@@ -51,7 +37,7 @@ def test_fk_matches_pybullet(iiwa):
     p = pytest.importorskip("pybullet")
     cid = p.connect(p.DIRECT)
     try:
-        body = p.loadURDF(_data("kuka_iiwa", "model.urdf"), useFixedBase=True, physicsClientId=cid)
+        body = p.loadURDF(pybullet_file("kuka_iiwa", "model.urdf"), useFixedBase=True, physicsClientId=cid)
         qs = iiwa.random_configurations(20, seed=1)
         ours = iiwa.link_poses(qs)
         assert ours.shape == (20, 8, 4, 4)
@@ -142,11 +128,6 @@ def test_primitives_mimic_prismatic_and_tree(tmp_path):
 PANDA_READY = [0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4, 0.04]
 
 
-@pytest.fixture(scope="module")
-def panda():
-    return ck.Robot.load(_data("franka_panda", "panda.urdf"))
-
-
 def _self_hits(robot, q, **options):
     res = robot.check_detail(np.asarray(q, float), None, **options)
     return {tuple(sorted(pair)) for pair, h in res.self_hits.items() if np.any(h)}
@@ -184,7 +165,7 @@ def test_panda_at_zero_overlaps_only_where_pybullet_says_so(panda):
     p = pytest.importorskip("pybullet")
     cid = p.connect(p.DIRECT)
     try:
-        body = p.loadURDF(_data("franka_panda", "panda.urdf"), useFixedBase=True, physicsClientId=cid)
+        body = p.loadURDF(pybullet_file("franka_panda", "panda.urdf"), useFixedBase=True, physicsClientId=cid)
         index = {p.getJointInfo(body, j, physicsClientId=cid)[12].decode(): j for j in range(p.getNumJoints(body, physicsClientId=cid))}
         index[panda.base_link] = -1
         for q in (np.zeros(8), np.r_[np.zeros(7), 0.04]):
@@ -334,7 +315,7 @@ def test_scene_world_excludes_adjacent_links_through_empty_links(tmp_path):
     Panda's hand and link7 were reported colliding in every scene."""
     from collisionkit.scene import load_scene
 
-    urdf = _data("franka_panda", "panda.urdf")
+    urdf = pybullet_file("franka_panda", "panda.urdf")
     joints = ", ".join(repr(float(v)) for v in PANDA_READY)
     (tmp_path / "s.yaml").write_text(f"objects:\n  - name: arm\n    robot: {urdf}\n    joints: [{joints}]\n")
     loaded = load_scene(tmp_path / "s.yaml")

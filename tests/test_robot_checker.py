@@ -9,7 +9,6 @@ on ``link_poses``.
 
 from __future__ import annotations
 
-import os
 import pickle
 
 import numpy as np
@@ -32,24 +31,6 @@ BOXES = [
     ("cube", [0.1, 0.1, 0.1], [0.5, 0.2, 0.05]),
     ("crate", [0.2, 0.15, 0.25], [0.55, -0.3, 0.125]),
 ]
-
-
-def _data(*parts: str) -> str:
-    pybullet_data = pytest.importorskip("pybullet_data")
-    path = os.path.join(pybullet_data.getDataPath(), *parts)
-    if not os.path.isfile(path):
-        pytest.skip(f"pybullet_data has no {os.path.join(*parts)}")
-    return path
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return ck.Robot.load(_data("franka_panda", "panda.urdf"))
-
-
-@pytest.fixture(scope="module")
-def iiwa():
-    return ck.Robot.load(_data("kuka_iiwa", "model.urdf"))
 
 
 def _world(bv: str = "auto", convex: bool = False) -> ck.World:

@@ -9,7 +9,6 @@ clearance and margins.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -21,19 +20,6 @@ from collisionkit.robot.travel import pair_travel
 KINDS = ("auto", "aabb", "obb", "sphere", "kdop14", "saabb")
 PANDA_READY = [0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4, 0.04]
 DENSE = 2000  # exact samples per edge in the default run (10**4 behind -m slow)
-
-
-def _data(*parts: str) -> str:
-    pybullet_data = pytest.importorskip("pybullet_data")
-    path = os.path.join(pybullet_data.getDataPath(), *parts)
-    if not os.path.isfile(path):
-        pytest.skip(f"pybullet_data has no {os.path.join(*parts)}")
-    return path
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return ck.Robot.load(_data("franka_panda", "panda.urdf"))
 
 
 def _with_kind(robot, kind):

@@ -6,7 +6,6 @@ configurations, for every volume kind: pair distances, clearance, margins and ce
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -16,15 +15,6 @@ from collisionkit.kernels.robot import proximity
 from collisionkit.robot import motion
 
 KINDS = ("auto", "aabb", "obb", "sphere", "kdop14", "saabb")
-
-
-@pytest.fixture(scope="module")
-def panda():
-    pybullet_data = pytest.importorskip("pybullet_data")
-    path = os.path.join(pybullet_data.getDataPath(), "franka_panda", "panda.urdf")
-    if not os.path.isfile(path):
-        pytest.skip("pybullet_data has no franka_panda/panda.urdf")
-    return ck.Robot.load(path)
 
 
 def _with_kind(robot, kind):
