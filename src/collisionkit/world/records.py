@@ -8,27 +8,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..geometry.frozen import sealed
 from ..query.deferred import Computable, to_dataframe
-
-
-def _freeze(rec: object, *names: str) -> None:
-    """The array fields ``names`` of the frozen record ``rec`` read-only for good
-    (``geometry.frozen.sealed``); Dask arrays (a lazy FramePairs) are immutable already."""
-    if not all(isinstance(n, str) for n in names) or isinstance(rec, np.ndarray):
-        # NOTE: the old form, _freeze(self.a, self.b): flags only (flippable); use the names
-        for a in (rec, *names):
-            if isinstance(a, np.ndarray):
-                a.flags.writeable = False
-        return
-    d = rec.__dict__  # PERF: the frozen dataclass's storage (a per-call record seals ~5 arrays)
-    for name in names:
-        a = d[name]
-        if type(a) is np.ndarray and a.base is None:  # a fresh answer: freeze it, hand out a view
-            a.flags.writeable = False
-            d[name] = a.view()
-        elif isinstance(a, np.ndarray):
-            d[name] = sealed(a)
+from ..query.results import _freeze  # the one rule that seals a record's arrays
 
 
 @dataclass(frozen=True, eq=False)
