@@ -62,6 +62,29 @@ def _version(mod: str) -> str:
         return "unknown"
 
 
+
+def coal_bvh(m, bv_class: str = "BVHModelOBBRSS"):
+    """Coal's BVH model of a collisionkit Mesh's triangles (built outside any timed region)."""
+    import coal
+
+    g = getattr(coal, bv_class)()
+    g.beginModel(m.n_faces, m.n_vertices)
+    g.addVertices(np.ascontiguousarray(m.vertices, dtype=np.float64))
+    g.addTriangles(np.ascontiguousarray(m.faces, dtype=np.int64))
+    g.endModel()
+    return g
+
+
+def fcl_bvh(m):
+    """python-fcl's BVH model (OBBRSS) of a collisionkit Mesh's triangles."""
+    import fcl
+
+    g = fcl.BVHModel()
+    g.beginModel(m.n_vertices, m.n_faces)
+    g.addSubModel(np.ascontiguousarray(m.vertices, dtype=np.float64), np.ascontiguousarray(m.faces, dtype=np.int32))
+    g.endModel()
+    return g
+
 def _ids(rows) -> np.ndarray:
     """(k, 2) int64 array of (face_a, face_b): the one answer form of every timed pairs call."""
     return np.asarray(rows, dtype=np.int64).reshape(-1, 2)
@@ -147,14 +170,7 @@ class _Coal(Engine):
     )
 
     def _model(self, m):
-        import coal
-
-        g = getattr(coal, self.bv_class)()
-        g.beginModel(m.n_faces, m.n_vertices)
-        g.addVertices(np.ascontiguousarray(m.vertices, dtype=np.float64))
-        g.addTriangles(np.ascontiguousarray(m.faces, dtype=np.int64))
-        g.endModel()
-        return g
+        return coal_bvh(m, self.bv_class)
 
     def setup(self, mesh_a, mesh_b) -> None:
         import coal
@@ -225,16 +241,7 @@ class FCL(Engine):
             return _version("fcl")
 
     def _model(self, m):
-        import fcl
-
-        g = fcl.BVHModel()
-        g.beginModel(m.n_vertices, m.n_faces)
-        g.addSubModel(
-            np.ascontiguousarray(m.vertices, dtype=np.float64),
-            np.ascontiguousarray(m.faces, dtype=np.int32),
-        )
-        g.endModel()
-        return g
+        return fcl_bvh(m)
 
     def setup(self, mesh_a, mesh_b) -> None:
         import fcl

@@ -42,6 +42,7 @@ import numpy as np
 
 import collisionkit as ck
 from benchmarks import planning_scenes as scenes
+from benchmarks.peers import fcl_bvh
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -104,11 +105,7 @@ class FclPanda:
         self.robot = robot
 
         def obj(m):
-            bvh = fcl.BVHModel()
-            bvh.beginModel(len(m.vertices), len(m.faces))
-            bvh.addSubModel(np.asarray(m.vertices, np.float64), np.asarray(m.faces, np.int32))
-            bvh.endModel()
-            return fcl.CollisionObject(bvh, fcl.Transform())
+            return fcl.CollisionObject(fcl_bvh(m), fcl.Transform())
 
         self.links = {i: obj(robot.link_meshes[n]) for i, n in enumerate(robot.links) if n in robot.link_meshes}
         self.obstacles = []

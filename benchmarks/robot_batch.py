@@ -38,20 +38,10 @@ import numpy as np
 
 import collisionkit as ck
 
+from .peers import coal_bvh
 from .robot import obstacles, referee, robots
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def _bvh(m):
-    import coal
-
-    g = coal.BVHModelOBBRSS()
-    g.beginModel(m.n_faces, m.n_vertices)
-    g.addVertices(np.ascontiguousarray(m.vertices, dtype=np.float64))
-    g.addTriangles(np.ascontiguousarray(m.faces, dtype=np.int64))
-    g.endModel()
-    return g
 
 
 class PinBatch:
@@ -74,13 +64,13 @@ class PinBatch:
             if fid >= len(model.frames):
                 raise LookupError(f"Pinocchio has no frame {name!r}")
             fr = model.frames[fid]
-            g = _bvh(m)
+            g = coal_bvh(m)
             self._keep.append(g)
             go = pin.GeometryObject(f"link:{name}", fr.parentJoint, fid, fr.placement, g)
             self.link_ids.append(gm.addGeometryObject(go))
         self.obs_ids = []
         for name, m, T in obs:
-            g = _bvh(m)
+            g = coal_bvh(m)
             self._keep.append(g)
             go = pin.GeometryObject(f"obs:{name}", 0, 0, pin.SE3(np.asarray(T[:3, :3]), np.asarray(T[:3, 3])), g)
             self.obs_ids.append(gm.addGeometryObject(go))

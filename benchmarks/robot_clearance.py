@@ -33,30 +33,10 @@ import numpy as np
 import collisionkit as ck
 from collisionkit.robot import motion
 
+from .peers import coal_bvh, fcl_bvh
 from .planning_edges import obstacles
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def _fcl_model(m):
-    import fcl
-
-    g = fcl.BVHModel()
-    g.beginModel(m.n_vertices, m.n_faces)
-    g.addSubModel(np.ascontiguousarray(m.vertices, dtype=np.float64), np.ascontiguousarray(m.faces, dtype=np.int32))
-    g.endModel()
-    return g
-
-
-def _coal_model(m):
-    import coal
-
-    g = coal.BVHModelOBBRSS()
-    g.beginModel(m.n_faces, m.n_vertices)
-    g.addVertices(np.ascontiguousarray(m.vertices, dtype=np.float64))
-    g.addTriangles(np.ascontiguousarray(m.faces, dtype=np.int64))
-    g.endModel()
-    return g
 
 
 class FclClearance:
@@ -72,7 +52,7 @@ class FclClearance:
         for p in range(ps.n):
             for key, shape in ((("l", int(ps.a[p])), ps.shape_a[p]), (("o", int(ps.obj[p])) if ps.b[p] < 0 else ("l", int(ps.b[p])), ps.shape_b[p])):
                 if key not in self.objs:
-                    models[key] = _fcl_model(shape)
+                    models[key] = fcl_bvh(shape)
                     self.objs[key] = fcl.CollisionObject(models[key], fcl.Transform())
         self.models = models
         for o, T in enumerate(ps.poses):
@@ -106,7 +86,7 @@ class CoalClearance:
             kb = ("o", int(ps.obj[p])) if ps.b[p] < 0 else ("l", int(ps.b[p]))
             for key, shape in ((ka, ps.shape_a[p]), (kb, ps.shape_b[p])):
                 if key not in self.models:
-                    self.models[key] = _coal_model(shape)
+                    self.models[key] = coal_bvh(shape)
                     self.tf[key] = coal.Transform3s()
             keys.append((ka, kb))
         for o, T in enumerate(ps.poses):

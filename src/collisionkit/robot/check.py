@@ -187,7 +187,7 @@ def _run_checks(
     # are; and (M, 6, N) the padded world boxes of the M links with a mesh (rows lo xyz,
     # hi xyz): a pair the exact test finds intersecting always has overlapping boxes
     by_link, box = robot.poses_and_boxes(qa, base, boxed=mesh_ids, threads=threads)
-    n_links, n = by_link.shape[0], by_link.shape[1]
+    n = by_link.shape[1]
     box_row = {int(i): k for k, i in enumerate(mesh_ids)}  # link index -> its row in box
 
     # Every exact test to run: (link, other link or -1, object index or -1, shape a, shape b,
@@ -213,9 +213,18 @@ def _run_checks(
     run = _run_one if n == 1 else _run_batch
     H = run(checks, near, by_link, detail, threads)  # (C, N) hits, a row per check
 
-    # gathered per link and object with a row-wise any (PERF: per check, numpy's per-operation
-    # cost on one configuration's 1-element rows was most of the call, and np.logical_or.at
-    # over the checks a quarter of a 20,000-configuration call)
+    return single, gather_record(robot, checks, names, H)
+
+
+
+def gather_record(robot: Any, checks: list[tuple], names: list[str] | tuple[str, ...], H: NDArray[np.bool_]) -> RobotCheck:
+    """The batch-form ``RobotCheck`` of the (C, N) hits ``H``, a row per check
+    ``(link, other link or -1, object index into names or -1, ...)``.
+
+    Gathered per link and object with a row-wise any (PERF: per check, numpy's per-operation
+    cost on one configuration's 1-element rows was most of the call, and np.logical_or.at
+    over the checks a quarter of a 20,000-configuration call)."""
+    n = H.shape[1]
     rows_of_link: dict[int, list[int]] = {}
     rows_of_object: dict[int, list[int]] = {}
     for k, (i, j, o, *_) in enumerate(checks):
@@ -223,16 +232,15 @@ def _run_checks(
             rows_of_link.setdefault(link, []).append(k)
         if o >= 0:
             rows_of_object.setdefault(o, []).append(k)
-    link_hits = np.zeros((n_links, n), np.bool_)
+    link_hits = np.zeros((len(robot.links), n), np.bool_)
     for link, rows in rows_of_link.items():
         link_hits[link] = H[rows].any(axis=0)
     per_object = np.zeros((len(names), n), np.bool_)
     for o, rows in rows_of_object.items():
         per_object[o] = H[rows].any(axis=0)
-    object_hits = dict(zip(names, per_object, strict=True))
+    object_hits: dict[str, bool | NDArray[np.bool_]] = dict(zip(names, per_object, strict=True))
     self_hits = {(robot.links[c[0]], robot.links[c[1]]): H[k] for k, c in enumerate(checks) if c[1] >= 0}
-    return single, RobotCheck(np.asarray(H.any(axis=0)), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
-
+    return RobotCheck(np.asarray(H.any(axis=0)), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
 
 def _run_batch(
     checks: list[tuple], near: NDArray[np.bool_], by_link: NDArray, detail: bool, threads: int | None

@@ -34,7 +34,7 @@ from ..kernels.robot.kinematics import JOINT_FIXED
 from ..query import batch
 from ..query.driver import pose_error
 from ..query.pose_form import in_form
-from .check import RobotCheck, _overlap, _run_batch, _run_one
+from .check import RobotCheck, _overlap, _run_batch, _run_one, gather_record
 
 _F64 = np.dtype(np.float64)
 _I64 = np.int64
@@ -362,24 +362,7 @@ class RobotChecker:
 
     def _record(self, H: NDArray[np.bool_]) -> RobotCheck:
         """The batch-form ``RobotCheck`` of the (C, N) hits, as ``robot/check.py`` builds it."""
-        robot, checks = self.robot, self._checks
-        n_links, n = len(robot.links), H.shape[1]
-        rows_of_link: dict[int, list[int]] = {}
-        rows_of_object: dict[int, list[int]] = {}
-        for k, (i, j, o, *_) in enumerate(checks):
-            for link in (i, j) if j >= 0 else (i,):
-                rows_of_link.setdefault(link, []).append(k)
-            if o >= 0:
-                rows_of_object.setdefault(o, []).append(k)
-        link_hits = np.zeros((n_links, n), np.bool_)
-        for link, rows in rows_of_link.items():
-            link_hits[link] = H[rows].any(axis=0)
-        per_object = np.zeros((len(self.names), n), np.bool_)
-        for o, rows in rows_of_object.items():
-            per_object[o] = H[rows].any(axis=0)
-        object_hits = dict(zip(self.names, per_object, strict=True))
-        self_hits = {(robot.links[c[0]], robot.links[c[1]]): H[k] for k, c in enumerate(checks) if c[1] >= 0}
-        return RobotCheck(np.asarray(H.any(axis=0)), np.ascontiguousarray(link_hits.T), object_hits, self_hits)
+        return gather_record(self.robot, self._checks, self.names, H)
 
 
 _NO_DETAIL = np.zeros((1, 1), np.bool_)

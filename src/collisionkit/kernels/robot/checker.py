@@ -69,6 +69,25 @@ CHECK_FIRST = 2  # the first colliding configuration of an ordered batch
 # kinematics, boxes, pairs): passed arrays once per worker, not per configuration or pair
 # helper (an array argument costs an atomic refcount pair per call).
 @njit(cache=True, nogil=True)
+def link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses):
+    """Every link pose of configuration ``Q[k]`` into ``poses[:, 0]``: the joint values (mimic
+    chains resolved as ``Robot._joint_value`` does) into ``values[:, 0]``, the base pose, then
+    ``kinematics._configuration`` (the batch FK's own steps, so poses are bit-identical)."""
+    for s in range(parents.shape[0]):
+        j = vsrc[s]
+        if j >= 0:
+            v = Q[k, j]
+            for d in range(vdepth[s]):
+                v = vmul[s, d, 0] * v + vmul[s, d, 1]
+            values[s, 0] = v
+    for i in range(4):
+        for j in range(4):
+            poses[base_link, 0, i, j] = base[i, j]
+    _configuration(np.int64(0), parents, children, kinds, H, values, poses)  # int64: one signature
+
+
+
+@njit(cache=True, nogil=True)
 def _worker(
     c, nchunks, Q,
     base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
@@ -112,18 +131,7 @@ def _worker(
             break
         if mode == CHECK_FIRST and shared[0] < k:
             break  # claims only grow: every later configuration is after a colliding one
-        # joint values (mimic chains resolved as Robot._joint_value does), then every pose
-        for s in range(n_steps):
-            j = vsrc[s]
-            if j >= 0:
-                v = Q[k, j]
-                for d in range(vdepth[s]):
-                    v = vmul[s, d, 0] * v + vmul[s, d, 1]
-                values[s, 0] = v
-        for i in range(4):
-            for j in range(4):
-                poses[base_link, 0, i, j] = base[i, j]
-        _configuration(zero, parents, children, kinds, H, values, poses)  # int64, not a literal: one signature
+        link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
         for i in range(n_links):
             m = link_row[i]
             if m >= 0:

@@ -39,8 +39,8 @@ from .checker import (
     PAIR_TREE_B,
     _local_boxes_overlap,
     _unpack,
+    link_poses_of,
 )  # fmt: skip
-from .kinematics import _configuration
 
 #: columns of a row of ``pair_distances``'s output
 OUT_D = 0  # distance (inf: not below the bound; NaN: the pair is outside the kernel's scale band)
@@ -178,7 +178,7 @@ def margin_any(Q, fb, wb, ib, topo, thr, upper, hit):
     configuration), 0 when none is, -1 when
     none is but a pair lay outside the kernel's band (the caller decides it).
 
-    Link poses by ``kinematics._configuration`` as ``checker._worker`` computes them
+    Link poses by ``checker.link_poses_of``, as ``checker._worker`` computes them
     (bit-identical to ``Robot.link_poses``).
     """
     (
@@ -192,23 +192,11 @@ def margin_any(Q, fb, wb, ib, topo, thr, upper, hit):
     buf = np.empty((24, 3))
     row = np.zeros((1, 12))
     stats = np.zeros((1, N_DSTATS), np.int64)
-    n_steps = parents.shape[0]
-    values = np.zeros((n_steps, 1))
+    values = np.zeros((parents.shape[0], 1))
     poses = np.zeros((link_row.shape[0], 1, 4, 4))
     base_link = ib[H_BASE_LINK]
-    zero = np.int64(0)
     for k in range(Q.shape[0]):
-        for s in range(n_steps):
-            j = vsrc[s]
-            if j >= 0:
-                v = Q[k, j]
-                for d in range(vdepth[s]):
-                    v = vmul[s, d, 0] * v + vmul[s, d, 1]
-                values[s, 0] = v
-        for i in range(4):
-            for j in range(4):
-                poses[base_link, 0, i, j] = base[i, j]
-        _configuration(zero, parents, children, kinds, H, values, poses)
+        link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
         got = np.int8(0)
         for p in range(P):
             t = thr[p]
