@@ -337,3 +337,15 @@ def test_several_python_threads_share_one_checker(panda):
         for part, (singles, batched) in enumerate(pool.map(work, range(4))):
             assert singles == want[part::4].tolist()
             np.testing.assert_array_equal(batched, want[part::4])
+
+
+def test_far_from_the_origin_equals_the_per_pair_path(panda):
+    """Large coordinates (the robot and its cell 10^5 m from the origin): the slack of the
+    pretests grows with the translations; answers stay the per-pair path's."""
+    far = ck.translation([2e5, -3e5, 1e5])
+    world = ck.World()
+    for name, size, at in BOXES:
+        world.add(name, ck.primitives.box_mesh(size), far @ ck.translation(at))
+    q = panda.random_configurations(120, seed=13)
+    want = _assert_same(panda, world, q, base=far)
+    assert 0 < want.sum() < len(q)  # both answers occur

@@ -132,3 +132,20 @@ def test_convex_obstacles_stay_on_the_python_path(panda, python_path):
     ref_e = motion.check_motion(panda, q[:4], q[4:], world)
     for f in ("free", "t_free", "t_witness", "undecided", "segments", "distance_calls"):
         np.testing.assert_array_equal(getattr(got_e, f), getattr(ref_e, f), err_msg=f)
+
+
+def test_far_from_the_origin_equals_the_python_path(panda, python_path):
+    """Clearance and margins with the robot and its cell 10^5 m from the origin: the
+    compiled pass and the per-pair path agree (large translations in every relative pose)."""
+    far = ck.translation([2e5, -3e5, 1e5])
+    near, world = _scene(), ck.World()
+    for name in near.names:
+        world.add(name, near.shape(name), far @ near.pose(name))
+    q = panda.random_configurations(10, seed=21)
+    got_c = motion.clearance(panda, q, world, base=far)
+    got_m = motion.check_with_margin(panda, q, world, margin=0.01, base=far)
+    python_path()
+    ref_c = motion.clearance(panda, q, world, base=far)
+    np.testing.assert_allclose(got_c.distance, ref_c.distance, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(got_m, motion.check_with_margin(panda, q, world, margin=0.01, base=far))
+    assert np.any(got_c.distance > 0)
