@@ -195,7 +195,7 @@ REFEREE_FRAMES = (0, 1)
 
 def _pair_set(pairs) -> set[tuple[int, int]]:
     """(i, j) object-index pairs of a World ``Pairs`` record (read in one place)."""
-    return {(int(i), int(j)) for i, j in np.asarray(pairs.index).tolist()}
+    return {(int(i), int(j)) for i, j in np.asarray(pairs.rows).tolist()}
 
 
 def run_ours(scene: Scene, broadphase: str, frames: int, hashes: dict, budget_s: float, answers: dict | None = None) -> dict:
@@ -232,7 +232,7 @@ def run_ours(scene: Scene, broadphase: str, frames: int, hashes: dict, budget_s:
         spent += time.perf_counter() - t0
         st = w.broadphase_stats()
         work.append(st.get("swaps", st.get("reinserts", st.get("relinks", st.get("entries", st.get("work", 0))))))
-        frame_hashes.append(hashlib.sha1(c.index.tobytes()).hexdigest()[:12])
+        frame_hashes.append(hashlib.sha1(c.rows.tobytes()).hexdigest()[:12])
         if spent > budget_s and f >= 10:
             break
     hashes[broadphase] = frame_hashes[1:]

@@ -87,7 +87,7 @@ def _depths(r) -> np.ndarray:
 
 def _toi_t(r) -> float:
     """Time of first contact of a one-motion ``ck.time_of_impact`` record, 1.0 for no hit."""
-    return float(np.asarray(r.t).reshape(-1)[0]) if bool(np.asarray(r.hit).reshape(-1)[0]) else 1.0
+    return float(np.asarray(r.t).reshape(-1)[0]) if bool(np.asarray(r.colliding).reshape(-1)[0]) else 1.0
 
 
 def _time(fn: Callable[[], Any], reps: int = 1) -> float:

@@ -317,7 +317,7 @@ def build_cell(steps: int = 300) -> Cell:
     return Cell(names, meshes, kinds, np.ascontiguousarray(poses), np.array(pairs, np.int64), qs_arr, gs_arr)
 
 
-def contacts_per_step(cell: Cell, strategy="bvh") -> tuple[np.ndarray, np.ndarray]:
+def contacts_per_step(cell: Cell, strategy="descent") -> tuple[np.ndarray, np.ndarray]:
     """(steps,) triangle pairs found per step and (steps, K) bool: pairs colliding."""
     total = np.zeros(cell.steps, np.int64)
     hit = np.zeros((cell.steps, cell.pairs.shape[0]), bool)
@@ -328,7 +328,7 @@ def contacts_per_step(cell: Cell, strategy="bvh") -> tuple[np.ndarray, np.ndarra
     return total, hit
 
 
-def render_step(cell: Cell, step: int, path: str, strategy="bvh") -> str:
+def render_step(cell: Cell, step: int, path: str, strategy="descent") -> str:
     """PNG of one step: colliding parts orange, their intersecting triangles red."""
     marks: dict[int, object] = {}
     for i, j in cell.pairs:

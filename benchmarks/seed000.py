@@ -90,7 +90,7 @@ class Experiment:
         self.strategies = {
             "oaabb": ck.OAABB(),
             "oaabb-no-obox": ck.OAABB(use_overlap_box=False),
-            "bvh": ck.strategies.BVH(),
+            "bvh": ck.Descent(),
         }
         self.pairs = [(int(i), int(j)) for i, j in cell.pairs]
 
@@ -180,14 +180,14 @@ class Experiment:
         h = hashlib.sha256()
         for i, j in self.pairs:
             a, b, pa, pb = self._args(i, j)
-            ref = ck.contacts(a, b, pa, pb, strategy="bvh")
+            ref = ck.contacts(a, b, pa, pb, strategy="descent")
             rows = np.stack([ref.pose_index, ref.face_a, ref.face_b], axis=1)
             for name in ("oaabb", "oaabb-no-obox"):
                 c = ck.contacts(a, b, pa, pb, strategy=self.strategies[name])
                 if not np.array_equal(np.stack([c.pose_index, c.face_a, c.face_b], axis=1), rows):
                     mismatches += 1
             s1 = ck.surface_contacts(a, b, pa, pb, strategy="oaabb")
-            s2 = ck.surface_contacts(a, b, pa, pb, strategy="bvh")
+            s2 = ck.surface_contacts(a, b, pa, pb, strategy="descent")
             if not (np.array_equal(s1.surface_a, s2.surface_a) and np.array_equal(s1.surface_b, s2.surface_b) and np.array_equal(s1.counts, s2.counts)):
                 surf_mismatch += 1
             total_pairs += len(ref)

@@ -21,7 +21,7 @@ every method, on the same pairs:
   traversal over the same trees isolates the volume).
 * SCDA: ``BFS(parallel=False)``, the hybrid S-AABB test, one thread.
 * PCDA: ``BFS(parallel=True)``, every level with enough node pairs in parallel.
-* This library's default (``strategy="bvh"``: depth-first, SAH AABB trees), and
+* This library's default (``strategy="descent"``: depth-first, SAH AABB trees), and
   Coal (OBBRSS) and python-fcl through ``benchmarks/peers.py``.
 
 Table 2 runs the parallel variant of each (BCDA: a prange over a's triangles
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     times: dict[str, float] = {}
     answers: dict[str, np.ndarray] = {}
-    times["default"], answers["default"] = run_bool("bvh", hybrid=False)
+    times["default"], answers["default"] = run_bool("descent", hybrid=False)
     for k in serial:
         times[k], answers[k] = run_bool(serial[k], threads=1)
         times[k + " P"], answers[k + " P"] = run_bool(parallel[k])
@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> dict:
         return time.perf_counter() - start, h.hexdigest()[:10], total
 
     allp = {
-        "default": run_all("bvh", hybrid=False),
+        "default": run_all("descent", hybrid=False),
         "SCDA": run_all(serial["S-AABB"], threads=1),
         "PCDA": run_all(parallel["S-AABB"]),
     }
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> dict:
     # cost-model counters on every 10th step
     counters = {}
     sub = [k for k, (s, _, _) in enumerate(queries) if s % 10 == 0]
-    for name, strat, hyb in [("default", "bvh", False), ("AABB", serial["AABB"], True),
+    for name, strat, hyb in [("default", "descent", False), ("AABB", serial["AABB"], True),
                              ("SPHERE", serial["SPHERE"], True), ("S-AABB", serial["S-AABB"], True)]:
         bv = tri = pairs = 0
         for k in sub:

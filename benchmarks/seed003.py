@@ -103,7 +103,7 @@ def calibrate(a, b, target: float, seed: int) -> float:
 def _request(a, b, pa, pb, threads):
     from collisionkit.query import driver
 
-    return driver.prepare(a, b, pa, pb, 0, -1, "bvh", threads)
+    return driver.prepare(a, b, pa, pb, 0, -1, "descent", threads)
 
 
 def time_call(f, repeat=3) -> float:

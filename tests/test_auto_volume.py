@@ -82,7 +82,7 @@ def test_every_query_on_auto_trees_answers_as_on_aabb_trees():
     ends = poses.copy()
     ends[:, :3, 3] = -ends[:, :3, 3] + 0.3
     t, tref = ck.time_of_impact(a, b, None, None, poses, ends), ck.time_of_impact(ra, rb, None, None, poses, ends)
-    np.testing.assert_array_equal(t.hit, tref.hit)
+    np.testing.assert_array_equal(t.colliding, tref.colliding)
     for k in range(0, 24, 5):  # the per-call paths resolve the pair the same way
         assert ck.intersects(a, b, None, poses[k]) == hit[k]
         assert ck.distance(a, b, None, poses[k]).distance == d.distance[k]

@@ -36,7 +36,7 @@ def oracle(world: ck.World) -> set[tuple[int, int]]:
 
 
 def as_set(pairs) -> set[tuple[int, int]]:
-    idx = pairs.index
+    idx = pairs.rows
     assert idx.dtype == np.int64 and idx.ndim == 2 and idx.shape[1] == 2
     assert np.all(idx[:, 0] < idx[:, 1])
     keys = idx[:, 0] * 10**6 + idx[:, 1]

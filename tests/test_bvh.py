@@ -197,25 +197,45 @@ def test_validate_detects_broken_trees(bv):
 
     shrunk = a.bv.copy()
     shrunk[leaf, half : half + 3] *= 0.5  # a leaf volume that misses its triangles
-    with pytest.raises(AssertionError):
+    with pytest.raises(ck.InvalidBVHError, match="misses a vertex"):
         _broken(tree, bv=shrunk).validate()
 
     shrunk_root = a.bv.copy()
     shrunk_root[0, half : half + 3] *= 0.9
-    with pytest.raises(AssertionError):
+    with pytest.raises(ck.InvalidBVHError, match="misses a vertex"):
         _broken(tree, bv=shrunk_root).validate()
 
     ids = a.face_ids.copy()
     ids[[0, 1]] = ids[[1, 0]]  # leaf order no longer matches the triangles
-    with pytest.raises(AssertionError):
+    with pytest.raises(ck.InvalidBVHError, match="leaf triangles differ"):
         _broken(tree, face_ids=ids).validate(m.triangles)
 
     topo = a.topo.copy()
     topo[leaf, 1] += 1  # a triangle in two leaves
-    with pytest.raises(AssertionError):
+    with pytest.raises(ck.InvalidBVHError):
         _broken(tree, topo=topo).validate()
+    with pytest.raises(ck.InvalidBVHError, match="leaf triangles differ"):
+        ck.validate_bvh(tree, m.triangles[:-1])  # the wrong number of faces: an error, not an IndexError
 
     tree.validate(m.triangles)  # the original is fine
+
+
+def test_validate_is_not_an_assert():
+    """``validate_bvh`` raises under ``python -O`` too (it was built of ``assert``)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, collisionkit as ck\n"
+        "m = ck.primitives.box_mesh([1, 1, 1]); t = ck.bvh_of(m)\n"
+        "bv = t.arrays.bv.copy(); bv[0, 3:6] *= 0.5\n"
+        "try:\n"
+        "    ck.validate_bvh(ck.BVH(t.options, t.arrays._replace(bv=bv), t.depth, t.fanout, 0.0))\n"
+        "except ck.InvalidBVHError:\n"
+        "    print('raised')\n"
+    )
+    out = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, check=True, timeout=600)
+    assert out.stdout.strip() == "raised", out.stderr
 
 
 def test_volume_kind_changes_the_tree_not_the_answer(pb_mesh):

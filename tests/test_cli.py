@@ -116,12 +116,12 @@ def test_distance_json_matches_library(stl_pair, meshes, tmp_path, capsys):
     code = main(["distance", a, b, "--pose-b", path, "--json"])
     out = json.loads(capsys.readouterr().out)
     d = ck.distance(*meshes, None, poses)
-    assert code == 1 and out["poses"] == 3 and out["n_intersecting"] == 1
+    assert code == 1 and out["poses"] == 3 and out["n_colliding"] == 1
     rows = out["results"]
     assert [r["distance"] for r in rows] == d.distance.tolist()
     assert [r["point_a"] for r in rows] == d.point_a.tolist() and [r["point_b"] for r in rows] == d.point_b.tolist()
     assert [(r["face_a"], r["face_b"]) for r in rows] == list(zip(d.face_a.tolist(), d.face_b.tolist(), strict=True))
-    assert [r["intersecting"] for r in rows] == [True, False, False]
+    assert [r["colliding"] for r in rows] == [True, False, False]
     assert rows[1]["distance"] == 1.25 and abs(rows[2]["distance"] - 0.15) < 1e-12  # inside: 0.25 - 0.1 (y offset)
 
 
@@ -150,13 +150,13 @@ def test_penetration_json_matches_library(stl_pair, meshes, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     p = ck.penetration(*meshes, None, poses)
     rows = out["results"]
-    assert code == 1 and out["n_intersecting"] == 1
+    assert code == 1 and out["n_colliding"] == 1
     assert [r["depth"] for r in rows] == p.depth.tolist()
     assert rows[0]["direction"] == p.direction[0].tolist() and rows[1]["direction"] is None  # NaN: no direction
     assert [r["exact"] for r in rows] == p.exact.tolist() and [r["method"] for r in rows] == list(p.method)
     assert abs(rows[0]["depth"] - 0.15) < 1e-12 and rows[1]["depth"] == 0.0
     # b inside a: the surfaces do not meet (exit 0), yet the hulls overlap by a depth
-    assert rows[2]["intersecting"] is False and rows[2]["depth"] > 0
+    assert rows[2]["colliding"] is False and rows[2]["depth"] > 0
     assert main(["penetration", a, b, "--pose-b", "3,0,0"]) == 0
     assert main(["penetration", a, b, "--pose-b", "0.6,0,0", "--method", "sampled"]) == 1
     assert "penetration depth" in capsys.readouterr().out
@@ -195,14 +195,14 @@ def test_render_two_meshes(stl_pair, meshes, tmp_path, capsys):
     assert main(["render", a, b, "--pose-b", "2,0,0.3", "-o", str(apart), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     d = ck.distance(*meshes, None, ck.translation([2, 0, 0.3]))
-    assert out["intersecting"] is False and out["pairs"] == 0
+    assert out["colliding"] is False and out["pairs"] == 0
     assert out["distance"] == float(d.distance) and out["point_b"] == d.point_b.tolist()
     assert apart.read_bytes()[:4] == b"\x89PNG"
     assert _pixels(apart, lambda r, g, b: (b > 0.7) & (r < 0.3) & (g < 0.5)) > 10  # the blue segment
     cut = tmp_path / "cut.png"
     assert main(["render", a, b, "--pose-b", "0.6,0,0", "-o", str(cut), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["intersecting"] is True and out["pairs"] == len(ck.contacts(*meshes, None, ck.translation([0.6, 0, 0])))
+    assert out["colliding"] is True and out["pairs"] == len(ck.contacts(*meshes, None, ck.translation([0.6, 0, 0])))
     assert _pixels(cut, lambda r, g, b: (r > 0.6) & (g < 0.2) & (b < 0.2)) > 20  # red triangles
     assert _pixels(cut, lambda r, g, b: (b > 0.7) & (r < 0.3) & (g < 0.5)) == 0  # no segment
 

@@ -115,7 +115,7 @@ def test_convex_mesh_per_call_paths_equal_the_batch():
                 assert np.array_equal(call(ck.contacts, poses[k]).pairs(0), c.pairs(k))
                 tk = ck.time_of_impact(*pair, None, None, poses[k], ends[k]) if not flip else ck.time_of_impact(
                     *pair, poses[k], ends[k], None, None)
-                assert (tk.hit, tk.t, tk.face_a, tk.face_b) == (t.hit[k], t.t[k], t.face_a[k], t.face_b[k])
+                assert (tk.colliding, tk.t, tk.face_a, tk.face_b) == (t.colliding[k], t.t[k], t.face_a[k], t.face_b[k])
                 zero_seen += one.distance == 0.0 and len(c.pairs(k)) == 0  # held inside: 0 without pairs
     assert zero_seen > 0
 
@@ -137,7 +137,7 @@ def test_convex_convex_distance_per_call_equals_the_batch_rows():
                     assert one.distance == batch.distance[k] or (np.isinf(one.distance) and np.isinf(batch.distance[k]))
                     np.testing.assert_array_equal(one.point_a, batch.point_a[k])
                     np.testing.assert_array_equal(one.point_b, batch.point_b[k])
-                    assert (one.face_a, one.face_b, one.node_pairs, one.tri_pairs) == (-1, -1, 0, 0)
+                    assert (one.face_a, one.face_b, one.node_pairs, one.tri_tests) == (-1, -1, 0, 0)
                     assert not one.point_a.flags.writeable
     assert 0 < int((batch.distance == 0).sum()) < 12  # overlaps and gaps both compared
     far = ck.translation([3e60, 0.0, 0.0])  # outside the band: the prescaled batch path

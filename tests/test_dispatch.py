@@ -36,7 +36,7 @@ from tests.brute import PARALLEL_BATCH
 
 import collisionkit as ck
 import collisionkit.kernels as kernels_pkg
-from collisionkit.strategies import BVH as BVHStrategy
+from collisionkit import Descent
 
 
 def kernel_dispatchers() -> dict[str, CPUDispatcher]:
@@ -144,7 +144,7 @@ def _library_workload() -> None:
     for bv in ("aabb", "obb"):
         for split in ("sah", "median", "mean"):
             a = ck.primitives.box_mesh([1.0, 0.5, 0.25]).with_options(bv=bv, split=split, leaf_size=1)
-            for strategy in ("bvh", BVHStrategy(tri_test="moller")):
+            for strategy in ("descent", Descent(tri_test="moller")):
                 ck.intersects(a, sphere, None, poses[0], strategy=strategy)
                 for threads in (1, 2):
                     ck.intersects(a, sphere, None, poses, threads=threads, strategy=strategy)

@@ -140,7 +140,7 @@ def test_mesh_pickles_with_its_trees_and_read_only_arrays(shapes, monkeypatch):
     def no_build(*args, **kwargs):
         raise AssertionError("a tree was rebuilt after unpickling")
 
-    monkeypatch.setattr(cache, "build_bvh", no_build)
+    monkeypatch.setattr(cache, "build_tree", no_build)
     m = pickle.loads(data)
     assert not m.vertices.flags.writeable and not m.faces.flags.writeable
     with pytest.raises(ValueError):
@@ -212,7 +212,7 @@ def test_world_run_rows(shapes):
     expected = []
     probe = pickle.loads(pickle.dumps(w, protocol=5))
     for f, T in enumerate(F):
-        expected += [[f, i, j] for i, j in probe.step(T).index.tolist()]
+        expected += [[f, i, j] for i, j in probe.step(T).rows.tolist()]
     got = w.run(F)
     assert isinstance(got, ck.world.FramePairs) and got.n_frames == 40
     assert got.rows.tolist() == expected

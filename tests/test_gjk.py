@@ -86,7 +86,7 @@ def test_strategy_gjk_and_stats():
     st = ck.query_stats(a, a, None, poses)
     np.testing.assert_array_equal(st.colliding, base)
     assert (st.bv_tests > 0).all()  # GJK rounds
-    with pytest.raises(ck.UnsupportedPairError):
+    with pytest.raises(ck.UnsupportedOptionError):
         ck.intersects(a.mesh, a.mesh, None, poses, strategy="gjk")
 
 

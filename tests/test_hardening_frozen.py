@@ -115,7 +115,7 @@ def test_world_records_cannot_be_made_writable():
     w.add("b", ck.Sphere(0.5), ck.translation([0.6, 0.0, 0.0]))
     F = np.stack([w.poses] * 4)
     rows = w.run(F)
-    for arr in (rows.frame, rows.a, rows.b, rows.counts):
+    for arr in (rows.frame, rows.object_a, rows.object_b, rows.counts):
         _flip_refused(arr)
 
 

@@ -267,14 +267,14 @@ def test_bvh_is_cached_and_fresh_build_is_not():
 
 def test_lazy_tree_is_built_once_under_concurrent_first_use(monkeypatch):
     calls = []
-    real_build = tree_cache.build_bvh
+    real_build = tree_cache.build_tree
 
     def slow_counting_build(triangles, options):
         calls.append(options)
         time.sleep(0.2)  # widen the window in which other threads ask too
         return real_build(triangles, options)
 
-    monkeypatch.setattr(tree_cache, "build_bvh", slow_counting_build)
+    monkeypatch.setattr(tree_cache, "build_tree", slow_counting_build)
     m = ck.primitives.uv_sphere_mesh(1.0, 12, 24)
     views = [m, m.with_options(leaf_size=4)] * 4  # 8 views, same options, same geometry
     barrier = threading.Barrier(8)
@@ -316,14 +316,14 @@ def test_lazy_tree_is_built_once_under_concurrent_first_use(monkeypatch):
 
 def test_concurrent_first_queries_build_once(monkeypatch):
     calls = []
-    real_build = tree_cache.build_bvh
+    real_build = tree_cache.build_tree
 
     def counting_build(triangles, options):
         calls.append(options)
         time.sleep(0.1)
         return real_build(triangles, options)
 
-    monkeypatch.setattr(tree_cache, "build_bvh", counting_build)
+    monkeypatch.setattr(tree_cache, "build_tree", counting_build)
     a = ck.primitives.torus_mesh(rings=20, segments=10)
     b = ck.primitives.box_mesh([0.5, 0.5, 0.5])
     poses = ck.random_poses(16, radius=1.0, seed=1)

@@ -150,7 +150,7 @@ def test_surface_contacts_agree_across_strategies(name):
     pa, pb = scene(a, b, 0.5, 30, seed=4)
     ref = brute_pairs(a, b, pa, pb)
     expect = {(int(p), int(a.surfaces[i]), int(b.surfaces[j])) for p, i, j in ref}
-    for strategy in ("oaabb", ck.OAABB(use_overlap_box=False), "bvh"):
+    for strategy in ("oaabb", ck.OAABB(use_overlap_box=False), "descent"):
         sc = ck.surface_contacts(a, b, pa, pb, strategy=strategy)
         rows = np.stack([sc.pose_index, sc.surface_a, sc.surface_b], axis=1)
         assert {tuple(map(int, r)) for r in rows} == expect and len(rows) == len(expect)
@@ -170,7 +170,7 @@ def test_surface_labels_are_the_meshes_labels():
     lab = ck.Mesh(box.vertices, box.faces, surfaces=np.arange(12) * 10 + 7)
     sc = ck.surface_contacts(lab, lab, None, ck.translation([0.5, 0.5, 0.5]))
     assert set(sc.surface_a.tolist()) <= set((np.arange(12) * 10 + 7).tolist())
-    ref = ck.surface_contacts(lab, lab, None, ck.translation([0.5, 0.5, 0.5]), strategy="bvh")
+    ref = ck.surface_contacts(lab, lab, None, ck.translation([0.5, 0.5, 0.5]), strategy="descent")
     assert np.array_equal(sc.surface_a, ref.surface_a) and np.array_equal(sc.surface_b, ref.surface_b)
     assert sc.pairs(0).shape == (len(sc), 2)
 
@@ -197,7 +197,7 @@ def test_counters_and_node_visits():
     with pytest.raises(ValueError):
         ck.node_visits(a, b, mode="everything")
     with pytest.raises(ValueError):
-        ck.node_visits(a, b, strategy="bvh")
+        ck.node_visits(a, b, strategy="descent")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from tests.brute import PARALLEL_BATCH, rows_of
 
 import collisionkit as ck
 from collisionkit import InvalidPoseError
-from collisionkit.strategies import BVH as BVHStrategy
+from collisionkit import Descent
 
 BOX = ck.primitives.box_mesh([1.0, 1.0, 1.0])
 SPHERE = ck.primitives.uv_sphere_mesh(0.5, 6, 10)
@@ -219,7 +219,7 @@ def test_pose_arrays_are_not_modified():
 
 
 @pytest.mark.parametrize(
-    "strategy", ["bvh", BVHStrategy(), BVHStrategy(tri_test="guigue"), BVHStrategy(tri_test="moller")]
+    "strategy", ["descent", Descent(), Descent(tri_test="guigue"), Descent(tri_test="moller")]
 )
 def test_strategies_are_accepted(strategy):
     P = poses(10)
@@ -240,9 +240,9 @@ def test_unknown_strategy_names_raise(name):
 
 def test_strategy_record_validation():
     with pytest.raises(ValueError):
-        BVHStrategy(tri_test="exact")
+        Descent(tri_test="exact")
     with pytest.raises(ValueError):
-        BVHStrategy(tri_test="Moller")
+        Descent(tri_test="Moller")
     for bad in (3, None, object()):
         with pytest.raises((TypeError, ValueError)):
             ck.contacts(BOX, SPHERE, strategy=bad)

@@ -19,7 +19,7 @@ from tests.brute import (
 )
 
 import collisionkit as ck
-from collisionkit.strategies import BVH as BVHStrategy
+from collisionkit import Descent
 
 # (mesh a, mesh b, radius factor for ~half colliding, poses); sizes keep brute force fast.
 REAL_PAIRS = [
@@ -134,8 +134,8 @@ def test_identical_rows_for_every_tree_thread_and_strategy(pb_mesh, which):
         ma, mb = a.with_options(opts), b.with_options(opts_b)
         for threads in (1, 2, None):
             assert_matches_brute(ma, mb, pose_a, pose_b, expected, threads=threads)
-        assert_matches_brute(ma, mb, pose_a, pose_b, expected, strategy=BVHStrategy(tri_test="guigue"))
-        assert_matches_brute(ma, mb, pose_a, pose_b, expected, strategy="bvh", threads=2)
+        assert_matches_brute(ma, mb, pose_a, pose_b, expected, strategy=Descent(tri_test="guigue"))
+        assert_matches_brute(ma, mb, pose_a, pose_b, expected, strategy="descent", threads=2)
         hits = ck.intersects(ma, mb, pose_a, pose_b, threads=2)
         assert np.array_equal(hits, counts_of(expected, N) > 0), f"intersects differs for {opts}/{opts_b}"
 
@@ -351,7 +351,7 @@ def test_special_triangle_pairs(ta, tb, expected):
         assert len(ck.contacts(a, b, pose, pose)) == int(expected)
         small_ints = all(float(x).is_integer() and abs(x) <= 32 for x in np.ravel(ta + tb))
         for tri_test in ("guigue", "moller") if small_ints else ("guigue",):  # Moller: exact on small ints
-            assert ck.intersects(a, b, pose, pose, strategy=BVHStrategy(tri_test=tri_test)) is expected
+            assert ck.intersects(a, b, pose, pose, strategy=Descent(tri_test=tri_test)) is expected
 
 
 def test_degenerate_triangles_in_meshes_match_rational_reference():
@@ -481,7 +481,7 @@ def test_single_pose_contacts_path_equals_batch_path(pb_mesh, monkeypatch):
     seen_truncated = seen_big = seen_big_cap = False
     for a, b, pb in cases:
         for mode, cap in [("all", None), ("first", None), ("all", 3), ("all", 1), ("all", 20)]:
-            for strat in ["bvh", BVHStrategy(tri_test="moller")]:
+            for strat in ["descent", Descent(tri_test="moller")]:
                 batch = ck.contacts(a, b, None, pb, mode=mode, max_pairs=cap, strategy=strat)
                 for i in range(len(pb)):
                     one = ck.contacts(a, b, None, pb[i], mode=mode, max_pairs=cap, strategy=strat)

@@ -122,8 +122,8 @@ def q_time_of_impact(a, b, pa, pb, ref):
         eb[0, 3] += 4.0
         got = ck.time_of_impact(a, b, pa[k], pa[k], sb, eb)
         want = ck.time_of_impact(ref[0], ref[1], pa[k], pa[k], sb, eb)
-        assert got.hit == want.hit
-        if want.hit:
+        assert got.colliding == want.colliding
+        if want.colliding:
             # both stop within tolerance of first contact and never after it: equal to 1e-6 of the motion
             assert abs(got.t - want.t) < 1e-6, (got.t, want.t)
             d = ck.distance(a, b, got.pose_a, got.pose_b).distance
@@ -207,7 +207,7 @@ def _answer(query, a, b):
     if query == "time_of_impact":
         # b sweeps through a: a hit, at a time when b has not yet passed a's centre
         r = ck.time_of_impact(a, b, None, None, ck.translation([-3.0, 0, 0]), ck.translation([3.0, 0, 0]))
-        assert r.hit and 0.0 < r.t < 0.5
+        assert r.colliding and 0.0 < r.t < 0.5
         return None
     raise AssertionError(query)
 

@@ -54,7 +54,7 @@ NON_DEFAULT = {
     ("time_of_impact", "threads"): 1,
     ("surface_contacts", "mode"): "first",
     ("surface_contacts", "triangles"): True,
-    ("surface_contacts", "strategy"): "bvh",
+    ("surface_contacts", "strategy"): "descent",
     ("surface_contacts", "threads"): 1,
     ("node_visits", "mode"): "any",
     ("node_visits", "strategy"): ck.OAABB(use_overlap_box=False),

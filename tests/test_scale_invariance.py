@@ -211,12 +211,12 @@ def test_classify_labels_and_distances_scale():
 def test_time_of_impact_t_is_scale_free():
     starts = (pose(0.0, [0, 0, 1], [4.0, 0.5, 0.0]), pose(0.0, [0, 0, 1], [-4.0, 0.25, 0.0]))
     ref = ck.time_of_impact(BALL, TORUS, PA, PA, *starts, motion="screw")
-    assert ref.hit and 0.0 < ref.t < 1.0
+    assert ref.colliding and 0.0 < ref.t < 1.0
     for k in KS:
         r = ck.time_of_impact(
             scaled(BALL, k), scaled(TORUS, k), sp(PA, k), sp(PA, k), sp(starts[0], k), sp(starts[1], k), motion="screw"
         )
-        assert (r.hit, r.t, r.iterations) == (ref.hit, ref.t, ref.iterations)
+        assert (r.colliding, r.t, r.iterations) == (ref.colliding, ref.t, ref.iterations)
         assert r.distance == math.ldexp(ref.distance, k)
         assert np.array_equal(r.pose_b, sp(ref.pose_b, k))
 
@@ -233,11 +233,11 @@ def test_batched_time_of_impact_prescales_each_motion_for_itself():
     assert batch.t.shape == (len(ks),)
     for i in range(len(ks)):
         one = ck.time_of_impact(a, b, sa[i], sa[i], sb[i], eb[i], motion="screw")
-        assert (one.hit, one.t, one.iterations, one.face_a, one.face_b) == (
-            bool(batch.hit[i]), float(batch.t[i]), int(batch.iterations[i]), int(batch.face_a[i]), int(batch.face_b[i]),
+        assert (one.colliding, one.t, one.iterations, one.face_a, one.face_b) == (
+            bool(batch.colliding[i]), float(batch.t[i]), int(batch.iterations[i]), int(batch.face_a[i]), int(batch.face_b[i]),
         )  # fmt: skip
         assert one.distance == batch.distance[i] and np.array_equal(one.pose_b, batch.pose_b[i])
-    assert batch.hit[0] and batch.t[0] == batch.t[4]
+    assert batch.colliding[0] and batch.t[0] == batch.t[4]
 
 
 def test_missed_time_of_impact_at_1e_200_does_not_raise():
@@ -246,11 +246,11 @@ def test_missed_time_of_impact_at_1e_200_does_not_raise():
     r = ck.time_of_impact(
         box, box, None, None, ck.translation([3e-200, 3e-200, 0.0]), ck.translation([-3e-200, 3e-200, 0.0])
     )
-    assert not r.hit and r.t == 1.0
+    assert not r.colliding and r.t == 1.0
     hit = ck.time_of_impact(
         box, box, None, None, ck.translation([3e-200, 0.0, 0.0]), ck.translation([-3e-200, 0.0, 0.0])
     )
-    assert hit.hit and hit.t == pytest.approx(1.0 / 3.0, rel=1e-5)
+    assert hit.colliding and hit.t == pytest.approx(1.0 / 3.0, rel=1e-5)
 
 
 # --- the full sweep ---------------------------------------------------------------------------
@@ -271,4 +271,4 @@ def test_full_sweep_of_scales_every_query():
         c = ck.classify(box, ball, sp(PA, k), sp(np.stack([PB_APART, PB_OVERLAP]), k))
         assert c.labels.tolist() == ref_c.labels.tolist()
         r = ck.time_of_impact(ball, torus, sp(PA, k), sp(PA, k), sp(starts[0], k), sp(starts[1], k))
-        assert (r.hit, r.t) == (ref_t.hit, ref_t.t)
+        assert (r.colliding, r.t) == (ref_t.colliding, ref_t.t)

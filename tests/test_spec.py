@@ -42,7 +42,7 @@ def _probe_distance(req):
         face_a=np.full(n, -1) if req.batched else -1,
         face_b=np.full(n, -1) if req.batched else -1,
         node_pairs=np.zeros(n, np.int64) if req.batched else 0,
-        tri_pairs=np.zeros(n, np.int64) if req.batched else 0,
+        tri_tests=np.zeros(n, np.int64) if req.batched else 0,
     )
 
 
@@ -151,7 +151,7 @@ class Recorder:
 
     def run(self, req):
         CALLS.append(req.n)
-        return descent.run(req._replace(strategy=ck.strategies.BVH()))
+        return descent.run(req._replace(strategy=ck.Descent()))
 
 
 @pytest.fixture
@@ -170,7 +170,7 @@ def test_every_strategy_declares_what_it_serves():
     for name in ck.strategies.names():
         caps = capabilities(ck.strategies.resolve(name))
         assert caps.walks in ("surfaces", "solids") and caps.pairs and "intersects" in caps.questions, name
-    assert capabilities(ck.strategies.resolve("bvh")).on_solids == "gjk"
+    assert capabilities(ck.strategies.resolve("descent")).on_solids == "gjk"
     assert capabilities(ck.strategies.resolve("oaabb")).counts_visits
 
 

@@ -38,7 +38,7 @@ def test_motion_endpoints():
 
 def test_head_on_boxes():
     r = ck.time_of_impact(BOX, BOX, None, None, ck.translation([3, 0, 0]), ck.translation([-3, 0, 0]))
-    assert r.hit and r.converged
+    assert r.colliding and r.converged
     assert r.t <= 1.0 / 3.0 and r.t == pytest.approx(1.0 / 3.0, abs=1e-6)
     assert r.distance <= 1e-6 * 2 * math.sqrt(0.75) + 1e-15
     assert BOX.triangles[r.face_a][:, 0].max() == 0.5  # a face touching x = 0.5 (ties are allowed)
@@ -47,9 +47,9 @@ def test_head_on_boxes():
 
 def test_miss_and_start_in_contact():
     r = ck.time_of_impact(BOX, BOX, None, None, ck.translation([3, 2, 0]), ck.translation([-3, 2, 0]))
-    assert not r.hit and r.t == 1.0 and r.face_a == -1
+    assert not r.colliding and r.t == 1.0 and r.face_a == -1
     r = ck.time_of_impact(BOX, BOX, None, None, ck.translation([0.5, 0, 0]), ck.translation([3, 0, 0]))
-    assert r.hit and r.t == 0.0 and r.distance == 0.0
+    assert r.colliding and r.t == 0.0 and r.distance == 0.0
 
 
 def test_tunnelling_through_a_thin_plate():
@@ -57,7 +57,7 @@ def test_tunnelling_through_a_thin_plate():
     start, end = ck.translation([0.3, 0.2, 5.0]), ck.translation([0.3, 0.2, -5.0])
     assert not ck.intersects(PLATE, PEBBLE, None, start) and not ck.intersects(PLATE, PEBBLE, None, end)
     r = ck.time_of_impact(PLATE, PEBBLE, None, None, start, end)
-    assert r.hit
+    assert r.colliding
     true_t = (5.0 - 0.0005 - 0.01) / 10.0  # pebble's lowest point (a pole) meets the plate's top
     assert r.t <= true_t and r.t == pytest.approx(true_t, abs=1e-6)
 
@@ -79,11 +79,11 @@ def test_against_dense_sampling(motion):
         hits = ck.intersects(a, b, poses_at(A0, A1, motion, ts), poses_at(B0, B1, motion, ts))
         first = ts[np.argmax(hits)] if hits.any() else None
         if first is not None:
-            assert r.hit and r.t <= first + 1e-12  # never after a sampled real contact
+            assert r.colliding and r.t <= first + 1e-12  # never after a sampled real contact
             checked += 1
         # no contact before t: every sample before it is disjoint
         assert not hits[ts < r.t].any()
-        if r.hit:
+        if r.colliding:
             Pa = poses_at(A0, A1, motion, [r.t])[0]
             Pb = poses_at(B0, B1, motion, [r.t])[0]
             np.testing.assert_allclose(r.pose_a, Pa, atol=1e-12)
@@ -125,7 +125,7 @@ def test_against_fcl_translation():
         )  # fmt: skip
         res = fcl.ContinuousCollisionResult()
         fcl.continuousCollide(o1, fcl.Transform(), o2, fcl.Transform(end[:3, :3], end[:3, 3]), req, res)
-        assert ours.hit == res.is_collide
+        assert ours.colliding == res.is_collide
         if res.is_collide:
             assert ours.t <= res.time_of_contact + 1e-9
             assert ours.t == pytest.approx(res.time_of_contact, abs=2e-3)
@@ -170,11 +170,11 @@ def test_batch_equals_one_motion_at_a_time(motion):
     spin = ck.rotation([0, 0, 1], 0.4)
     got = ck.time_of_impact(a, BOX, None, spin, start, end, motion=motion)
     assert got.t.shape == (40,) and got.pose_b.shape == (40, 4, 4)
-    assert 5 < int(got.hit.sum()) < 40  # hits and misses both present
+    assert 5 < int(got.colliding.sum()) < 40  # hits and misses both present
     for k in range(40):
         one = ck.time_of_impact(a, BOX, None, spin, start[k], end[k], motion=motion)
-        assert (one.hit, one.t, one.face_a, one.face_b, one.iterations, one.converged) == (
-            bool(got.hit[k]), float(got.t[k]), int(got.face_a[k]), int(got.face_b[k]),
+        assert (one.colliding, one.t, one.face_a, one.face_b, one.iterations, one.converged) == (
+            bool(got.colliding[k]), float(got.t[k]), int(got.face_a[k]), int(got.face_b[k]),
             int(got.iterations[k]), bool(got.converged[k]),
         )  # fmt: skip
         assert one.distance == got.distance[k] or (math.isinf(one.distance) and math.isinf(got.distance[k]))
@@ -187,7 +187,7 @@ def test_batch_equals_one_motion_at_a_time(motion):
 
 def test_single_poses_give_scalars_and_a_batch_of_one_gives_arrays():
     one = ck.time_of_impact(BOX, BOX, None, None, ck.translation([3, 0, 0]), ck.translation([-3, 0, 0]))
-    assert isinstance(one.t, float) and isinstance(one.hit, bool) and one.pose_a.shape == (4, 4)
+    assert isinstance(one.t, float) and isinstance(one.colliding, bool) and one.pose_a.shape == (4, 4)
     batch = ck.time_of_impact(BOX, BOX, None, None, ck.translation([3, 0, 0])[None], ck.translation([-3, 0, 0]))
     assert batch.t.shape == (1,) and batch.t[0] == one.t and batch.pose_a.shape == (1, 4, 4)
 
@@ -214,11 +214,11 @@ def test_single_motion_fast_path_equals_the_registry_path(scale):
             def per(x, row=row):
                 return x if row is None else x[row]
 
-            assert (fast.hit, fast.t, fast.face_a, fast.face_b, fast.iterations, fast.converged) == (
-                per(r.hit), per(r.t), per(r.face_a), per(r.face_b), per(r.iterations), per(r.converged),
+            assert (fast.colliding, fast.t, fast.face_a, fast.face_b, fast.iterations, fast.converged) == (
+                per(r.colliding), per(r.t), per(r.face_a), per(r.face_b), per(r.iterations), per(r.converged),
             )  # fmt: skip
             assert fast.distance == per(r.distance) or (math.isinf(fast.distance) and math.isinf(per(r.distance)))
             np.testing.assert_array_equal(fast.pose_b, per(r.pose_b))
         assert not fast.pose_a.flags.writeable and not fast.pose_b.flags.writeable
-        hits += fast.hit
+        hits += fast.colliding
     assert 0 < hits < 6  # hits and misses both compared

@@ -31,7 +31,7 @@ def check_against_dense(a, b, A0, A1, B0, B1, motion, **kw):
     r = ck.time_of_impact(a, b, A0, A1, B0, B1, motion=motion, **kw)
     first, ts, hits = dense_first(a, b, A0, A1, B0, B1, motion)
     if first is not None:
-        assert r.hit and r.t <= first  # never after a sampled real contact
+        assert r.colliding and r.t <= first  # never after a sampled real contact
     assert not hits[ts < r.t].any()  # nothing touches before t
     return r, first
 
@@ -47,7 +47,7 @@ def test_rotating_bar_hits_a_cube_analytic(motion):
     corners = [(0.05, 0.55), (0.05, 0.65)]
     phi = min(math.atan2(y, x) - math.asin(0.01 / math.hypot(x, y)) for x, y in corners)
     true_t = phi / (math.pi / 2)
-    assert r.hit and r.converged
+    assert r.colliding and r.converged
     assert r.t <= true_t and r.t == pytest.approx(true_t, abs=1e-5)
     assert r.distance <= 1e-6 * (math.sqrt(1 + 2e-4) + math.sqrt(0.03)) + 1e-15
 
@@ -60,7 +60,7 @@ def test_rotation_sweeps_through_a_thin_wall(motion):
     start, end = ck.rotation([0, 0, 1], -80 * math.pi / 180), ck.rotation([0, 0, 1], 80 * math.pi / 180)
     assert not ck.intersects(BAR, wall, start, W) and not ck.intersects(BAR, wall, end, W)
     r, first = check_against_dense(BAR, wall, start, end, W, W, motion)
-    assert first is not None and r.hit
+    assert first is not None and r.colliding
     assert r.t == pytest.approx(first, abs=2.0 / 4000)
 
 
@@ -71,7 +71,7 @@ def test_screw_slide_and_turn_against_dense_sampling():
     A0 = ck.translation([0.0, 0.0, 0.7]) @ ck.rotation([1, 1, 0], 0.3)
     A1 = turn @ A0
     r, first = check_against_dense(CUBE, PLATE, A0, A1, None, None, "screw")
-    assert first is not None and r.hit and r.t == pytest.approx(first, abs=2.0 / 4000)
+    assert first is not None and r.colliding and r.t == pytest.approx(first, abs=2.0 / 4000)
     # the slide is along the screw axis: the pose at t is T0 exp(t xi), checked at t = 1
     np.testing.assert_allclose(poses_at(A0, A1, "screw", [1.0])[0], A1, atol=1e-12)
 
@@ -83,10 +83,10 @@ def test_grazing_pass_over_a_plate(clearance):
     start, end = ck.translation([-3.0, 0.5, h]), ck.translation([3.0, 0.5, h])
     r, first = check_against_dense(PLATE, PEBBLE, None, None, start, end, "linear")
     if clearance > 0:
-        assert not r.hit and r.t == 1.0 and first is None
+        assert not r.colliding and r.t == 1.0 and first is None
     else:
         # touches as it reaches the plate's edge x = -2 (pebble radius 0.01, pole points)
-        assert r.hit and first is not None and r.t <= first
+        assert r.colliding and first is not None and r.t <= first
         assert r.t > (3.0 - 2.0 - 0.011) / 6.0
 
 
@@ -98,7 +98,7 @@ def test_grazing_rotation_barely_misses_and_barely_hits():
     for gap, hit in ((1e-4, False), (-1e-4, True)):
         B = ck.translation([0.0, R + gap + 0.05, 0.0])  # cube's near face at y = R + gap
         r, first = check_against_dense(BAR, CUBE, None, end, B, B, "linear")
-        assert r.hit is hit
+        assert r.colliding is hit
         if hit:
             assert first is not None and r.t <= first
 
@@ -108,20 +108,20 @@ def test_objects_moving_apart_and_start_within_tolerance():
     A1 = ck.translation([-5.0, 0, 0])
     B0 = ck.translation([1.0 + 1e-3, 0, 0])
     r = ck.time_of_impact(CUBE, CUBE, None, A1, B0, ck.translation([5.0, 0, 0]) @ ck.rotation([0, 1, 0], 2.0))
-    assert not r.hit and r.t == 1.0 and r.face_a == -1 and r.distance == math.inf
+    assert not r.colliding and r.t == 1.0 and r.face_a == -1 and r.distance == math.inf
     # 1e-3 apart at the start with tolerance 2e-3: a hit at t = 0 with the exact distance
     B0 = ck.translation([0.1 + 1e-3, 0, 0])
     r = ck.time_of_impact(CUBE, CUBE, None, A1, B0, B0, tolerance=2e-3)
-    assert r.hit and r.t == 0.0 and r.distance == pytest.approx(1e-3, rel=1e-9)
+    assert r.colliding and r.t == 0.0 and r.distance == pytest.approx(1e-3, rel=1e-9)
 
 
 def test_static_and_cap():
     B = ck.translation([3.0, 0, 0])
     r = ck.time_of_impact(CUBE, CUBE, None, None, B, B)
-    assert not r.hit and r.iterations == 1
+    assert not r.colliding and r.iterations == 1
     # a cap of one step: t stays a safe lower bound, the distance is measured there
     r = ck.time_of_impact(CUBE, CUBE, None, None, B, ck.translation([-3.0, 0, 0]), max_iterations=1)
-    assert r.hit and not r.converged and 0.0 <= r.t <= (3.0 - 0.1) / 6.0
+    assert r.colliding and not r.converged and 0.0 <= r.t <= (3.0 - 0.1) / 6.0
     assert r.distance == pytest.approx(ck.distance(CUBE, CUBE, r.pose_a, r.pose_b).distance, rel=1e-12)
 
 
@@ -142,8 +142,8 @@ def test_obb_trees_agree_with_aabb_trees(motion):
         B1 = ck.translation(-0.3 * d + rng.normal(scale=0.02, size=3)) @ ck.rotation(rng.normal(size=3), 2.5)
         r_obb, first = check_against_dense(a_obb, b_obb, A0, A1, B0, B1, motion)
         r_aabb = ck.time_of_impact(duck, CUBE, A0, A1, B0, B1, motion=motion)
-        assert r_obb.hit == r_aabb.hit
-        if r_obb.hit:
+        assert r_obb.colliding == r_aabb.colliding
+        if r_obb.colliding:
             hits += 1
             assert r_obb.t == pytest.approx(r_aabb.t, abs=1e-4)
     assert hits >= 2

@@ -64,9 +64,9 @@ def test_colliding_pairs_equal_pairwise_intersects(meshes, broadphase):
     for k, (s, T) in enumerate(zip(shapes, poses, strict=True)):
         w.add(f"m{k}", s, T)
     for frame in range(4):
-        got = set(map(tuple, w.colliding_pairs().index.tolist()))
+        got = set(map(tuple, w.colliding_pairs().rows.tolist()))
         assert got == pairwise(w), f"frame {frame}"
-        assert got <= set(map(tuple, w.candidate_pairs().index.tolist()))
+        assert got <= set(map(tuple, w.candidate_pairs().rows.tolist()))
         moved = ck.random_poses(len(w), radius=0.1, seed=100 + frame)
         poses = np.einsum("nij,njk->nik", poses, moved)
         w.step(poses) if frame % 2 else w.set_poses(poses)
@@ -96,7 +96,7 @@ def test_colliding_pairs_agree_with_fcl(meshes):
             res = fcl.CollisionResult()
             if fcl.collide(objs[i], objs[j], fcl.CollisionRequest(), res):
                 want.add((i, j))
-    assert set(map(tuple, w.colliding_pairs().index.tolist())) == want
+    assert set(map(tuple, w.colliding_pairs().rows.tolist())) == want
 
 
 @pytest.mark.parametrize("broadphase", ["sap", "tree"])
@@ -106,11 +106,11 @@ def test_contacts_equal_pairwise_contacts(meshes, broadphase):
     for k, (s, T) in enumerate(zip(shapes, poses, strict=True)):
         w.add(f"m{k}", s, T)
     c = w.contacts()
-    assert np.array_equal(c.pairs, w.colliding_pairs().index)
-    assert len(c.pairs) > 0
-    for k, (i, j) in enumerate(c.pairs.tolist()):
+    assert np.array_equal(np.stack([c.object_a, c.object_b], axis=1), w.colliding_pairs().rows)
+    assert len(c.object_a) > 0
+    for k, (i, j) in enumerate(zip(c.object_a.tolist(), c.object_b.tolist(), strict=True)):
         ref = ck.contacts(shapes[i], shapes[j], poses[i], poses[j])
-        assert np.array_equal(c.faces(k), ref.pairs(0))
+        assert np.array_equal(c.pairs(k), ref.pairs(0))
         assert not c.truncated[k]
     capped = w.contacts(max_pairs=2)
     assert np.all(capped.counts <= 2)
@@ -128,7 +128,7 @@ def test_contacts_overflow_rerun():
     c = w.contacts()
     ref = ck.contacts(s, s, None, ck.translation([1e-3, 0, 0]))
     assert len(ref) > 256
-    assert np.array_equal(c.faces(0), ref.pairs(0))
+    assert np.array_equal(c.pairs(0), ref.pairs(0))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -139,11 +139,11 @@ def test_many_pairs_batched_like_single_calls(threads):
     w = ck.World("grid", threads=threads)
     for k in range(150):
         w.add(f"b{k}", box, ck.translation(rng.uniform(0, 6, size=3)))
-    got = set(map(tuple, w.colliding_pairs().index.tolist()))
+    got = set(map(tuple, w.colliding_pairs().rows.tolist()))
     assert len(got) > 64
     assert got == pairwise(w)
     c = w.contacts()
-    assert np.array_equal(c.pairs, w.colliding_pairs().index)
+    assert np.array_equal(np.stack([c.object_a, c.object_b], axis=1), w.colliding_pairs().rows)
 
 
 class Ball:
@@ -199,22 +199,23 @@ def test_filters_are_honoured_by_every_query(broadphase):
     for k in range(6):  # a chain of overlapping boxes: pairs (k, k+1)
         w.add(f"link{k}", box, ck.translation([0.9 * k, 0, 0]))
     full = [(k, k + 1) for k in range(5)]
-    assert w.colliding_pairs().index.tolist() == [list(p) for p in full]
+    assert w.colliding_pairs().rows.tolist() == [list(p) for p in full]
     w.exclude("link0", "link1")
     w.exclude_pairs([("link3", "link2")])
     assert w.excluded_pairs() == [("link0", "link1"), ("link2", "link3")]
     want = [[1, 2], [3, 4], [4, 5]]
     for q in (w.candidate_pairs, w.colliding_pairs):
-        assert q().index.tolist() == want
-    assert w.contacts().pairs.tolist() == want
+        assert q().rows.tolist() == want
+    wc = w.contacts()
+    assert np.stack([wc.object_a, wc.object_b], axis=1).tolist() == want
     m = w.exclusion_matrix()
     assert m[0, 1] and m[1, 0] and m[2, 3] and m.sum() == 4
     # groups and masks: link4 in group 2, which link5 does not accept
     w.set_filter("link4", group=2)
     w.set_filter("link5", mask=1)
-    assert w.colliding_pairs().index.tolist() == [[1, 2], [3, 4]]
+    assert w.colliding_pairs().rows.tolist() == [[1, 2], [3, 4]]
     w.set_filter("link3", mask=0b100)
-    assert w.colliding_pairs().index.tolist() == [[1, 2]]
+    assert w.colliding_pairs().rows.tolist() == [[1, 2]]
     # the matrix round-trips; include undoes an exclusion
     w.set_exclusion_matrix(m)
     assert np.array_equal(w.exclusion_matrix(), m)
@@ -245,7 +246,7 @@ def test_index_order_names_and_removal():
     poses[1, 0, 3] = 0.5  # o2 onto o0
     w.set_poses(poses)
     assert w.colliding_pairs().names == [("o0", "o2")]
-    assert w.colliding_pairs().index.tolist() == [[0, 1]]
+    assert w.colliding_pairs().rows.tolist() == [[0, 1]]
     w.set_poses([ck.translation([1000.0, 0, 0])], names=["o0"])
     assert len(w.colliding_pairs()) == 0
     w.set_pose("o3", w.pose("o2"))
@@ -315,12 +316,12 @@ def test_world_uses_each_meshs_own_build_options(meshes):
     for k, (s, T) in enumerate(zip(shapes, poses, strict=True)):
         w.add(f"m{k}", s, T)
     c = w.contacts()
-    assert set(map(tuple, w.colliding_pairs().index.tolist())) == pairwise(w)
-    assert len(c.pairs) > 0
-    for k, (i, j) in enumerate(c.pairs.tolist()):
+    assert set(map(tuple, w.colliding_pairs().rows.tolist())) == pairwise(w)
+    assert len(c.object_a) > 0
+    for k, (i, j) in enumerate(zip(c.object_a.tolist(), c.object_b.tolist(), strict=True)):
         ref = ck.contacts(shapes[i], shapes[j], poses[i], poses[j])
-        assert np.array_equal(c.faces(k), ref.pairs(0))
-    used = {shapes[i].options.bv for i, _ in c.pairs.tolist()}
+        assert np.array_equal(c.pairs(k), ref.pairs(0))
+    used = {shapes[i].options.bv for i in c.object_a.tolist()}
     assert used <= set(w._pools) and len(used) > 1, "the pairs were not traversed in their meshes' kinds"
     for bv, (_pool, _, bv_code) in w._pools.items():
         assert bv_code == ck.BuildOptions(bv=bv).bv_code

@@ -54,9 +54,9 @@ def test_nearest_pair_equals_brute_force(seed):
     p = w.nearest_pair()
     best, arg = brute_nearest(w)
     assert p.distance == best
-    assert p.index in arg
-    assert p.names == (w.names[p.index[0]], w.names[p.index[1]])
-    i, j = p.index
+    assert (p.object_a, p.object_b) in arg
+    assert p.names == (w.names[p.object_a], w.names[p.object_b])
+    i, j = (p.object_a, p.object_b)
     a, b = w.shape(w.names[i]), w.shape(w.names[j])
     # the points are on the reported faces' objects: their distance is the reported one
     assert np.linalg.norm(p.point_a - p.point_b) == pytest.approx(p.distance, rel=1e-12, abs=1e-15)
@@ -71,15 +71,15 @@ def test_nearest_pair_of_one_object_and_filters():
     for name in ("o0", "o7", "o15"):
         p = w.nearest_pair(name)
         best, arg = brute_nearest(w, name)
-        assert p.distance == best and p.index in arg
-        assert name in p.names and p.index[0] < p.index[1]
+        assert p.distance == best and (p.object_a, p.object_b) in arg
+        assert name in p.names and p.object_a < p.object_b
         # point_a belongs to object index[0]: swapping the arguments keeps it there
         ref = ck.distance(w.shape(p.names[0]), w.shape(p.names[1]), w.pose(p.names[0]), w.pose(p.names[1]), upper_bound=math.inf)
         assert float(ref.distance) == p.distance
     first = w.nearest_pair()
     w.exclude(*first.names)
     second = w.nearest_pair()
-    assert second.index != first.index
+    assert (second.object_a, second.object_b) != (first.object_a, first.object_b)
     assert second.distance == brute_nearest(w)[0] >= first.distance
     w.set_filter(first.names[0], group=2, mask=2)  # now meets nothing
     assert w.nearest_pair().distance == brute_nearest(w)[0]
@@ -108,7 +108,7 @@ def test_nearest_pair_intersecting_is_zero_and_upper_bound():
 def test_nearest_pair_empty_and_single():
     w = ck.World()
     p = w.nearest_pair()
-    assert p.distance == math.inf and p.names is None and p.index == (-1, -1) and p.measured == 0
+    assert p.distance == math.inf and p.names is None and (p.object_a, p.object_b) == (-1, -1) and p.measured == 0
     w.add("only", ck.primitives.box_mesh([1, 1, 1]))
     assert w.nearest_pair().distance == math.inf
     assert w.nearest_pair("only").names is None
@@ -161,7 +161,7 @@ def test_nearest_pair_with_convex_shapes():
     w.add("far", ck.Sphere(0.5), ck.translation([0.0, 9.0, 0.0]))
     p = w.nearest_pair()
     best, arg = brute_nearest(w)
-    assert p.distance == pytest.approx(best, rel=1e-12) and p.index in arg
+    assert p.distance == pytest.approx(best, rel=1e-12) and (p.object_a, p.object_b) in arg
     assert w.nearest_pair("far").distance == pytest.approx(brute_nearest(w, "far")[0], rel=1e-12)
 
 
@@ -189,12 +189,12 @@ def assert_brute(w: ck.World, upper_bound: float = math.inf) -> ck.World:
     old = block_nearest(w, upper_bound)
     assert old[0] == p.distance  # the block scan's answer
     if math.isinf(best):
-        assert p.index == (-1, -1) and p.names is None
+        assert (p.object_a, p.object_b) == (-1, -1) and p.names is None
     else:
-        assert p.index in arg and (old[1], old[2]) in arg
+        assert (p.object_a, p.object_b) in arg and (old[1], old[2]) in arg
         assert p.measured <= p.candidates + 1
     if best == 0.0:  # touching: both report the first touching pair in (i, j) order
-        assert p.index == (old[1], old[2])
+        assert (p.object_a, p.object_b) == (old[1], old[2])
     return w
 
 
@@ -277,9 +277,9 @@ def test_nearest_pair_filters_and_upper_bound_equal_brute_force(seed):
 def test_nearest_pair_two_objects_and_empty_after_removal():
     w = world_of([ck.primitives.box_mesh([1, 1, 1])] * 2, [np.eye(4), ck.translation([3.0, 0.0, 0.0])])
     p = w.nearest_pair()
-    assert (p.index, p.distance) == ((0, 1), 2.0)
+    assert ((p.object_a, p.object_b), p.distance) == ((0, 1), 2.0)
     w.remove("o0")
-    assert w.nearest_pair().distance == math.inf and w.nearest_pair().index == (-1, -1)
+    assert w.nearest_pair().distance == math.inf and (lambda p: (p.object_a, p.object_b))(w.nearest_pair()) == (-1, -1)
     w.remove("o1")
     assert w.nearest_pair().distance == math.inf
 
@@ -356,7 +356,7 @@ def test_nearest_pair_of_20k_separated_boxes_is_not_quadratic():
     for k in range(n):
         w.add(f"b{k}", box, ck.translation(pos[k]))
     p = w.nearest_pair()
-    assert p.index == (a, b) and p.distance == pytest.approx(0.25, abs=1e-12)
+    assert (p.object_a, p.object_b) == (a, b) and p.distance == pytest.approx(0.25, abs=1e-12)
     assert p.candidates <= n and p.measured <= 8
 
 
@@ -391,7 +391,7 @@ def test_nearest_pair_of_a_pile_is_not_quadratic():
     n = 3000
     big = world_of([small] * n, ck.random_poses(n, radius=0.1, seed=5))
     p = big.nearest_pair()
-    assert p.distance == 0.0 and p.index == (0, 1)
+    assert p.distance == 0.0 and (p.object_a, p.object_b) == (0, 1)
     assert p.candidates < 2 * n  # not the ~4.5M pairs of lower bound 0
 
 

@@ -82,7 +82,7 @@ QUERIES = {
     ),
     "time_of_impact": (
         "r1 = ck.time_of_impact(a, b, None, None, translation([4.0, 0, 0]), translation([0.5, 0, 0]))",
-        "assert bool(r1.hit) and 0.0 < float(r1.t) < 1.0",
+        "assert bool(r1.colliding) and 0.0 < float(r1.t) < 1.0",
     ),
     "world": (
         "w = ck.World(); w.add('a', a); w.add('b', b, T); w.add('box', ck.Box([0.5, 0.5, 0.5]), "

@@ -2,7 +2,7 @@
 
 >>> import collisionkit as ck
 >>> a = ck.primitives.box_mesh([1, 1, 1])
->>> ck.intersects(a, a, None, ck.translation([0.9, 0, 0]))
+>>> ck.intersects(a, a, pose_b=ck.translation([0.9, 0, 0]))
 True
 """
 
@@ -13,15 +13,18 @@ _numba.configure()  # numba's cache folder and threading layer, before any kerne
 # isort: on
 
 from . import distributed, strategies  # noqa: E402  (distributed: answers Dask inputs, imports dask only then)
-from .bvh import BVH, bvh_of  # noqa: E402
-from .bvh import build_bvh as _build_bvh_from_triangles  # noqa: E402
+from .bvh import BVH, build_bvh, bvh_of, validate_bvh  # noqa: E402
 from .bvh.refit import refit  # noqa: E402
 from .convex import Box, Capsule, Convex, ConvexShape, Cylinder, Sphere  # noqa: E402
 from .errors import (  # noqa: E402
     CollisionKitError,
+    InvalidBVHError,
     InvalidMeshError,
     InvalidPoseError,
     InvalidRobotError,
+    SceneError,
+    UnsupportedError,
+    UnsupportedOptionError,
     UnsupportedPairError,
     UnsupportedQueryError,
 )
@@ -43,18 +46,15 @@ from .query.toi import time_of_impact  # noqa: E402
 from .render import render_scene  # noqa: E402
 from .robot import Robot  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
+from .strategies import Descent  # noqa: E402  (strategy "descent", the default)
 from .world import World  # noqa: E402
 
 __version__ = "0.1.0"
 
 
-def build_bvh(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
-    """Build a fresh (uncached) hierarchy for ``mesh`` (default: its own options); for timing."""
-    return _build_bvh_from_triangles(mesh.triangles, options or mesh.options)
-
-
 __all__ = [
     "BFS",
+    "Descent",
     "DoubleBox",
     "GJK",
     "BVH",
@@ -69,6 +69,7 @@ __all__ = [
     "ContactGeometry",
     "Contacts",
     "Distance",
+    "InvalidBVHError",
     "InvalidMeshError",
     "InvalidPoseError",
     "InvalidRobotError",
@@ -78,9 +79,12 @@ __all__ = [
     "NodeVisits",
     "OAABB",
     "Robot",
+    "SceneError",
     "SurfaceContacts",
     "Stats",
     "TimeOfImpact",
+    "UnsupportedError",
+    "UnsupportedOptionError",
     "UnsupportedPairError",
     "UnsupportedQueryError",
     "World",
@@ -108,4 +112,5 @@ __all__ = [
     "threading_layer",
     "time_of_impact",
     "translation",
+    "validate_bvh",
 ]

@@ -30,7 +30,7 @@ import numpy as np
 
 from .bvh import bvh_of, choose_volume, pair_volume
 from .bvh.quality import UnitCosts, tree_quality, unit_costs
-from .bvh.tree import build_bvh
+from .bvh.tree import build_tree
 from .constants import BUILDS, BV_KINDS, SPLIT_RULES
 from .geometry.mesh import Mesh
 from .geometry.transforms import random_poses
@@ -158,16 +158,16 @@ def evaluate(
     builds = builds or list(BUILDS)
     dyn, static, factor = make_poses(a, b, n_poses, seed)
     colliding = float(np.mean(intersects(a, b, None, dyn, threads=1)))
-    costs = all_unit_costs({bv: build_bvh(a.triangles, BuildOptions(bv=bv)) for bv in kinds})
+    costs = all_unit_costs({bv: build_tree(a.triangles, BuildOptions(bv=bv)) for bv in kinds})
     rows: list[Row] = []
     combos = [(bv, sp, "topdown") for bv in kinds for sp in splits]
     combos += [(bv, "sah", bd) for bv in kinds for bd in builds if bd != "topdown"]
     for bv, split, build in combos:
         opts = BuildOptions(bv=bv, split=split, build=build)
-        build_bvh(a.triangles[:8], opts)  # compile (or load) the build kernels outside the timing
+        build_tree(a.triangles[:8], opts)  # compile (or load) the build kernels outside the timing
         # fresh trees (timed), then meshes that use them
         t0 = time.perf_counter()
-        tree_a = build_bvh(a.triangles, opts)
+        tree_a = build_tree(a.triangles, opts)
         build_s = time.perf_counter() - t0
         ma = Mesh(a.vertices, a.faces, options=opts)
         mb = Mesh(b.vertices, b.faces, options=opts)

@@ -262,7 +262,7 @@ def cmd_contacts(args: argparse.Namespace) -> int:
     rows = np.stack([c.pose_index, c.face_a, c.face_b], axis=1)
     data = {
         "a": args.a, "b": args.b, "counts": np.atleast_1d(c.counts), "truncated": np.atleast_1d(c.truncated),
-        "pairs": [{"pose": int(p), "face_a": int(fa), "face_b": int(fb)} for p, fa, fb in rows],
+        "pairs": [{"pose_index": int(p), "face_a": int(fa), "face_b": int(fb)} for p, fa, fb in rows],
     }  # fmt: skip
 
     def text() -> str:
@@ -270,7 +270,7 @@ def cmd_contacts(args: argparse.Namespace) -> int:
         if np.any(c.truncated):
             head += f" (capped at {args.max_pairs} per pose)"
         shown = rows[: args.show]
-        body = table([list(r) for r in shown], ["pose", "face_a", "face_b"]) if len(shown) else ""
+        body = table([list(r) for r in shown], ["pose_index", "face_a", "face_b"]) if len(shown) else ""
         more = f"\n... {len(rows) - len(shown)} more (--show N or --json for all)" if len(rows) > len(shown) else ""
         return head + ("\n" + body if body else "") + more
 
@@ -295,7 +295,7 @@ def distance_rows(d: Any) -> list[dict[str, Any]]:
     pa, pb = np.asarray(d.point_a).reshape(-1, 3), np.asarray(d.point_b).reshape(-1, 3)
     fa, fb = np.atleast_1d(d.face_a), np.atleast_1d(d.face_b)
     return [
-        {"pose": k, "distance": float(dist[k]), "intersecting": bool(dist[k] == 0.0), "point_a": _vec(pa[k]),
+        {"pose_index": k, "distance": float(dist[k]), "colliding": bool(dist[k] == 0.0), "point_a": _vec(pa[k]),
          "point_b": _vec(pb[k]), "face_a": int(fa[k]), "face_b": int(fb[k])}
         for k in range(dist.size)
     ]  # fmt: skip
@@ -308,7 +308,7 @@ def penetration_rows(p: Any, hit: np.ndarray) -> list[dict[str, Any]]:
     exact, err = np.atleast_1d(p.exact), np.atleast_1d(np.asarray(p.error_bound, dtype=np.float64))
     method = np.broadcast_to(np.asarray(p.method), depth.shape)
     return [
-        {"pose": k, "depth": float(depth[k]), "direction": _vec(direction[k]), "intersecting": bool(hit[k]),
+        {"pose_index": k, "depth": float(depth[k]), "direction": _vec(direction[k]), "colliding": bool(hit[k]),
          "exact": bool(exact[k]), "error_bound": float(err[k]) if np.isfinite(err[k]) else None, "method": str(method[k])}
         for k in range(depth.size)
     ]  # fmt: skip
@@ -319,7 +319,7 @@ def classify_rows(c: Any) -> list[dict[str, Any]]:
     labels, dist = np.atleast_1d(c.labels), np.atleast_1d(np.asarray(c.distance, dtype=np.float64))
     a_in_b, b_in_a = np.atleast_1d(c.a_inside_b), np.atleast_1d(c.b_inside_a)
     return [
-        {"pose": k, "label": str(labels[k]), "distance": float(dist[k]), "a_inside_b": bool(a_in_b[k]),
+        {"pose_index": k, "label": str(labels[k]), "distance": float(dist[k]), "a_inside_b": bool(a_in_b[k]),
          "b_inside_a": bool(b_in_a[k])}
         for k in range(labels.size)
     ]  # fmt: skip
@@ -354,18 +354,18 @@ def cmd_distance(args: argparse.Namespace) -> int:
 
     a, b, pa, pb = _pair_inputs(args)
     rows = distance_rows(ask_spec("distance", distance, args, a, b, pa, pb))
-    n_hit = sum(r["intersecting"] for r in rows)
-    data = {"a": args.a, "b": args.b, "poses": len(rows), "n_intersecting": n_hit, "results": rows}
+    n_hit = sum(r["colliding"] for r in rows)
+    data = {"a": args.a, "b": args.b, "poses": len(rows), "n_colliding": n_hit, "results": rows}
 
     def text() -> str:
         if len(rows) == 1:
             r = rows[0]
-            state = "surfaces INTERSECT" if r["intersecting"] else "apart"
+            state = "surfaces INTERSECT" if r["colliding"] else "apart"
             return (f"{args.a} vs {args.b}: distance {_num(r['distance'])} ({state})\n"
                     f"  closest point on a: {_point(r['point_a'])} (face {r['face_a']})\n"
                     f"  closest point on b: {_point(r['point_b'])} (face {r['face_b']})")  # fmt: skip
         head = f"{args.a} vs {args.b}: {len(rows)} poses, {n_hit} with intersecting surfaces, min distance {_num(min((r['distance'] for r in rows), default=None))}"
-        return _per_pose_text(args, head, rows, ["pose", "distance", "face_a", "face_b", "point_a", "point_b"])
+        return _per_pose_text(args, head, rows, ["pose_index", "distance", "face_a", "face_b", "point_a", "point_b"])
 
     emit(args, data, text)
     return EXIT_COLLISION if n_hit else EXIT_CLEAR
@@ -379,17 +379,17 @@ def cmd_penetration(args: argparse.Namespace) -> int:
     hit = np.atleast_1d(np.asarray(intersects(a, b, pa, pb)))  # the exit code: do the surfaces meet?
     rows = penetration_rows(ask_spec("penetration", penetration, args, a, b, pa, pb), hit)
     n_hit = int(hit.sum())
-    data = {"a": args.a, "b": args.b, "poses": len(rows), "n_intersecting": n_hit, "results": rows}
+    data = {"a": args.a, "b": args.b, "poses": len(rows), "n_colliding": n_hit, "results": rows}
 
     def text() -> str:
         if len(rows) == 1:
             r = rows[0]
-            state = "surfaces INTERSECT" if r["intersecting"] else "surfaces apart"
+            state = "surfaces INTERSECT" if r["colliding"] else "surfaces apart"
             how = "exact" if r["exact"] else f"upper bound, {r['method']} directions"
             return (f"{args.a} vs {args.b}: penetration depth {_num(r['depth'])} ({state}; {how})\n"
                     f"  direction a -> b: {_point(r['direction'])}")  # fmt: skip
         head = f"{args.a} vs {args.b}: {len(rows)} poses, {n_hit} with intersecting surfaces, max depth {_num(max((r['depth'] for r in rows), default=None))}"
-        return _per_pose_text(args, head, rows, ["pose", "depth", "direction", "exact", "method"])
+        return _per_pose_text(args, head, rows, ["pose_index", "depth", "direction", "exact", "method"])
 
     emit(args, data, text)
     return EXIT_COLLISION if n_hit else EXIT_CLEAR
@@ -409,7 +409,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
             inside = " (a inside b)" if r["a_inside_b"] else " (b inside a)" if r["b_inside_a"] else ""
             return f"{args.a} vs {args.b}: {r['label'].upper()}{inside}, distance {_num(r['distance'])}"
         head = f"{args.a} vs {args.b}: {len(rows)} poses: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)
-        return _per_pose_text(args, head, rows, ["pose", "label", "distance", "a_inside_b", "b_inside_a"])
+        return _per_pose_text(args, head, rows, ["pose_index", "label", "distance", "a_inside_b", "b_inside_a"])
 
     emit(args, data, text)
     return EXIT_COLLISION if counts["penetrating"] or counts["contained"] else EXIT_CLEAR
@@ -624,14 +624,14 @@ def _sweep_run(args: argparse.Namespace, mode: str, progress: bool) -> tuple[dic
             world = load_scene(args.scene).world(args.broadphase, robots=False)
         Q = lazy_npy(args.input, args.chunk, (robot.dof,), "configurations")
         (hit,) = _sweep_compute([robot.check(Q, world, self_collision=not args.no_self)], progress)
-        return {"index": np.arange(int(Q.shape[0])), "colliding": hit}, hit, int(Q.shape[0])
+        return {"configuration": np.arange(int(Q.shape[0])), "colliding": hit}, hit, int(Q.shape[0])
     from .scene import load_scene
 
     world = load_scene(args.scene).world(args.broadphase)
     F = lazy_npy(args.input, args.chunk, (len(world), 4, 4), "frames")
     rows = world.run(F)
-    frame, a, b, counts = _sweep_compute([rows.frame, rows.a, rows.b, rows.counts], progress)
-    return {"frame": frame, "a": a, "b": b}, counts > 0, int(F.shape[0])
+    frame, a, b, counts = _sweep_compute([rows.frame, rows.object_a, rows.object_b, rows.counts], progress)
+    return {"frame": frame, "object_a": a, "object_b": b}, counts > 0, int(F.shape[0])
 
 
 def _write_columns(path: str, columns: dict[str, np.ndarray]) -> None:
@@ -646,7 +646,7 @@ def _write_columns(path: str, columns: dict[str, np.ndarray]) -> None:
             raise CliError(f"--output: writing parquet needs pyarrow: {one_line(exc)}") from None
         return
     names = list(columns)
-    if names[0] in ("index", "pose_index") and names[1:] in (["colliding"], ["distance", "face_a", "face_b"]):
+    if names[0] in ("configuration", "pose_index") and names[1:] in (["colliding"], ["distance", "face_a", "face_b"]):
         data = columns[names[1]]  # the per-item answer; the index is its position
     else:
         data = np.stack([np.asarray(columns[n], dtype=np.int64) for n in names], axis=1)
@@ -684,7 +684,7 @@ def _render_pair(args: argparse.Namespace) -> int:
     pb = None if pb is None else pb.reshape(4, 4)
     a, b = _pair_meshes(args)
     c = contacts(a, b, pa, pb)
-    info: dict[str, Any] = {"intersecting": len(c) > 0, "pairs": len(c)}
+    info: dict[str, Any] = {"colliding": len(c) > 0, "pairs": len(c)}
     if len(c):
         highlight = {0: np.unique(c.face_a).tolist(), 1: np.unique(c.face_b).tolist()}
         segments = None
@@ -746,7 +746,7 @@ def _render_scene(args: argparse.Namespace) -> int:
 def _world_contact_faces(contacts: Any):
     """((name_a, name_b), (faces of a, faces of b)) per colliding mesh pair of World.contacts()."""
     for k, (a, b) in enumerate(contacts.names):
-        c = contacts.faces(k)
+        c = contacts.pairs(k)
         yield (a, b), (c[:, 0].tolist(), c[:, 1].tolist())
 
 

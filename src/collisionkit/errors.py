@@ -1,6 +1,27 @@
-"""Exceptions raised at the API edge, so that bad input never reaches a kernel."""
+"""Exceptions raised at the API edge, so that bad input never reaches a kernel.
+
+One hierarchy: every error collisionkit raises on purpose subclasses ``CollisionKitError``
+and the standard-library error that fits it (``ValueError`` for a bad value, ``TypeError``
+for shapes no query takes), so ``except ValueError`` keeps working beside
+``except collisionkit.CollisionKitError``. All of them are exported from ``collisionkit``.
+
+::
+
+    CollisionKitError
+    ├── InvalidMeshError (ValueError)
+    ├── InvalidPoseError (ValueError)
+    ├── InvalidRobotError (ValueError)
+    ├── InvalidBVHError (ValueError)
+    ├── SceneError (ValueError)
+    └── UnsupportedError
+        ├── UnsupportedPairError (TypeError)
+        │   └── UnsupportedQueryError
+        └── UnsupportedOptionError (ValueError)
+"""
 
 from __future__ import annotations
+
+import os
 
 
 class CollisionKitError(Exception):
@@ -33,8 +54,38 @@ class InvalidRobotError(CollisionKitError, ValueError):
     the file and the joint)."""
 
 
-class UnsupportedPairError(CollisionKitError, TypeError):
-    """No query is implemented for this combination of shapes or strategy."""
+class InvalidBVHError(CollisionKitError, ValueError):
+    """A hierarchy's arrays break an invariant ``validate_bvh`` checks (the message names it)."""
+
+
+class SceneError(CollisionKitError, ValueError):
+    """A scene or trajectory file that cannot be used; names the file and line."""
+
+    def __init__(self, path: str | os.PathLike[str], line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {message}")
+
+    def __reduce__(self) -> tuple:
+        # NOTE: rebuilt from the finished message (path and line already in it)
+        return (_scene_error, (self.path, self.line, str(self)))
+
+
+def _scene_error(path: str, line: int | None, text: str) -> SceneError:
+    err = SceneError(path, line, "")
+    err.args = (text,)
+    return err
+
+
+class UnsupportedError(CollisionKitError):
+    """A combination collisionkit does not answer: shapes no query takes, a query that has
+    no answer for two shape kinds, or an option the answering handler does not act on."""
+
+
+class UnsupportedPairError(UnsupportedError, TypeError):
+    """No query is implemented for this combination of shape kinds (an argument that is not
+    a shape collisionkit knows)."""
 
 
 class UnsupportedQueryError(UnsupportedPairError):
@@ -44,9 +95,16 @@ class UnsupportedQueryError(UnsupportedPairError):
     """
 
 
-class UnsupportedOptionError(CollisionKitError, ValueError):
-    """An option was set that the handler answering this query for these shapes does not act on.
+class UnsupportedOptionError(UnsupportedError, ValueError):
+    """An option was set that the handler answering this query for these shapes does not act
+    on (a strategy that does not walk these shapes included).
 
     Raised instead of ignoring the option; the message names it and lists the
     options that pair does support (``query/registry.py``).
     """
+
+
+__all__ = [
+    "CollisionKitError", "InvalidBVHError", "InvalidMeshError", "InvalidPoseError", "InvalidRobotError", "SceneError",
+    "UnsupportedError", "UnsupportedOptionError", "UnsupportedPairError", "UnsupportedQueryError",
+]  # fmt: skip

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import CollisionKitError
+from .errors import CollisionKitError, SceneError
 from .geometry.transforms import pose_from
 
 #: Keys that name an object's shape; exactly one per object.
@@ -65,16 +65,6 @@ MAX_NODES = 1_000_000
 
 #: Longest rendering of a bad value in an error message.
 _SHOW = 60
-
-
-class SceneError(CollisionKitError, ValueError):
-    """A scene or trajectory file that cannot be used; names the file and line."""
-
-    def __init__(self, path: str | os.PathLike[str], line: int | None, message: str):
-        self.path = str(path)
-        self.line = line
-        where = f"{self.path}:{line}" if line else self.path
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Strategy records: how a query walks the two shapes.
 
-A strategy is passed by name (``strategy="bvh"``) or as a frozen record
-(``strategy=collisionkit.strategies.BVH(tri_test="moller")``); options never
+A strategy is passed by name (``strategy="descent"``) or as a frozen record
+(``strategy=collisionkit.Descent(tri_test="moller")``); options never
 travel as loose keyword arguments.
 
 Adding a strategy: define a frozen dataclass with a ``run(request)`` method
@@ -10,7 +10,7 @@ the query mode; it returns a ``query.rows.BatchResult``), then
 ``register("name", Record())`` and declare what it serves
 (``query.strategies.declare(Record, Capabilities(...))``) from the module that
 implements it (under ``query/strategies/``), imported by ``query/__init__.py``.
-``BVH`` is the built-in default and has no ``run``: the descent
+``Descent`` is the built-in default and has no ``run``: the descent
 (``query/strategies/descent.py``) answers it.
 """
 
@@ -23,7 +23,7 @@ from .constants import TRI_TESTS
 
 
 @dataclass(frozen=True)
-class BVH:
+class Descent:
     """Simultaneous depth-first descent of the two meshes' hierarchies.
 
     Parameters
@@ -46,10 +46,10 @@ class BVH:
         return TRI_TESTS[self.tri_test]
 
 
-_BY_NAME: dict[str, Any] = {"bvh": BVH()}
-_RECORD_TYPES: list[type] = [BVH]
+_BY_NAME: dict[str, Any] = {"descent": Descent()}
+_RECORD_TYPES: list[type] = [Descent]
 
-#: Any strategy record (BVH or a registered one).
+#: Any strategy record (Descent or a registered one).
 Strategy = Any
 
 

@@ -705,8 +705,8 @@ class CollisionManager:
     def _internal_pairs(self) -> list[tuple[int, int]]:
         """Colliding pairs (i < j, World order): surfaces meet, or one solid holds the other."""
         w = self._world
-        hits = {(int(i), int(j)) for i, j in w.colliding_pairs().index.tolist()}
-        cand = w.candidate_pairs().index
+        hits = {(int(i), int(j)) for i, j in w.colliding_pairs().rows.tolist()}
+        cand = w.candidate_pairs().rows
         if cand.shape[0] > len(hits):
             boxes = w.boxes()
             rest = np.array([p for p in cand.tolist() if (p[0], p[1]) not in hits], dtype=_I64).reshape(-1, 2)

@@ -13,7 +13,7 @@ from ..geometry.mesh import Mesh
 from ..options import AUTO_BV, BuildOptions
 from .auto import _KEY as _CHOICE
 from .auto import choose_volume
-from .tree import BVH, build_bvh
+from .tree import BVH, build_tree
 
 
 def bvh_of(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
@@ -29,7 +29,7 @@ def bvh_of(mesh: Mesh, options: BuildOptions | None = None) -> BVH:
     opts = options or mesh.options
     if opts.bv == AUTO_BV:
         opts = replace(opts, bv=choose_volume(mesh).bv)
-    return mesh.cached(("bvh", opts), lambda: build_bvh(mesh.triangles, opts))
+    return mesh.cached(("bvh", opts), lambda: build_tree(mesh.triangles, opts))
 
 
 def tree_for(mesh: Mesh, bv: str) -> BVH:

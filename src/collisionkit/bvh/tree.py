@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..constants import BUILD_TOPDOWN, BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG
+from ..errors import InvalidBVHError
 from ..geometry.frozen import immutable
 from ..kernels.build.bottomup import build_clustered_tree
 from ..kernels.build.topdown import build_binary_tree, max_abs_coordinate
@@ -42,8 +43,9 @@ class BVHArrays(NamedTuple):
 class BVH:
     """A frozen bounding-volume hierarchy over a mesh's triangles.
 
-    Built by :func:`build_bvh` (or lazily, cached, by ``bvh_of(mesh)``). ``arrays`` holds
-    what the kernels read; the properties give read-only views.
+    Built by :func:`build_bvh` (a mesh) or :func:`build_tree` (triangles), or lazily and
+    cached by ``bvh_of(mesh)``. ``arrays`` holds what the kernels read; the properties give
+    read-only views.
     """
 
     __slots__ = ("options", "arrays", "depth", "fanout", "build_seconds", "bv_code", "descent_args")
@@ -91,7 +93,7 @@ class BVH:
         )
 
     def validate(self, triangles: NDArray[np.float64] | None = None) -> None:
-        """Check the tree's invariants; raise AssertionError naming the first broken one.
+        """Check the tree's invariants; raise ``InvalidBVHError`` naming the first broken one.
 
         Every face sits in exactly one leaf; inner nodes point at valid,
         consecutive children; every node volume contains all the triangles of
@@ -108,7 +110,21 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return immutable(a)
 
 
-def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
+def build_bvh(mesh: Any, options: BuildOptions | None = None) -> BVH:
+    """A fresh (uncached) hierarchy of ``mesh`` (a ``collisionkit.Mesh``), with ``options``
+    (default: the mesh's own); for timing and inspection. Queries use the cached tree
+    (``bvh_of``).
+
+    Examples
+    --------
+    >>> import collisionkit as ck
+    >>> ck.build_bvh(ck.primitives.box_mesh([1, 1, 1]), ck.BuildOptions(bv="obb")).options.bv
+    'obb'
+    """
+    return build_tree(mesh.triangles, options or mesh.options)
+
+
+def build_tree(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     """Build a BVH over ``triangles`` (F, 3, 3) float64, F >= 1, face order.
 
     ``options.bv == "auto"`` builds the kind ``bvh.auto`` picks for these triangles (the
@@ -168,30 +184,45 @@ def build_bvh(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     return BVH(options, arrays, int(depth), 2, seconds)
 
 
+def _require(ok: Any, message: str) -> None:
+    """Raise ``InvalidBVHError(message)`` unless ``ok`` (a real check: ``assert`` is gone
+    under ``python -O``)."""
+    if not ok:
+        raise InvalidBVHError(message)
+
+
 def validate_bvh(tree: BVH, triangles: NDArray[np.float64] | None = None) -> None:
+    """Check a tree's invariants; raise ``InvalidBVHError`` naming the first broken one.
+
+    Every face sits in exactly one leaf; inner nodes point at valid, consecutive children;
+    every node volume contains all the triangles of its subtree (within a few units of
+    roundoff of the mesh size, the same slack the traversal allows). ``triangles`` (F, 3, 3)
+    in face order, if given, must match the leaf-order copy.
+    """
     a = tree.arrays
     topo, bv, tris = a.topo, a.bv, a.tris
     n = topo.shape[0]
     F = tris.shape[0]
-    assert n >= 1, "empty tree"
+    _require(n >= 1, "empty tree")
     leaf = (topo[:, 2] & LEAF_FLAG) != 0
     seen = np.zeros(F, np.int64)
     parent_count = np.zeros(n, np.int64)
     for i in range(n):
         first, count = int(topo[i, 0]), int(topo[i, 1])
-        assert count >= 1, f"node {i} has count {count}"
+        _require(count >= 1, f"node {i} has count {count}")
         if leaf[i]:
-            assert 0 <= first and first + count <= F, f"leaf {i} triangle range out of bounds"
+            _require(0 <= first and first + count <= F, f"leaf {i} triangle range out of bounds")
             seen[first : first + count] += 1
         else:
-            assert 0 < first and first + count <= n, f"node {i} child range out of bounds"
+            _require(0 < first and first + count <= n, f"node {i} child range out of bounds")
             parent_count[first : first + count] += 1
-    assert parent_count[0] == 0, "root has a parent"
-    assert np.all(parent_count[1:] == 1), "a node has no parent or several"
-    assert np.all(seen == 1), "a triangle sits in no leaf or in several"
-    assert np.array_equal(np.sort(a.face_ids), np.arange(F)), "leaf order is not a permutation of the faces"
+    _require(parent_count[0] == 0, "root has a parent")
+    _require(np.all(parent_count[1:] == 1), "a node has no parent or several")
+    _require(np.all(seen == 1), "a triangle sits in no leaf or in several")
+    _require(np.array_equal(np.sort(a.face_ids), np.arange(F)), "leaf order is not a permutation of the faces")
     if triangles is not None:
-        assert np.array_equal(tris, np.asarray(triangles)[a.face_ids]), "leaf triangles differ from the mesh"
+        given = np.asarray(triangles)
+        _require(given.shape == tris.shape and np.array_equal(tris, given[a.face_ids]), "leaf triangles differ from the mesh")
     # containment: each node's triangle range = union of its leaves' ranges
     lo_idx = np.zeros(n, np.int64)
     hi_idx = np.zeros(n, np.int64)
@@ -203,8 +234,9 @@ def validate_bvh(tree: BVH, triangles: NDArray[np.float64] | None = None) -> Non
             kids = range(first, first + count)
             lo_idx[i] = min(lo_idx[k] for k in kids)
             hi_idx[i] = max(hi_idx[k] for k in kids)
-            assert hi_idx[i] - lo_idx[i] == sum(hi_idx[k] - lo_idx[k] for k in kids), (
-                f"node {i}: subtree triangles are not contiguous in leaf order"
+            _require(
+                hi_idx[i] - lo_idx[i] == sum(hi_idx[k] - lo_idx[k] for k in kids),
+                f"node {i}: subtree triangles are not contiguous in leaf order",
             )
     # Well inside the traversal's slack (64 units of roundoff of the scale).
     tol = 16 * 2.0**-52 * float(a.scale[0])
@@ -219,14 +251,14 @@ def validate_bvh(tree: BVH, triangles: NDArray[np.float64] | None = None) -> Non
             unit = float(a.scale[0]) or 1.0  # distances in units of the scale: squares stay finite
             ball = (np.sqrt((((pts - bv[i, 6:9]) / unit) ** 2).sum(axis=1)) - bv[i, 9] / unit) * unit
             excess = np.concatenate([box.ravel(), ball])
-            assert bv[i, 10] >= 0.0, f"node {i}: negative volume ratio"
+            _require(bv[i, 10] >= 0.0, f"node {i}: negative volume ratio")
         elif kind == BV_OBB:
             c, axes, h = bv[i, :3], bv[i, 3:12].reshape(3, 3), bv[i, 12:15]
             excess = np.abs((pts - c) @ axes.T) - h
-            assert np.allclose(axes @ axes.T, np.eye(3), atol=1e-9), f"node {i}: OBB axes not orthonormal"
+            _require(np.allclose(axes @ axes.T, np.eye(3), atol=1e-9), f"node {i}: OBB axes not orthonormal")
         else:  # spheres, k-DOPs (bvh/volumes.py)
             from .volumes import containment_excess
 
             excess = np.array([containment_excess(kind, bv[i], pts)])
         worst = float(excess.max())
-        assert worst <= tol, f"node {i}: volume misses a vertex of its subtree by {worst:g}"
+        _require(worst <= tol, f"node {i}: volume misses a vertex of its subtree by {worst:g}")

@@ -179,7 +179,7 @@ def classify_rows(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, threads: int | Non
     """``classify`` of two meshes at tolerance 0, in the poses' form: the row function other
     questions share (penetration's overlap test)."""
     options = CLASSIFY.validate({"threads": threads})
-    return _classify_meshes(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "classify", options))
+    return _classify_meshes(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "descent", threads, "classify", options))
 
 
 def _classify_meshes(req: Request) -> Classification:

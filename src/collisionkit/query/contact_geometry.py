@@ -36,7 +36,7 @@ def contact_geometry(
     pose_b: Any = None,
     *,
     max_pairs: int | None = None,
-    strategy: Any = "bvh",
+    strategy: Any = "descent",
     threads: int | None = None,
 ) -> ContactGeometry:
     """Every intersecting triangle pair, as ``contacts`` finds them, with its geometry.

@@ -46,7 +46,7 @@ SHAPES = (Convex, Box, Sphere, Capsule, Cylinder)
 
 def _convex_convex(req: Request) -> BatchResult:
     """Two convex shapes: a strategy that walks solids answers them ("gjk", "double-box"); one
-    that walks surfaces hands them to the one it names (``Capabilities.on_solids``: "bvh"
+    that walks surfaces hands them to the one it names (``Capabilities.on_solids``: "descent"
     runs GJK); the other surface strategies ("bfs", "oaabb") are refused by name."""
     caps = capabilities(req.strategy)
     if caps.walks == "solids":
@@ -54,7 +54,7 @@ def _convex_convex(req: Request) -> BatchResult:
     if caps.on_solids is not None:
         return walk(req, resolve(caps.on_solids))
     raise refuse(req, "walks triangle meshes and is not supported here "
-                 "(convex pairs take 'gjk', the default, 'double-box' or a BVH record)")  # fmt: skip
+                 "(convex pairs take 'gjk', the default, 'double-box' or a Descent record)")  # fmt: skip
 
 
 def _with_containment(req: Request, res: BatchResult) -> BatchResult:
@@ -76,7 +76,7 @@ def _convex_mesh(req: Request) -> BatchResult:
     b = req.b.mesh if isinstance(req.b, ConvexShape) else req.b
     if "convex-mesh" not in capabilities(req.strategy).pairs:
         raise refuse(req, "is not supported here: a convex shape and a mesh run on the BVH engine "
-                     "(strategy records: BVH)")  # fmt: skip
+                     "(strategy records: Descent)")  # fmt: skip
     return _with_containment(req, surface_request(req, a, b))
 
 
@@ -100,7 +100,7 @@ for _ta in SHAPES:
     register_fast("intersects", Mesh, _ta, _single_bool_mesh)
 register_convex_mesh_fast(SHAPES)
 for _spec in (INTERSECTS, CONTACTS, QUERY_STATS):
-    # strategy: gjk, double-box or BVH records (convex-mesh: BVH only)
+    # strategy: gjk, double-box or Descent records (convex-mesh: Descent only)
     registry.register(_spec.name, ConvexShape, ConvexShape, _convex_convex, honours=_spec.options)
     registry.register(_spec.name, ConvexShape, Mesh, _convex_mesh, honours=_spec.options)
     registry.register(_spec.name, Mesh, ConvexShape, _convex_mesh, honours=_spec.options)
@@ -114,7 +114,7 @@ def gjk_distance(a: ConvexShape, b: ConvexShape, pose_a=None, pose_b=None):
     have distance 0. (The public ``collisionkit.distance`` query builds on the
     kernel ``kernels.proximity.gjk.distance_convex_convex``.)
     """
-    req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", None)
+    req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "descent", None)
     _, dist, pts, _ = gjk_batch(a, b, req, distance=True)
     Ta = req.pa[req.ia]
     pa = np.einsum("nij,nj->ni", Ta[:, :3, :3], pts[:, 0:3]) + Ta[:, :3, 3]
@@ -145,7 +145,7 @@ def _distance_convex_convex(req: Request):
     faces = np.full(req.n, -1, np.int64)
     return record(
         Distance, req.batched, distance=dist, point_a=pa, point_b=pb, face_a=faces, face_b=faces.copy(),
-        node_pairs=np.ascontiguousarray(stats[:, 0]), tri_pairs=np.zeros(req.n, np.int64),
+        node_pairs=np.ascontiguousarray(stats[:, 0]), tri_tests=np.zeros(req.n, np.int64),
     )  # fmt: skip
 
 
@@ -175,7 +175,7 @@ def _distance_convex_one(a: ConvexShape, b: ConvexShape, Ta: np.ndarray, Tb: np.
     # the frozen dataclass's __init__ costs more than the kernel here: the single-pose record
     # built by hand, every field set (tests/test_api_shapes.py checks the forms)
     r = _new(Distance)
-    r.__dict__.update(distance=float(d), point_a=p[0], point_b=p[1], face_a=-1, face_b=-1, node_pairs=0, tri_pairs=0)
+    r.__dict__.update(distance=float(d), point_a=p[0], point_b=p[1], face_a=-1, face_b=-1, node_pairs=0, tri_tests=0)
     return r
 
 

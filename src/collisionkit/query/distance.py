@@ -157,11 +157,11 @@ def _distance_one(a: Mesh, b: Mesh, Ta: np.ndarray, Tb: np.ndarray, upper: float
     # PERF: the single-pose record built directly (what record() makes of row 0), its row
     # read as one list and its points as views of the read-only row (issue 15 item 6: -2 us)
     row = out[0].tolist()
-    node_pairs, tri_pairs = stats[0].tolist()
+    node_pairs, tri_tests = stats[0].tolist()
     out.flags.writeable = False
     return single(
         Distance, distance=row[0], point_a=out[0, 1:4], point_b=out[0, 4:7], face_a=int(row[7]), face_b=int(row[8]),
-        node_pairs=node_pairs, tri_pairs=tri_pairs,
+        node_pairs=node_pairs, tri_tests=tri_tests,
     )  # fmt: skip
 
 
@@ -225,7 +225,7 @@ def distance_record(out: np.ndarray, stats: np.ndarray, batched: bool) -> Distan
         face_a=col(faces[0]),
         face_b=col(faces[1]),
         node_pairs=col(stats[:, 0]),
-        tri_pairs=col(stats[:, 1]),
+        tri_tests=col(stats[:, 1]),
     )  # fmt: skip
 
 

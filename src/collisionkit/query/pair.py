@@ -19,7 +19,7 @@ from ..geometry.mesh import Mesh
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..kernels.traverse.descent import intersect_one
 from ..runtime import using_threads
-from ..strategies import BVH, Strategy, resolve
+from ..strategies import Descent, Strategy, resolve
 from . import registry
 from .batch import Pinned, thread_count
 from .driver import FAST, ask, prepare, raise_pose_code, single_pose
@@ -39,14 +39,14 @@ def _boolean_view(options: Any) -> tuple[int, int, Any]:
 
 
 INTERSECTS = define(Spec(
-    "intersects", {"strategy": strategy_option("bvh"), "threads": THREADS}, view=_boolean_view, cli="check",
+    "intersects", {"strategy": strategy_option("descent"), "threads": THREADS}, view=_boolean_view, cli="check",
 ))  # fmt: skip
 CONTACTS = define(Spec(
     "contacts",
     {
         "mode": Option("all", one_of("mode", ("all", "first")), "all: every pair; first: one per colliding pose"),
         "max_pairs": Option(None, check_max_pairs, "keep at most this many pairs per pose", cli=True, text=int_text(1)),
-        "strategy": strategy_option("bvh"),
+        "strategy": strategy_option("descent"),
         "threads": THREADS,
     },
     result=Contacts, view=traversal_view, cli="contacts",
@@ -61,11 +61,11 @@ def _modes(mode: Any) -> str:
 
 QUERY_STATS = define(Spec(
     "query_stats",
-    {"mode": Option("any", _modes, "the query whose work is counted"), "strategy": strategy_option("bvh"), "threads": THREADS},
+    {"mode": Option("any", _modes, "the query whose work is counted"), "strategy": strategy_option("descent"), "threads": THREADS},
     result=Stats, view=traversal_view,
 ))  # fmt: skip
 
-_DEFAULT = BVH()
+_DEFAULT = Descent()
 #: the per-call boolean kernel without numba's per-call type dispatch (batch.Pinned): its
 #: arguments are library-built tree arrays, poses checked by driver.single_pose and ints
 _INTERSECT_ONE = Pinned(intersect_one)
@@ -80,7 +80,7 @@ def intersects(
     pose_a: Any = None,
     pose_b: Any = None,
     *,
-    strategy: str | Strategy = "bvh",
+    strategy: str | Strategy = "descent",
     threads: int | None = None,
 ) -> bool | NDArray[np.bool_]:
     """Whether mesh ``a`` at ``pose_a`` and mesh ``b`` at ``pose_b`` intersect.
@@ -97,10 +97,10 @@ def intersects(
         broadcasts against an (N, 4, 4) batch.
     strategy : str or strategy record
         How the shapes are walked; every strategy gives the same answer. Two
-        meshes: "bvh" (default), "bfs", "oaabb", or a record
-        (``strategies.BVH(tri_test=...)``, ``BFS(...)``, ``OAABB(...)``). Two
-        convex shapes: "gjk" (what "bvh" runs for them) or "double-box". A
-        mesh and a convex shape: BVH records only. Any other pairing raises
+        meshes: "descent" (default), "bfs", "oaabb", or a record
+        (``Descent(tri_test=...)``, ``BFS(...)``, ``OAABB(...)``). Two
+        convex shapes: "gjk" (what "descent" runs for them) or "double-box". A
+        mesh and a convex shape: "descent" or ``Descent`` records only. Any other pairing raises
         ``UnsupportedOptionError`` (or ``UnsupportedPairError``) naming it.
     threads : int, optional
         Threads (default: all cores); 1 runs the serial path. A batch is split over
@@ -133,11 +133,11 @@ def intersects(
     if type(a) is Mesh and type(b) is Mesh:
         Ta = single_pose(pose_a)
         Tb = single_pose(pose_b)
-        if strategy == "bvh":
+        if strategy == "descent":
             tri_code = _GUIGUE  # the default strategy, not resolved again
         else:
             strat = resolve(strategy)
-            tri_code = strat.tri_test_code if type(strat) is BVH else -1
+            tri_code = strat.tri_test_code if type(strat) is Descent else -1
         if Ta is not None and Tb is not None and tri_code >= 0:
             ta, tb = pair_trees(a, b)
             # a query its budget does not settle is large: the kernel splits it over threads
@@ -150,7 +150,7 @@ def intersects(
             return r == 1
     else:
         fast = FAST.get(("intersects", type(a), type(b)))
-        if fast is not None and strategy == "bvh":
+        if fast is not None and strategy == "descent":
             # PERF: a per-call kernel registered for these shape kinds (driver.FAST)
             Ta = single_pose(pose_a)
             Tb = single_pose(pose_b)
@@ -183,7 +183,7 @@ def contacts(
     *,
     mode: str = "all",
     max_pairs: int | None = None,
-    strategy: str | Strategy = "bvh",
+    strategy: str | Strategy = "descent",
     threads: int | None = None,
 ) -> Contacts:
     """The intersecting triangle pairs (face of a, face of b) for each pose pair.
@@ -200,7 +200,7 @@ def contacts(
     strategy : str or strategy record
         As for ``intersects``; every strategy gives the same rows. On two
         convex shapes "gjk" and "double-box" answer only the boolean: their
-        rows come from the surfaces ``.mesh`` by the BVH engine.
+        rows come from the surfaces ``.mesh`` by the descent.
     threads : int, optional
         Threads (default: all cores); 1 runs the serial path. A batch is split over
         its poses; fewer poses than threads, each pose whose descent is large
@@ -237,11 +237,11 @@ def contact_pairs(
     cap = -1 if max_pairs is None else check_max_pairs(max_pairs)
     if threads is not None:
         thread_count(threads)  # validate even where the single-pose path ignores it
-    if strategy == "bvh" or type(strategy) is BVH:
+    if strategy == "descent" or type(strategy) is Descent:
         # a convex shape's rows are its surface's (query.convex): the same per-call path
         surfaces = mesh_surfaces(a, b)
         if surfaces is not None:
-            strat = _DEFAULT if strategy == "bvh" else strategy
+            strat = _DEFAULT if strategy == "descent" else strategy
             code = MODE_ALL if mode == "all" else MODE_FIRST
             found = _contacts_one(surfaces[0], surfaces[1], pose_a, pose_b, code, cap, strat, threads)
             if found is not None:
@@ -274,7 +274,7 @@ def hits(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, threads: int | None) -> NDA
     request path answers it: the row function other questions share."""
     options = INTERSECTS.validate({"threads": threads})
     handler = registry.checked("intersects", a, b, options)
-    res = handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "bvh", threads, "intersects", options))
+    res = handler(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "descent", threads, "intersects", options))
     return res.counts > 0
 
 
@@ -300,7 +300,7 @@ _NO_FRONT = np.zeros((0, 2), np.int32)
 
 
 def _contacts_one(
-    a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: int, strat: BVH, threads: int | None
+    a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, mode: int, cap: int, strat: Descent, threads: int | None
 ) -> Contacts | None:
     """``contacts`` on one pose pair by the per-call kernel (kernels.traverse.descent.contacts_one);
     None for a batch. All pairs without a cap: ``strategies.descent.split_pose`` (a large pose on all
@@ -353,7 +353,7 @@ def query_stats(
     pose_b: Any = None,
     *,
     mode: str = "any",
-    strategy: str | Strategy = "bvh",
+    strategy: str | Strategy = "descent",
     threads: int | None = None,
 ) -> Stats:
     """Traversal counters of a query, per pose: n_v, n_p, n_u of the seeds' cost model.

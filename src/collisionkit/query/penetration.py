@@ -277,7 +277,7 @@ def _face_normals(mesh: Mesh, faces: np.ndarray, T: np.ndarray) -> np.ndarray:
 
 def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.ndarray]:
     U = [fibonacci_sphere(directions)]
-    c = contact_rows(prepare(a, b, Ta, Tb, MODE_ALL, 4096, "bvh", None, "contacts"), "all", 4096)
+    c = contact_rows(prepare(a, b, Ta, Tb, MODE_ALL, 4096, "descent", None, "contacts"), "all", 4096)
     if len(c):
         na = _face_normals(a, c.face_a, Ta)
         na = na[np.unique(na.round(9), axis=0, return_index=True)[1]]
@@ -303,7 +303,7 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int) -> tuple[float, np.n
             # (b may sit inside a there, e.g. in a tube): skip this direction
             continue
         r = toi_one(a, b, np.stack((Ta, Ta, T0, Tb)), tol, MOTION_LINEAR, 5000)
-        if not r.hit:
+        if not r.colliding:
             continue  # no overlap along u from `start` down: cannot beat the best (or no contact at all)
         s = start * (1.0 - float(r.t))  # one motion: t is a float
         if s < best:

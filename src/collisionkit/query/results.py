@@ -185,13 +185,13 @@ class Distance(Computable):
     face_a, face_b : int or (N,) int64
         Faces (as given to the meshes) holding the closest points; -1 when
         ``distance`` is inf.
-    node_pairs, tri_pairs : int or (N,) int64
-        Work done: node pairs visited, triangle pairs measured (GJK on two
-        convex shapes: its iterations and 0).
+    node_pairs, tri_tests : int or (N,) int64
+        Work done, named as ``Stats``' counters: node pairs visited, triangle
+        pairs measured (GJK on two convex shapes: its iterations and 0).
     """
 
     PER_POSE: ClassVar[tuple[str, ...]] = (
-        "distance", "point_a", "point_b", "face_a", "face_b", "node_pairs", "tri_pairs",
+        "distance", "point_a", "point_b", "face_a", "face_b", "node_pairs", "tri_tests",
     )  # fmt: skip
 
     distance: float | NDArray[np.float64]
@@ -200,13 +200,14 @@ class Distance(Computable):
     face_a: int | NDArray[np.int64]
     face_b: int | NDArray[np.int64]
     node_pairs: int | NDArray[np.int64]
-    tri_pairs: int | NDArray[np.int64]
+    tri_tests: int | NDArray[np.int64]
 
     def __post_init__(self) -> None:
-        _freeze(self, "distance", "point_a", "point_b", "face_a", "face_b", "node_pairs", "tri_pairs")
+        _freeze(self, "distance", "point_a", "point_b", "face_a", "face_b", "node_pairs", "tri_tests")
 
     @property
-    def intersecting(self) -> bool | NDArray[np.bool_]:
+    def colliding(self) -> bool | NDArray[np.bool_]:
+        """bool or (N,) bool: the poses where the shapes intersect (``distance`` 0)."""
         return self.distance == 0.0
 
     def __repr__(self) -> str:
@@ -381,9 +382,9 @@ class TimeOfImpact(Computable):
 
     Attributes
     ----------
-    hit : bool
+    colliding : bool
         True when the shapes come within ``tolerance`` of each other (or
-        intersect) at some t in [0, 1].
+        intersect) at some t in [0, 1] (a hit).
     t : float
         Conservative time of impact: never after the real first contact; the
         distance at ``t`` is at most ``tolerance`` (0 when they already
@@ -398,14 +399,14 @@ class TimeOfImpact(Computable):
         Conservative-advancement steps taken.
     converged : bool
         False when the iteration cap stopped the advancement early (then
-        ``hit`` is True and ``t`` is still a safe lower bound of the contact time).
+        ``colliding`` is True and ``t`` is still a safe lower bound of the contact time).
     """
 
     PER_POSE: ClassVar[tuple[str, ...]] = (
-        "hit", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged",
+        "colliding", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged",
     )  # fmt: skip
 
-    hit: bool | NDArray[np.bool_]
+    colliding: bool | NDArray[np.bool_]
     t: float | NDArray[np.float64]
     pose_a: NDArray[np.float64]
     pose_b: NDArray[np.float64]
@@ -416,7 +417,7 @@ class TimeOfImpact(Computable):
     converged: bool | NDArray[np.bool_] = True
 
     def __post_init__(self) -> None:
-        _freeze(self, "hit", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged")  # fmt: skip
+        _freeze(self, "colliding", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged")  # fmt: skip
 
     @property
     def n_poses(self) -> int:

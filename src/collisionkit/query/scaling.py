@@ -119,7 +119,7 @@ def scaled_poses(poses: np.ndarray, m: int) -> np.ndarray:
 
 
 def _length_cols(tree: BVH) -> list[int]:
-    # As build_bvh: an S-AABB row is the AABB row (0-5), a sphere (6-9) and a ratio (10).
+    # As build_tree: an S-AABB row is the AABB row (0-5), a sphere (6-9) and a ratio (10).
     if tree.options.bv_code == BV_SAABB:
         return list(range(10))
     return length_columns(tree.options.bv_code, tree.arrays.bv.shape[1])
@@ -130,7 +130,7 @@ def scaled_tree(mesh: Mesh, tree: BVH, m: int) -> BVHArrays:
 
     Topology, leaf order and counts are shared; volumes, triangles and the
     scale are new arrays. Trees are built on coordinates normalised by a power
-    of two (``bvh.tree.build_bvh``), so this equals the tree of the scaled mesh.
+    of two (``bvh.tree.build_tree``), so this equals the tree of the scaled mesh.
     """
     if m == 0:
         return tree.arrays

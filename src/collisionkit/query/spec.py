@@ -57,7 +57,7 @@ class Spec:
 
     ``poses``: the names of its pose arguments after the two shapes. ``view(options)``
     gives the request's engine view ``(mode code, max_pairs, strategy)`` (default
-    ``(MODE_ANY, -1, "bvh")``). ``lazy``: a Dask input answers with a lazy record
+    ``(MODE_ANY, -1, "descent")``). ``lazy``: a Dask input answers with a lazy record
     (``query/deferred.py``). ``cli``: the command of ``collisionkit`` that offers it.
     """
 
@@ -105,7 +105,7 @@ class Spec:
         return out
 
     def engine_view(self, options: Mapping[str, Any]) -> tuple[int, int, Any]:
-        return (MODE_ANY, -1, "bvh") if self.view is None else self.view(options)
+        return (MODE_ANY, -1, "descent") if self.view is None else self.view(options)
 
     def cli_options(self) -> Iterator[tuple[str, Option]]:
         """The options the CLI command offers, in declaration order."""

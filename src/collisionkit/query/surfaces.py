@@ -198,7 +198,7 @@ def surface_contacts(
     triangles : bool
         Also return the triangle pairs (``SurfaceContacts.triangles``).
     strategy : str or strategy record
-        Default "oaabb" (the seed's method); "bvh", "bfs" or their records:
+        Default "oaabb" (the seed's method); "descent", "bfs" or their records:
         every shape is walked as its triangle surface (a convex shape's
         ``.mesh``), so the convex strategies "gjk" and "double-box" raise
         ``UnsupportedOptionError``.

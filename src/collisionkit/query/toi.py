@@ -121,7 +121,7 @@ def time_of_impact(
         the meshes' size.
     max_iterations : int
         Cap on advancement steps (``converged`` is False when it stops them;
-        ``t`` is then still before any contact and ``hit`` is True).
+        ``t`` is then still before any contact and ``colliding`` is True).
     threads : int, optional
         Threads for a batch (default: all cores); 1 runs the serial path.
 
@@ -141,7 +141,7 @@ def time_of_impact(
     >>> import collisionkit as ck
     >>> box = ck.primitives.box_mesh([1, 1, 1])
     >>> r = ck.time_of_impact(box, box, None, None, ck.translation([3, 0, 0]), ck.translation([-3, 0, 0]))
-    >>> r.hit, round(r.t, 6)
+    >>> r.colliding, round(r.t, 6)
     (True, 0.333333)
     """
     TIME_OF_IMPACT.options["motion"].validated(motion)
@@ -273,7 +273,7 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
         d = np.where(np.isfinite(out[:, 0]), np.ldexp(np.sqrt(out[:, 0]), task_m), math.inf)
     Ta, Tb = res[:, 2:18].reshape(n, 4, 4).copy(), res[:, 18:34].reshape(n, 4, 4).copy()
     return record(
-        TimeOfImpact, req.batched, hit=hit, t=res[:, 0].copy(), pose_a=Ta, pose_b=Tb, face_a=fa, face_b=fb,
+        TimeOfImpact, req.batched, colliding=hit, t=res[:, 0].copy(), pose_a=Ta, pose_b=Tb, face_a=fa, face_b=fb,
         distance=d, iterations=res[:, 1].astype(np.int64), converged=status != TOI_CAP,
     )  # fmt: skip
 
@@ -341,7 +341,7 @@ def toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iteratio
     # every field set (tests/test_api_shapes.py checks the forms)
     r = _new(TimeOfImpact)
     r.__dict__.update(
-        hit=bool(hit), t=float(res[0]), pose_a=Ta, pose_b=Tb, face_a=fa, face_b=fb, distance=d,
+        colliding=bool(hit), t=float(res[0]), pose_a=Ta, pose_b=Tb, face_a=fa, face_b=fb, distance=d,
         iterations=int(res[1]), converged=bool(status != TOI_CAP),
     )  # fmt: skip
     return r

@@ -58,13 +58,13 @@ class NearestPair:
         intersects (``collisionkit.distance``'s exact test); ``inf`` when no pair
         was searched (fewer than two objects, or every pair filtered out), or no
         pair is closer than the ``upper_bound`` asked for.
-    index : tuple of int
-        (i, j), i < j, insertion-order indices of the pair (``(-1, -1)`` when
-        ``distance`` is inf).
+    object_a, object_b : int
+        Insertion-order indices of the pair, object_a < object_b (-1 when
+        ``distance`` is inf), as the columns of ``Pairs``.
     names : tuple of str or None
         Their names (None when ``distance`` is inf).
     point_a, point_b : (3,) float64
-        Closest points on object i and on object j (NaN when inf).
+        Closest points on object_a and on object_b (NaN when inf).
     face_a, face_b : int
         Faces holding them (-1 when inf or not a mesh).
     measured : int
@@ -76,7 +76,8 @@ class NearestPair:
     """
 
     distance: float
-    index: tuple[int, int]
+    object_a: int
+    object_b: int
     names: tuple[str, str] | None
     point_a: NDArray[np.float64]
     point_b: NDArray[np.float64]

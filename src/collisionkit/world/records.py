@@ -18,29 +18,40 @@ class Pairs:
 
     Attributes
     ----------
-    index : (M, 2) int64
-        Rows (i, j), i < j, of object indices in insertion order (the order of
-        ``World.names`` when the query ran), sorted by (i, j).
+    object_a, object_b : (M,) int64
+        One row per pair: object indices i < j in insertion order (the order of
+        ``World.names`` when the query ran), sorted by (object_a, object_b).
     object_names : tuple of str
         ``World.names`` when the query ran (index -> name).
 
-    ``names`` gives the rows as (name_i, name_j) tuples; iterating a Pairs
-    yields those tuples; ``len`` is M.
+    ``rows`` is the (M, 2) int64 array of (object_a, object_b); ``names`` gives the rows
+    as (name_a, name_b) tuples; iterating a Pairs yields those tuples; ``len`` is M.
     """
 
-    index: NDArray[np.int64]
+    object_a: NDArray[np.int64]
+    object_b: NDArray[np.int64]
     object_names: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        _freeze(self, "index")
+        _freeze(self, "object_a", "object_b")
+
+    @classmethod
+    def from_rows(cls, rows: NDArray[np.int64], object_names: tuple[str, ...]) -> Pairs:
+        """A Pairs from (M, 2) int64 rows (i, j), i < j, sorted."""
+        return cls(np.ascontiguousarray(rows[:, 0]), np.ascontiguousarray(rows[:, 1]), object_names)
 
     def __len__(self) -> int:
-        return int(self.index.shape[0])
+        return int(self.object_a.shape[0])
+
+    @property
+    def rows(self) -> NDArray[np.int64]:
+        """(M, 2) int64 rows (object_a, object_b)."""
+        return np.stack([self.object_a, self.object_b], axis=1)
 
     @property
     def names(self) -> list[tuple[str, str]]:
         n = self.object_names
-        return [(n[i], n[j]) for i, j in self.index.tolist()]
+        return [(n[i], n[j]) for i, j in zip(self.object_a.tolist(), self.object_b.tolist(), strict=True)]
 
     def __iter__(self):
         return iter(self.names)
@@ -62,15 +73,17 @@ class FramePairs(Computable):
     Attributes
     ----------
     frame : (M,) int64
-        Frame of each row (0-based over the frames given), rows sorted by (frame, a, b).
-    a, b : (M,) int64
-        Object indices (insertion order, ``object_names``), a < b.
+        Frame of each row (0-based over the frames given), rows sorted by
+        (frame, object_a, object_b).
+    object_a, object_b : (M,) int64
+        Object indices (insertion order, ``object_names``), object_a < object_b.
     counts : (F,) int64
         Colliding pairs per frame.
     object_names : tuple of str
         ``World.names`` when the frames ran.
 
-    ``rows`` is the (M, 3) int64 array of (frame, a, b); ``pairs(f)`` one frame's ``Pairs``.
+    ``rows`` is the (M, 3) int64 array of (frame, object_a, object_b); ``pairs(f)`` one
+    frame's ``Pairs``.
     Given a Dask array of frames, the fields are Dask arrays (``compute()`` gives numpy;
     ``to_dataframe()`` a Dask DataFrame).
     """
@@ -78,13 +91,13 @@ class FramePairs(Computable):
     PER_POSE: ClassVar[tuple[str, ...]] = ("counts",)
 
     frame: NDArray[np.int64]
-    a: NDArray[np.int64]
-    b: NDArray[np.int64]
+    object_a: NDArray[np.int64]
+    object_b: NDArray[np.int64]
     counts: NDArray[np.int64]
     object_names: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        _freeze(self, "frame", "a", "b", "counts")
+        _freeze(self, "frame", "object_a", "object_b", "counts")
 
     def __len__(self) -> int:
         return int(self.frame.shape[0])
@@ -95,8 +108,8 @@ class FramePairs(Computable):
 
     @property
     def rows(self) -> NDArray[np.int64]:
-        """(M, 3) int64 rows (frame, a, b)."""
-        return np.stack([self.frame, self.a, self.b], axis=1)
+        """(M, 3) int64 rows (frame, object_a, object_b)."""
+        return np.stack([self.frame, self.object_a, self.object_b], axis=1)
 
     @property
     def colliding(self) -> NDArray[np.bool_]:
@@ -109,11 +122,11 @@ class FramePairs(Computable):
             raise IndexError(f"frame {frame} out of range for {self.n_frames} frames")
         start = int(self.counts[:frame].sum())
         stop = start + int(self.counts[frame])
-        return Pairs(np.stack([self.a[start:stop], self.b[start:stop]], axis=1), self.object_names)
+        return Pairs(self.object_a[start:stop].copy(), self.object_b[start:stop].copy(), self.object_names)
 
     def to_dataframe(self) -> Any:
-        """The rows as a pandas DataFrame (frame, a, b); a Dask DataFrame when lazy."""
-        return to_dataframe(self, ("frame", "a", "b"))
+        """The rows as a pandas DataFrame (frame, object_a, object_b); a Dask DataFrame when lazy."""
+        return to_dataframe(self, ("frame", "object_a", "object_b"))
 
     def __repr__(self) -> str:
         if self.lazy:
@@ -127,30 +140,34 @@ class WorldContacts:
 
     Attributes
     ----------
-    pairs : (K, 2) int64
-        The colliding object pairs (i < j, insertion-order indices), sorted.
+    object_a, object_b : (K,) int64
+        The colliding object pairs (object_a < object_b, insertion-order indices), sorted.
     counts : (K,) int64
         Triangle pairs reported per object pair (capped by ``max_pairs``).
     truncated : (K,) bool
         Where ``max_pairs`` cut a pair's list.
-    pair_row : (T,) int64
-        Row in ``pairs`` of each triangle pair.
+    pair_index : (T,) int64
+        Row of each triangle pair's object pair (into ``object_a``, ``object_b``), as
+        ``pose_index`` names the pose of a ``Contacts`` row.
     face_a, face_b : (T,) int64
-        Face of object i and face of object j (as given to their meshes),
-        sorted by (pair_row, face_a, face_b).
+        Face of object_a and face of object_b (as given to their meshes),
+        sorted by (pair_index, face_a, face_b).
     object_names : tuple of str
+
+    ``pairs(k)`` is the (c, 2) int64 (face_a, face_b) rows of object pair ``k``.
     """
 
-    pairs: NDArray[np.int64]
+    object_a: NDArray[np.int64]
+    object_b: NDArray[np.int64]
     counts: NDArray[np.int64]
     truncated: NDArray[np.bool_]
-    pair_row: NDArray[np.int64]
+    pair_index: NDArray[np.int64]
     face_a: NDArray[np.int64]
     face_b: NDArray[np.int64]
     object_names: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        _freeze(self, "pairs", "counts", "truncated", "pair_row", "face_a", "face_b")
+        _freeze(self, "object_a", "object_b", "counts", "truncated", "pair_index", "face_a", "face_b")
 
     def __len__(self) -> int:
         return int(self.face_a.shape[0])
@@ -158,15 +175,15 @@ class WorldContacts:
     @property
     def names(self) -> list[tuple[str, str]]:
         n = self.object_names
-        return [(n[i], n[j]) for i, j in self.pairs.tolist()]
+        return [(n[i], n[j]) for i, j in zip(self.object_a.tolist(), self.object_b.tolist(), strict=True)]
 
-    def faces(self, k: int) -> NDArray[np.int64]:
-        """(c, 2) int64 (face_a, face_b) rows of colliding pair ``k``."""
-        if not 0 <= k < self.pairs.shape[0]:
-            raise IndexError(f"pair {k} out of range for {self.pairs.shape[0]} colliding pairs")
+    def pairs(self, k: int) -> NDArray[np.int64]:
+        """(c, 2) int64 (face_a, face_b) rows of colliding object pair ``k``."""
+        if not 0 <= k < self.object_a.shape[0]:
+            raise IndexError(f"pair {k} out of range for {self.object_a.shape[0]} colliding pairs")
         start = int(self.counts[:k].sum())
         stop = start + int(self.counts[k])
         return np.stack([self.face_a[start:stop], self.face_b[start:stop]], axis=1)
 
     def __repr__(self) -> str:
-        return f"WorldContacts(pairs={self.pairs.shape[0]}, triangle_pairs={len(self)})"
+        return f"WorldContacts(pairs={self.object_a.shape[0]}, triangle_pairs={len(self)})"

@@ -481,7 +481,7 @@ class World:
         Pairs
             ``index`` (M, 2) int64 rows (i, j), i < j, sorted; ``names``.
         """
-        return Pairs(self._candidates(), self._names)
+        return Pairs.from_rows(self._candidates(), self._names)
 
     def colliding_pairs(self) -> Pairs:
         """Pairs whose shapes intersect (exact narrow phase on the candidates).
@@ -492,7 +492,7 @@ class World:
             Exactly the pairs ``collisionkit.intersects`` reports for every
             filtered pair of objects, as ``index`` (M, 2) rows (i, j), i < j.
         """
-        return Pairs(self._colliding(), self._names)
+        return Pairs.from_rows(self._colliding(), self._names)
 
     def step(self, poses: Any) -> Pairs:
         """``set_poses(poses)`` then ``colliding_pairs()``: one frame."""
@@ -673,7 +673,7 @@ class World:
             if j >= 0 and j < k:  # report (i < j), points and faces following the objects
                 i, j, pa, pb, fa, fb = j, k, pb, pa, fb, fa
         names = None if i < 0 else (self._names[i], self._names[j])
-        return NearestPair(d, (int(i), int(j)), names, pa, pb, fa, fb, measured, cand)
+        return NearestPair(d, int(i), int(j), names, pa, pb, fa, fb, measured, cand)
 
     # -- narrow phase ------------------------------------------------------------------
     def _mesh_kinds(self) -> NDArray[np.int64]:
@@ -827,10 +827,11 @@ class World:
         rows = np.flatnonzero(keep)
         face_a = np.concatenate([fa_parts[r] for r in rows]) if rows.size else np.empty(0, _I64)
         face_b = np.concatenate([fb_parts[r] for r in rows]) if rows.size else np.empty(0, _I64)
-        pair_row = np.repeat(np.arange(rows.size, dtype=_I64), counts[rows])
+        pair_index = np.repeat(np.arange(rows.size, dtype=_I64), counts[rows])
+        kept = cand[keep]
         return WorldContacts(
-            cand[keep].copy(), counts[keep].copy(), truncated[keep].copy(), pair_row,
-            face_a.astype(_I64), face_b.astype(_I64), self._names,
+            np.ascontiguousarray(kept[:, 0]), np.ascontiguousarray(kept[:, 1]), counts[keep].copy(),
+            truncated[keep].copy(), pair_index, face_a.astype(_I64), face_b.astype(_I64), self._names,
         )
 
     def _all_pairs(self, pool, bv_code, tasks, cap):

@@ -1,6 +1,6 @@
 """Strategies: how a question walks the two shapes, each declaring what it serves.
 
-A strategy is a frozen record (``collisionkit.strategies``: ``BVH`` built in, the others
+A strategy is a frozen record (``collisionkit.strategies``: ``Descent`` built in, the others
 here) and a runner. Each record type declares its ``Capabilities`` once with ``declare``:
 what it walks (triangle surfaces, or convex solids), which pair kinds it answers, which
 questions it serves, and its optional extras (native surface pairs, visit counters).

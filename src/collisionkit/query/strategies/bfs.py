@@ -66,7 +66,7 @@ class BFS:
         Use each triangle's bounding sphere as a pre-check before the exact test
         (seed 002's "underlying spheres"). Default True.
     tri_test : {"guigue", "moller"}
-        Exact triangle test at the leaves, as ``strategies.BVH``.
+        Exact triangle test at the leaves, as ``Descent``.
     min_frontier : int
         Levels with fewer node pairs run on one thread even when parallel (a
         parallel launch costs as much as a few hundred volume tests); 1 makes
@@ -120,7 +120,7 @@ def tri_spheres(mesh: Mesh, tree: Tree) -> NDArray[np.float64]:
     def build() -> NDArray[np.float64]:
         tris = tree.arrays.tris
         scale = float(tree.arrays.scale[0])
-        # As build_bvh: fit on coordinates scaled by a power of two (squares stay finite).
+        # As build_tree: fit on coordinates scaled by a power of two (squares stay finite).
         exponent = int(np.frexp(scale)[1]) if scale > 0 else 0
         scaled = np.ldexp(tris, -exponent) if exponent else np.array(tris, copy=True)
         out = np.empty((tris.shape[0], 4))

@@ -1,6 +1,6 @@
 """The default strategy: simultaneous depth-first descent of the two meshes' hierarchies.
 
-``strategies.BVH`` (``strategy="bvh"``) on two meshes: the descent kernels
+``collisionkit.Descent`` (``strategy="descent"``) on two meshes: the descent kernels
 (``kernels/traverse/descent.py``) over the whole batch in one compiled call (``run``),
 as a row launcher other callers reuse (``descent_rows``: the World's narrow phase), and
 one large pose split over all threads (``split_pose``, ARCHITECTURE.md "One large pose
@@ -19,7 +19,7 @@ from ...bvh import BVH, pair_trees
 from ...constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, SPLIT_WORK
 from ...kernels.core.layout import META_FACES, META_LEAFMAX, N_STATS
 from ...kernels.traverse import descent as kt
-from ...strategies import BVH as BVHStrategy
+from ...strategies import Descent
 from .. import batch
 from ..batch import thread_count
 from ..driver import check_mesh
@@ -30,7 +30,7 @@ from . import Capabilities, declare
 
 def run(req: Request, record: Any = None) -> BatchResult:
     """Answer a traversal request (intersects, contacts, query_stats) on two meshes
-    (``record``: the request's ``BVH`` record, as a runner of ``strategies.walk``).
+    (``record``: the request's ``Descent`` record, as a runner of ``strategies.walk``).
 
     The descent kernels over the whole batch in one compiled call; fewer poses than
     threads: each pose on all threads (``split_pose``).
@@ -190,7 +190,7 @@ def _split_batch(req: Request, ta: BVH, tb: BVH) -> BatchResult:
 #: the built-in default walks triangle surfaces: two meshes, a convex shape's surface
 #: ``.mesh`` against a mesh; on two convex solids it hands over to "gjk"
 declare(
-    BVHStrategy,
+    Descent,
     Capabilities(
         walks="surfaces", pairs=frozenset({"mesh", "convex-mesh"}), on_solids="gjk",
         questions=frozenset({"intersects", "contacts", "query_stats", "surface_contacts"}),

@@ -14,7 +14,7 @@ from ... import strategies
 from ...constants import MODE_ANY, TRI_TESTS
 from ...convex.double_hierarchy import hierarchy_of
 from ...convex.shapes import Convex
-from ...errors import UnsupportedPairError
+from ...errors import UnsupportedOptionError
 from ...kernels.core.layout import N_STATS
 from ...kernels.traverse import double_box as kd
 from .. import batch
@@ -56,7 +56,7 @@ class DoubleBox:
         GJK's exactly) or "moller" (the seed's Moller 1997, float64).
 
     Only the boolean (``intersects``) uses the hierarchy; ``contacts`` on
-    convex pairs runs the BVH engine on the ``.mesh`` surfaces.
+    convex pairs runs the descent on the ``.mesh`` surfaces.
     """
 
     depth: int = 4
@@ -72,7 +72,7 @@ class DoubleBox:
         a, b = req.a, req.b
         if not (isinstance(a, Convex) and isinstance(b, Convex)):
             names = f"{type(a).__name__}-{type(b).__name__}"
-            raise UnsupportedPairError(f"strategy 'double-box' answers polyhedron pairs (Convex, Box), got {names}")
+            raise UnsupportedOptionError(f"strategy 'double-box' answers polyhedron pairs (Convex, Box), got {names}")
         if req.mode != MODE_ANY:
             return surface_request(req, a.mesh, b.mesh)
         if req.n == 1 and req.mode == MODE_ANY:

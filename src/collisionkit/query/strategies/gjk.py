@@ -1,6 +1,6 @@
 """The ``"gjk"`` strategy: GJK on convex solids (``kernels/proximity/gjk.py``).
 
-The default for two convex shapes (``"bvh"`` hands them over: its ``on_solids``). The
+The default for two convex shapes (``"descent"`` hands them over: its ``on_solids``). The
 boolean is GJK's, exact for polyhedron pairs (the exact solid test decides what the
 float GJK cannot certify); contacts and the "first"/"all" counters come from the
 shapes' surfaces ``.mesh`` by the descent (``surface_request``).
@@ -16,11 +16,11 @@ import numpy as np
 from ... import strategies
 from ...constants import MODE_ANY
 from ...convex.shapes import ConvexShape
-from ...errors import UnsupportedPairError
+from ...errors import UnsupportedOptionError
 from ...geometry.mesh import Mesh
 from ...kernels.core.layout import N_STATS, STAT_BV_TESTS, STAT_TRI_TESTS
 from ...kernels.proximity import gjk as kg
-from ...strategies import BVH
+from ...strategies import Descent
 from .. import batch, scaling
 from ..registry import Request
 from ..rows import BatchResult
@@ -29,8 +29,8 @@ from . import Capabilities, declare, descent
 
 def surface_request(req: Request, ma: Mesh, mb: Mesh) -> BatchResult:
     """Answer the request on two triangle meshes (the shapes' surfaces) by the descent: with the
-    caller's ``BVH`` record when it gave one (its triangle test), else the default."""
-    strat = req.strategy if type(req.strategy) is BVH else strategies.resolve("bvh")
+    caller's ``Descent`` record when it gave one (its triangle test), else the default."""
+    strat = req.strategy if type(req.strategy) is Descent else strategies.resolve("descent")
     return descent.run(req._replace(a=ma, b=mb, strategy=strat))
 
 
@@ -95,13 +95,13 @@ class GJK:
     Polyhedron pairs are exact: the float GJK decides only answers it can
     certify, anything within ~1e-12 relative of touching is decided by the
     exact solid test (``kernels/proximity/gjk.py``). Contacts (triangle pairs) come from
-    the shapes' ``.mesh`` by the BVH engine.
+    the shapes' ``.mesh`` by the descent.
     """
 
     def run(self, req: Request) -> BatchResult:
         a, b = req.a, req.b
         if not (isinstance(a, ConvexShape) and isinstance(b, ConvexShape)):
-            raise UnsupportedPairError(
+            raise UnsupportedOptionError(
                 f"strategy 'gjk' answers convex-convex pairs, got {type(a).__name__}-{type(b).__name__}"
             )
         if req.mode != MODE_ANY:
