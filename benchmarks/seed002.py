@@ -447,7 +447,7 @@ def write(r: dict) -> None:
         sf, ss = SEED_TABLE1[label]
         extra = f" +- {f1000(t[key + ' se']):.0f}" if key == "BCDA" else ""
         lines.append(f"| {label} | {what} | {fps(t[key]):.2f} | {f1000(t[key]):.2f}{extra} | {sf} | {ss} |")
-    lines.append(f"| default | strategy \"bvh\": depth-first, SAH AABB tree | {fps(t['default']):.2f} | "
+    lines.append(f"| default | strategy \"descent\": depth-first, SAH AABB tree | {fps(t['default']):.2f} | "
                  f"{f1000(t['default']):.2f} | - | - |")
     for name, p in r["peers"].items():
         lines.append(f"| {name} | {name} {p['version']} (OBBRSS), same pairs; {p['disagree']} answers differ | "

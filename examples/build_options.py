@@ -12,11 +12,11 @@ poses = ck.random_poses(2_000, radius=0.9, seed=5)
 
 for opts in [ck.BuildOptions(), ck.BuildOptions(bv="obb"), ck.BuildOptions(split="median", leaf_size=2)]:
     m = ball.with_options(opts)  # shares the geometry, builds its own tree on first use
-    s = ck.query_stats(m, m, None, poses)
+    s = ck.query_stats(m, m, pose_b=poses)
     print(f"{opts}: {s.bv_tests.mean():7.1f} volume tests, {s.tri_tests.mean():6.1f} triangle tests per pose")
 
 # Every option gives the same answers: the triangle test is exact.
-ref = ck.contacts(ball, ball, None, poses[:50])
-alt = ck.contacts(ball.with_options(bv="obb"), ball, None, poses[:50], strategy=ck.Descent(tri_test="guigue"))
+ref = ck.contacts(ball, ball, pose_b=poses[:50])
+alt = ck.contacts(ball.with_options(bv="obb"), ball, pose_b=poses[:50], strategy=ck.Descent(tri_test="guigue"))
 assert np.array_equal(ref.face_a, alt.face_a) and np.array_equal(ref.face_b, alt.face_b)
 print("same triangle pairs with every option")

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import collisionkit as ck
-from collisionkit.errors import UnsupportedOptionError, UnsupportedPairError
+from collisionkit.errors import UnsupportedOptionError
 from collisionkit.query import registry
 from collisionkit.query.shapes import UNSUPPORTED, pair_kind
 from collisionkit.robot.check import check_configurations
@@ -80,14 +80,19 @@ def test_options_of_world_and_robot_rows():
     assert "set_poses" in _names(TABLE["World.colliding_pairs"][0]) and hasattr(ck.World, "set_poses")
     contacts = inspect.signature(ck.World.contacts).parameters.values()
     assert _names(TABLE["World.contacts"][1]) == [p.name for p in contacts if p.kind is p.KEYWORD_ONLY]
-    # Robot.check's options: the prepared checker's (robot/checker.py), then threads
+    # Robot.check's options: explicit keywords, the prepared checker's (robot/checker.py),
+    # then threads (and margin for check)
     check = [p.name for p in inspect.signature(RobotChecker).parameters.values() if p.kind is p.KEYWORD_ONLY]
     check.append("threads")
     reference = [p.name for p in inspect.signature(check_configurations).parameters.values() if p.kind is p.KEYWORD_ONLY]
     assert set(reference) == set(check) - {"bv"}  # the per-pair path takes them all but bv
-    for row in ("Robot.check", "Robot.check_detail"):
-        assert _names(TABLE[row][1]) == check
+    for row, extra in (("Robot.check", ["margin"]), ("Robot.check_detail", [])):
+        params = inspect.signature(METHODS[row]).parameters.values()
+        assert not any(p.kind is p.VAR_KEYWORD for p in params), f"{row} takes loose keywords"
+        assert [p.name for p in params if p.kind is p.KEYWORD_ONLY] == check + extra
+        assert _names(TABLE[row][1]) == check + extra
         assert _names(TABLE[row][0]) == ["q"]
+    assert not any(p.kind is p.VAR_KEYWORD for p in world.values()), "World takes loose keywords"
 
 
 # -- the forms, on every shape pair a query answers ---------------------------------------
@@ -405,6 +410,6 @@ def test_every_tolerance_like_parameter_is_tolerance_or_relative_by_name():
     assert {"classify.tolerance", "time_of_impact.tolerance", "DynamicTree.rel_margin"} <= {
         k.replace(".__init__", "") for k in found
     }
-    with pytest.raises(ValueError, match="does not take"):
-        ck.World("tree", margin=0.2)
+    with pytest.raises(TypeError, match="margin"):  # not a keyword of World (a fraction is rel_margin)
+        ck.World("tree", margin=0.2)  # type: ignore[call-arg]
     assert math.isfinite(inspect.signature(broadphases.DynamicTree).parameters["rel_margin"].default)

@@ -162,7 +162,7 @@ def _library_workload() -> None:
             ck.contacts(box, sphere, None, poses, mode="first", threads=threads, strategy=strategy)
             ck.contacts(box, sphere, None, poses, max_pairs=2, threads=threads, strategy=strategy)
             ck.surface_contacts(box, sphere, None, poses, threads=threads, strategy=strategy)
-    ck.node_visits(box, sphere, None, poses, mode="surfaces")
+    ck.node_visits(box, sphere, None, poses, surfaces=True)
     # seed 002's breadth-first strategy
     for threads in (1, 2):
         ck.intersects(box, sphere, None, poses, threads=threads, strategy=ck.BFS())

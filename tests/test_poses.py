@@ -7,8 +7,7 @@ import pytest
 from tests.brute import PARALLEL_BATCH, rows_of
 
 import collisionkit as ck
-from collisionkit import InvalidPoseError
-from collisionkit import Descent
+from collisionkit import Descent, InvalidPoseError
 
 BOX = ck.primitives.box_mesh([1.0, 1.0, 1.0])
 SPHERE = ck.primitives.uv_sphere_mesh(0.5, 6, 10)

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import collisionkit as ck
+from collisionkit import Descent
 from collisionkit.errors import UnsupportedOptionError, UnsupportedPairError, UnsupportedQueryError
 from collisionkit.query import registry
-from collisionkit.strategies import BVH
 
 BOX = ck.primitives.box_mesh([1.0, 1.0, 1.0])
 SHAPES = {
@@ -31,14 +31,14 @@ POSE_B = np.stack([ck.translation([0.9, 0.05, 0.02]), ck.translation([3.0, 0.0, 
 
 #: A non-default value per (query, option): what a caller would set.
 NON_DEFAULT = {
-    ("intersects", "strategy"): BVH(tri_test="moller"),
+    ("intersects", "strategy"): Descent(tri_test="moller"),
     ("intersects", "threads"): 1,
     ("contacts", "mode"): "first",
     ("contacts", "max_pairs"): 1,
-    ("contacts", "strategy"): BVH(tri_test="moller"),
+    ("contacts", "strategy"): Descent(tri_test="moller"),
     ("contacts", "threads"): 1,
     ("query_stats", "mode"): "all",
-    ("query_stats", "strategy"): BVH(tri_test="moller"),
+    ("query_stats", "strategy"): Descent(tri_test="moller"),
     ("query_stats", "threads"): 1,
     ("distance", "upper_bound"): 1.5,
     ("distance", "threads"): 1,
@@ -57,6 +57,7 @@ NON_DEFAULT = {
     ("surface_contacts", "strategy"): "descent",
     ("surface_contacts", "threads"): 1,
     ("node_visits", "mode"): "any",
+    ("node_visits", "surfaces"): True,
     ("node_visits", "strategy"): ck.OAABB(use_overlap_box=False),
     ("node_visits", "threads"): 2,
 }

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
+
+#: What a pose argument accepts: a (4, 4) or (N, 4, 4) array-like of world-from-object
+#: rigid transforms (a Dask array of a batch too), or None for the identity.
+PoseLike: TypeAlias = ArrayLike | None
 
 IDENTITY: NDArray[np.float64] = np.eye(4)
 _IDENTITY_STACK = np.eye(4).reshape(1, 4, 4)

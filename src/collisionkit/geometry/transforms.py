@@ -51,7 +51,11 @@ def random_rotations(n: int, rng: np.random.Generator) -> NDArray[np.float64]:
 def random_poses(
     n: int, radius: float = 1.0, *, center: ArrayLike = (0.0, 0.0, 0.0), seed: int | None = 0
 ) -> NDArray[np.float64]:
-    """(n, 4, 4) poses: uniform random rotations, translations uniform in a ball of ``radius``."""
+    """(n, 4, 4) poses: uniform random rotations, translations uniform in a ball of ``radius``
+    about ``center``.
+
+    ``seed``: NumPy's ``default_rng`` seed (default 0: the same poses every call, as
+    ``Robot.random_configurations``; None: fresh entropy)."""
     rng = np.random.default_rng(seed)
     T = np.zeros((n, 4, 4))
     T[:, :3, :3] = random_rotations(n, rng)

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..constants import MODE_ANY
 from ..geometry.mesh import Mesh
+from ..geometry.pose import PoseLike
 from ..kernels.triangle.point_in_mesh import winding_numbers_posed
 from ..kernels.triangle.tri_segment import strict_piercings
 from . import scaling
@@ -130,8 +131,8 @@ def _winding(mesh: Mesh, pose_mesh, pose_pts, pts, im, ip) -> np.ndarray:
 def classify(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     tolerance: float = 0.0,
     threads: int | None = None,

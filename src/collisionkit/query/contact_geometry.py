@@ -17,8 +17,9 @@ import numpy as np
 from ..convex.shapes import ConvexShape
 from ..errors import UnsupportedPairError
 from ..geometry.mesh import Mesh
-from ..geometry.pose import as_poses, broadcast_poses
+from ..geometry.pose import PoseLike, as_poses, broadcast_poses
 from ..kernels.triangle import tri_segment
+from ..strategies import Strategy
 from .pair import contact_pairs
 from .results import ContactGeometry, Contacts
 from .shapes import Shape
@@ -32,11 +33,11 @@ def writable_triangles(mesh: Mesh) -> np.ndarray:
 def contact_geometry(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     max_pairs: int | None = None,
-    strategy: Any = "descent",
+    strategy: str | Strategy = "descent",
     threads: int | None = None,
 ) -> ContactGeometry:
     """Every intersecting triangle pair, as ``contacts`` finds them, with its geometry.

@@ -19,6 +19,7 @@ import numpy as np
 from ..bvh import pair_trees
 from ..convex.shapes import ConvexShape
 from ..geometry.mesh import Mesh
+from ..geometry.pose import PoseLike
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import distance as kd
 from . import batch, registry, scaling
@@ -59,8 +60,8 @@ DISTANCE = define(Spec(
 def distance(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     upper_bound: float = math.inf,
     threads: int | None = None,

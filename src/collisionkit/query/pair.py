@@ -14,8 +14,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..bvh import pair_trees
-from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, MODES, NO_BUDGET
+from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, NO_BUDGET
 from ..geometry.mesh import Mesh
+from ..geometry.pose import PoseLike
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..kernels.traverse.descent import intersect_one
 from ..runtime import using_threads
@@ -28,7 +29,7 @@ from .registry import Request
 from .results import Contacts, Stats
 from .rows import BatchResult, gather
 from .shapes import Shape, mesh_surfaces
-from .spec import THREADS, Option, Spec, define, int_text, one_of, strategy_option, traversal_view
+from .spec import MODE_NAMES, THREADS, Option, Spec, define, int_text, mode_option, strategy_option, traversal_view
 from .spec import max_pairs as check_max_pairs
 from .strategies import RUNNERS
 from .strategies.descent import CONTACTS_ONE, split_pose, splits
@@ -44,7 +45,7 @@ INTERSECTS = define(Spec(
 CONTACTS = define(Spec(
     "contacts",
     {
-        "mode": Option("all", one_of("mode", ("all", "first")), "all: every pair; first: one per colliding pose"),
+        "mode": mode_option("all", ("first", "all"), "all: every pair; first: one per colliding pose"),
         "max_pairs": Option(None, check_max_pairs, "keep at most this many pairs per pose", cli=True, text=int_text(1)),
         "strategy": strategy_option("descent"),
         "threads": THREADS,
@@ -53,15 +54,13 @@ CONTACTS = define(Spec(
 ))  # fmt: skip
 
 
-def _modes(mode: Any) -> str:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
-    return mode
-
-
 QUERY_STATS = define(Spec(
     "query_stats",
-    {"mode": Option("any", _modes, "the query whose work is counted"), "strategy": strategy_option("descent"), "threads": THREADS},
+    {
+        "mode": mode_option("any", MODE_NAMES, "the walk counted: any (intersects), first or all (contacts)"),
+        "strategy": strategy_option("descent"),
+        "threads": THREADS,
+    },
     result=Stats, view=traversal_view,
 ))  # fmt: skip
 
@@ -77,8 +76,8 @@ _TARGET = FRONT_PER_THREAD * numba.config.NUMBA_NUM_THREADS
 def intersects(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     strategy: str | Strategy = "descent",
     threads: int | None = None,
@@ -178,8 +177,8 @@ def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: 
 def contacts(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     mode: str = "all",
     max_pairs: int | None = None,
@@ -190,9 +189,10 @@ def contacts(
 
     Parameters
     ----------
-    mode : {"all", "first"}
-        "all": every pair; "first": one valid pair per colliding pose (which
-        one is unspecified).
+    mode : {"first", "all"}
+        The ``mode`` vocabulary of every question: "all" every pair; "first"
+        one valid pair per colliding pose (which one is unspecified). ("any",
+        the boolean, is ``intersects``.)
     max_pairs : int, optional
         Cap per pose: the first pairs found are kept (then sorted) and
         ``truncated`` is set for that pose. Never a silent cut.
@@ -232,8 +232,7 @@ def contact_pairs(
     a: Any, b: Any, pose_a: Any, pose_b: Any, mode: str, max_pairs: int | None, strategy: Any, threads: int | None
 ) -> Contacts:
     """``contacts`` (its body): the row function other questions share (``contact_geometry``)."""
-    if mode not in ("all", "first"):
-        raise ValueError(f"mode must be 'all' or 'first', got {mode!r}")
+    CONTACTS.options["mode"].validated(mode)
     cap = -1 if max_pairs is None else check_max_pairs(max_pairs)
     if threads is not None:
         thread_count(threads)  # validate even where the single-pose path ignores it
@@ -349,8 +348,8 @@ def _contacts_one(
 def query_stats(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     mode: str = "any",
     strategy: str | Strategy = "descent",
@@ -358,8 +357,8 @@ def query_stats(
 ) -> Stats:
     """Traversal counters of a query, per pose: n_v, n_p, n_u of the seeds' cost model.
 
-    ``mode`` is the query whose work is counted: "any" (the boolean
-    ``intersects``), "first" or "all" (``contacts``); ``strategy`` and
+    ``mode`` is the walk whose work is counted, in the one ``mode`` vocabulary:
+    "any" (the boolean ``intersects``), "first" or "all" (``contacts``); ``strategy`` and
     ``threads`` as for ``intersects`` (each strategy counts its own walk). A pose
     split over threads (fewer poses than threads, a large descent: ARCHITECTURE.md,
     "One large pose on all threads") counts the same work for "all"; for "any" it

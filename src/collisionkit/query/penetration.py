@@ -66,6 +66,7 @@ import numpy as np
 from ..constants import MODE_ALL
 from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
+from ..geometry.pose import PoseLike
 from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import penetration as kp
 from ..kernels.proximity.penetration import convex_depth
@@ -359,8 +360,8 @@ def _one_prescaled(HA: np.ndarray, HB: np.ndarray, Ta: np.ndarray, Tb: np.ndarra
 def penetration(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     method: str = "auto",
     directions: int = 64,

@@ -241,10 +241,28 @@ def traversal_view(options: Mapping[str, Any]) -> tuple[int, int, Any]:
     return MODES[mode], cap_of(options.get("max_pairs")), options["strategy"]
 
 
-SURFACE_MODES = dict(MODES, surfaces=MODE_SURFACE_PAIRS)
+#: The one ``mode`` vocabulary (Jolt's collectors): "any" answers the boolean (stop at the
+#: first intersecting pair, report none), "first" reports one pair per colliding pose, "all"
+#: every pair. A question takes the subset that fits it (``mode_option``).
+MODE_NAMES = ("any", "first", "all")
+
+
+def mode_option(default: str, values: tuple[str, ...], help: str) -> Option:
+    """The ``mode`` option of a question that takes ``values`` (a subset of ``MODE_NAMES``,
+    in its order)."""
+    if any(v not in MODE_NAMES for v in values):
+        raise ValueError(f"mode values {values} are not in the vocabulary {MODE_NAMES}")
+    return Option(default, one_of("mode", tuple(v for v in MODE_NAMES if v in values)), help)
+
+
+def surface_view(mode: str, surfaces: bool, strategy: Any) -> tuple[int, int, Any]:
+    """(mode code, cap, strategy) of a walk over surface pairs: ``surfaces`` with mode "all"
+    is the overlap box's surface-pair walk (``MODE_SURFACE_PAIRS``); "any" and "first" stop
+    at the first triangle pair, which is the first surface pair too."""
+    return (MODE_SURFACE_PAIRS if surfaces and mode == "all" else MODES[mode]), -1, strategy
 
 __all__ = [
-    "MODE_ALL", "MODE_ANY", "MODE_FIRST", "QUERY_OPTIONS", "SPECS", "SURFACE_MODES", "THREADS", "Option", "Spec",
-    "a_bool", "cap_of", "check_threads", "define", "int_text", "length_text", "max_pairs", "nonnegative_length",
-    "one_of", "positive_int", "strategy_option", "traversal_view",
+    "MODE_ALL", "MODE_ANY", "MODE_FIRST", "MODE_NAMES", "QUERY_OPTIONS", "SPECS", "THREADS", "Option", "Spec",
+    "a_bool", "cap_of", "check_threads", "define", "int_text", "length_text", "max_pairs", "mode_option",
+    "nonnegative_length", "one_of", "positive_int", "strategy_option", "surface_view", "traversal_view",
 ]  # fmt: skip

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..geometry.mesh import Mesh
+from ..geometry.pose import PoseLike
 from ..strategies import Strategy
 from .driver import ask
 from .pair import contact_rows
@@ -24,7 +25,7 @@ from .pose_form import in_form, record
 from .registry import Request
 from .results import Contacts, _freeze
 from .shapes import Shape, register_mesh_query
-from .spec import SURFACE_MODES, THREADS, Option, Spec, define, one_of, strategy_option
+from .spec import THREADS, Option, Spec, a_bool, define, mode_option, strategy_option, surface_view
 from .strategies import capabilities, refuse
 from .strategies.oaabb import OAABB
 
@@ -121,13 +122,13 @@ class NodeVisits:
 
 
 def _surface_view(options):
-    return SURFACE_MODES["surfaces"], -1, options["strategy"]
+    return surface_view("all", True, options["strategy"])
 
 
 SURFACE_CONTACTS = define(Spec(
     "surface_contacts",
     {
-        "mode": Option("all", one_of("mode", ("all", "first")), "all: every surface pair; first: one per pose"),
+        "mode": mode_option("all", ("first", "all"), "all: every surface pair; first: one per pose"),
         "triangles": Option(False, None, "also the triangle pairs behind them"),
         "strategy": strategy_option("oaabb"),
         "threads": THREADS,
@@ -137,7 +138,7 @@ SURFACE_CONTACTS = define(Spec(
 
 
 def _visits_view(options):
-    return SURFACE_MODES[options["mode"]], -1, options["strategy"]
+    return surface_view(options["mode"], options["surfaces"], options["strategy"])
 
 
 def _one_thread(threads: Any) -> Any:
@@ -148,7 +149,8 @@ def _one_thread(threads: Any) -> Any:
 NODE_VISITS = define(Spec(
     "node_visits",
     {
-        "mode": Option("all", one_of("mode", tuple(SURFACE_MODES)), "any, first, all or surfaces"),
+        "mode": mode_option("all", ("any", "first", "all"), "the walk counted: any, first or all"),
+        "surfaces": Option(False, a_bool("surfaces"), "count surface_contacts' walk (surface pairs) instead"),
         "strategy": strategy_option("oaabb"),
         "threads": Option(None, _one_thread, "None or 1 (the counters are shared)"),
     },
@@ -169,8 +171,8 @@ def _surface_rows(a: Mesh, b: Mesh, c: Contacts, n: int) -> tuple[NDArray, NDArr
 def surface_contacts(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     mode: str = "all",
     triangles: bool = False,
@@ -194,7 +196,9 @@ def surface_contacts(
     a, b : Mesh or convex shape
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
         World-from-object poses; broadcast like ``contacts``.
-    mode : {"all", "first"}
+    mode : {"first", "all"}
+        The ``mode`` vocabulary of every question ("any", the boolean, is
+        ``intersects``).
     triangles : bool
         Also return the triangle pairs (``SurfaceContacts.triangles``).
     strategy : str or strategy record
@@ -241,22 +245,25 @@ def _surface_contacts_meshes(req: Request) -> SurfaceContacts:
 def node_visits(
     a: Shape,
     b: Shape,
-    pose_a: Any = None,
-    pose_b: Any = None,
+    pose_a: PoseLike = None,
+    pose_b: PoseLike = None,
     *,
     mode: str = "all",
+    surfaces: bool = False,
     strategy: OAABB | str = "oaabb",
     threads: int | None = None,
 ) -> NodeVisits:
     """Count CollisionSearch's visits to every node of both objects' R-trees.
 
-    ``mode``: "any", "first", "all" (the triangle queries) or "surfaces"
-    (all surface pairs). Runs on one thread (the counters are shared):
+    ``mode``: the walk counted, in the one ``mode`` vocabulary: "any" (``intersects``),
+    "first" or "all" (``contacts``). ``surfaces=True``: the walk of ``surface_contacts``
+    (surface pairs; with "any" or "first" it is the triangle walk, which stops at the first
+    pair either way). Runs on one thread (the counters are shared):
     ``threads`` may be None or 1; more raises ``UnsupportedOptionError``. Seed 000
     claims each node of A is visited once; this measures it.
     """
     # convex shapes: their surfaces (query/shapes.py); the request runs on one thread
-    return ask(NODE_VISITS, a, b, pose_a, pose_b, mode=mode, strategy=strategy, threads=threads)
+    return ask(NODE_VISITS, a, b, pose_a, pose_b, mode=mode, surfaces=surfaces, strategy=strategy, threads=threads)
 
 
 def _node_visits_meshes(req: Request) -> NodeVisits:
@@ -270,6 +277,6 @@ def _node_visits_meshes(req: Request) -> NodeVisits:
 
 
 register_mesh_query("surface_contacts", _surface_contacts_meshes)
-register_mesh_query("node_visits", _node_visits_meshes, honours=("mode", "strategy"))
+register_mesh_query("node_visits", _node_visits_meshes, honours=("mode", "surfaces", "strategy"))
 
 __all__ = ["OAABB", "NodeVisits", "SurfaceContacts", "node_visits", "surface_contacts"]

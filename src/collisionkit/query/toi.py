@@ -23,7 +23,7 @@ import numpy as np
 
 from ..bvh import pair_trees
 from ..geometry.mesh import Mesh
-from ..geometry.pose import as_poses, broadcast_poses
+from ..geometry.pose import PoseLike, as_poses, broadcast_poses
 from ..kernels.proximity.toi import MOTION_LINEAR, MOTION_SCREW, MR_WIDTH, TOI_CAP, TOI_HIT, motion_row, toi_solve
 from ..kernels.traverse.descent import validate_poses
 from . import scaling
@@ -88,10 +88,10 @@ def mesh_radius(mesh) -> float:
 def time_of_impact(
     a: Shape,
     b: Shape,
-    start_a: Any,
-    end_a: Any,
-    start_b: Any,
-    end_b: Any,
+    start_a: PoseLike = None,
+    end_a: PoseLike = None,
+    start_b: PoseLike = None,
+    end_b: PoseLike = None,
     *,
     motion: str = "linear",
     tolerance: float | None = None,

@@ -104,7 +104,7 @@ def always_colliding_pairs(
 ) -> frozenset[tuple[str, str]]:
     """Non-adjacent link pairs that intersect in every one of ``n`` random
     configurations (``Robot.allowed_pairs_from_samples`` documents it)."""
-    q = robot.random_configurations(n, seed)
+    q = robot.random_configurations(n, seed=seed)
     poses = robot.link_poses(q)
     found = set()
     for i, j in self_collision_pairs(robot, use_allowed_pairs=False):

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..constants import WORLD_BOX_SLACK
-from ..errors import CollisionKitError, InvalidMeshError, InvalidRobotError
+from ..errors import InvalidMeshError, InvalidRobotError, UnsupportedOptionError
 from ..geometry.frozen import immutable
 from ..geometry.mesh import Mesh
 from ..kernels.core.linalg import POSE_BAD_LAST_ROW, POSE_NOT_FINITE, POSE_NOT_RIGID, POSE_OK, pose_error
@@ -50,6 +50,9 @@ from . import checker as _checker
 from .srdf import MAX_SRDF_BYTES, parse_xml, read_xml_file
 
 _MOVING = ("revolute", "continuous", "prismatic")
+#: the default of the link-pair and object-name options: an empty tuple known by identity
+#: (PERF: ``Robot.check`` without options builds no options dict)
+_NONE: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,7 @@ def _geometry_mesh(geometry: Any, base_dir: str, mesh_dir: str | None) -> tuple[
         try:
             tm = trimesh.load(path, force="mesh", process=False)
         except Exception as exc:  # trimesh raises many types on bad files
-            raise CollisionKitError(f"{path}: cannot read link mesh ({type(exc).__name__}: {exc})") from None
+            raise InvalidRobotError(f"{path}: cannot read link mesh ({type(exc).__name__}: {exc})") from None
         scale = geometry.mesh.scale
         if scale is not None:
             tm.apply_scale(np.broadcast_to(np.asarray(scale, float), (3,)))
@@ -227,7 +230,7 @@ def _resolve(filename: str, base_dir: str, mesh_dir: str | None) -> str:
     for c in candidates:
         if os.path.isfile(c):
             return c
-    raise CollisionKitError(f"mesh {filename!r} not found (looked in {base_dir}{' and ' + mesh_dir if mesh_dir else ''})")
+    raise InvalidRobotError(f"mesh {filename!r} not found (looked in {base_dir}{' and ' + mesh_dir if mesh_dir else ''})")
 
 
 def _link_mesh(elements: list, base_dir: str, mesh_dir: str | None, name: str) -> Mesh | None:
@@ -333,10 +336,10 @@ class Robot:
         self._link_index = {n: i for i, n in enumerate(self.links)}
         if len(self._link_index) != len(self.links):
             dup = next(n for k, n in enumerate(self.links) if n in self.links[:k])
-            raise CollisionKitError(f"robot {name!r}: link name {dup!r} is used twice")
+            raise InvalidRobotError(f"robot {name!r}: link name {dup!r} is used twice")
         unknown = sorted(set(link_meshes) - set(self._link_index))
         if unknown:
-            raise CollisionKitError(f"robot {name!r}: meshes given for unknown link(s) {', '.join(map(repr, unknown))}")
+            raise InvalidRobotError(f"robot {name!r}: meshes given for unknown link(s) {', '.join(map(repr, unknown))}")
         # no None entries: a link without geometry is named in links_without_geometry instead
         # a read-only mapping: assigning an entry raised nothing and changed nothing the checker saw
         self.link_meshes: Mapping[str, Mesh] = MappingProxyType(
@@ -346,11 +349,11 @@ class Robot:
         for j in self.joints:
             for end in (j.parent, j.child):
                 if end not in self._link_index:
-                    raise CollisionKitError(f"robot {name!r}: joint {j.name!r} names unknown link {end!r}")
+                    raise InvalidRobotError(f"robot {name!r}: joint {j.name!r} names unknown link {end!r}")
         children = {j.child for j in joints}
         roots = [n for n in links if n not in children]
         if len(roots) != 1:
-            raise CollisionKitError(f"robot {name!r} must have one root link, found {roots}")
+            raise InvalidRobotError(f"robot {name!r} must have one root link, found {roots}")
         self.base_link = roots[0]
         # joints in topological order (parents before children)
         by_parent: dict[str, list[Joint]] = {}
@@ -364,7 +367,7 @@ class Robot:
                 order.append(j)
                 frontier.append(j.child)
         if len(order) != len(joints):
-            raise CollisionKitError(f"robot {name!r}: joints do not form a tree from {self.base_link!r}")
+            raise InvalidRobotError(f"robot {name!r}: joints do not form a tree from {self.base_link!r}")
         self._order = tuple(order)
         # the joint tree as kernel arrays (kernels.robot.kinematics): one step per joint
         kind = {"fixed": kinematics.JOINT_FIXED, "prismatic": kinematics.JOINT_PRISMATIC}
@@ -381,7 +384,7 @@ class Robot:
         self._by_name = {j.name: j for j in joints}
         if len(self._by_name) != len(joints):
             dup = next(j.name for k, j in enumerate(joints) if any(i.name == j.name for i in joints[:k]))
-            raise CollisionKitError(f"robot {name!r}: joint name {dup!r} is used twice")
+            raise InvalidRobotError(f"robot {name!r}: joint name {dup!r} is used twice")
         self._check_mimics()
         self.adjacent_pairs = self._adjacent_pairs()
         self.allowed_pairs = self.link_pairs(allowed_pairs, "allowed_pairs")
@@ -528,7 +531,7 @@ class Robot:
 
         Raises
         ------
-        CollisionKitError
+        InvalidRobotError (a ValueError)
             Missing or unreadable file or mesh, floating or planar joints,
             links that do not form one tree, or an SRDF that is malformed or
             names unknown links.
@@ -537,7 +540,7 @@ class Robot:
             raise ValueError(f"geometry must be 'collision' or 'visual', got {geometry!r}")
         path = os.fspath(urdf_path)
         if not os.path.isfile(path):
-            raise CollisionKitError(f"{path}: no such file")
+            raise InvalidRobotError(f"{path}: no such file")
         urdf = _read_urdf(path)
         robot = urdf.robot
         link_names = tuple(link.name for link in robot.links)
@@ -551,7 +554,7 @@ class Robot:
         index = 0
         for j in robot.joints:
             if j.type not in (*_MOVING, "fixed"):
-                raise CollisionKitError(f"{path}: joint {j.name!r} of type {j.type!r} is not supported")
+                raise InvalidRobotError(f"{path}: joint {j.name!r} of type {j.type!r} is not supported")
             axis = np.asarray(j.axis if j.axis is not None else [1.0, 0.0, 0.0], float)
             if j.type in _MOVING:
                 norm = float(np.linalg.norm(axis))
@@ -677,21 +680,21 @@ class Robot:
             while k.mimic is not None:
                 src = self._by_name.get(k.mimic)
                 if src is None:
-                    raise CollisionKitError(f"robot {self.name!r}: joint {k.name!r} mimics unknown joint {k.mimic!r}")
+                    raise InvalidRobotError(f"robot {self.name!r}: joint {k.name!r} mimics unknown joint {k.mimic!r}")
                 if src.name in chain:
                     cycle = " -> ".join([*chain[chain.index(src.name):], src.name])
-                    raise CollisionKitError(f"robot {self.name!r}: mimic cycle {cycle}")
+                    raise InvalidRobotError(f"robot {self.name!r}: mimic cycle {cycle}")
                 chain.append(src.name)
                 k = src
             if k is not j and k.index < 0:
-                raise CollisionKitError(f"robot {self.name!r}: joint {j.name!r} mimics {k.name!r}, which is not actuated ({k.type})")
+                raise InvalidRobotError(f"robot {self.name!r}: joint {j.name!r} mimics {k.name!r}, which is not actuated ({k.type})")
 
     def _joint_value(self, j: Joint, q2: NDArray[np.float64]) -> NDArray[np.float64]:
         if j.mimic is None:
             return q2[:, j.index]
         src = self._by_name.get(j.mimic)
         if src is None:
-            raise CollisionKitError(f"joint {j.name!r} mimics unknown joint {j.mimic!r}")
+            raise InvalidRobotError(f"joint {j.name!r} mimics unknown joint {j.mimic!r}")
         return j.multiplier * self._joint_value(src, q2) + j.offset
 
     def within_limits(self, q: ArrayLike) -> bool | NDArray[np.bool_]:
@@ -705,40 +708,78 @@ class Robot:
         ok = np.all((qa >= self.limits[:, 0]) & (qa <= self.limits[:, 1]), axis=-1)
         return bool(ok) if qa.ndim == 1 else ok
 
-    def random_configurations(self, n: int, seed: int | None = None) -> NDArray[np.float64]:
-        """(n, dof) uniform samples within the limits (continuous joints in [-pi, pi])."""
+    def random_configurations(self, n: int, *, seed: int | None = 0) -> NDArray[np.float64]:
+        """(n, dof) uniform samples within the limits (continuous joints in [-pi, pi]).
+
+        ``seed``: as ``collisionkit.random_poses``' (default 0: the same samples every call;
+        None: fresh entropy)."""
         rng = np.random.default_rng(seed)
         lo = np.where(np.isfinite(self.limits[:, 0]), self.limits[:, 0], -np.pi)
         hi = np.where(np.isfinite(self.limits[:, 1]), self.limits[:, 1], np.pi)
         return lo + (hi - lo) * rng.random((n, self.dof))
 
-    def check(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
-        """(N,) bool: which configurations collide with ``world`` or with the robot itself.
+    def check(
+        self,
+        q: ArrayLike,
+        world: Any = None,
+        *,
+        base: ArrayLike | None = None,
+        self_collision: bool = True,
+        allowed: Iterable[tuple[str, str]] = _NONE,
+        ignore: Iterable[str] = _NONE,
+        bv: str | None = None,
+        threads: int | None = None,
+        margin: float = 0.0,
+    ) -> bool | NDArray[np.bool_]:
+        """Which configurations collide with ``world`` or with the robot itself: a bool for
+        one (dof,) configuration, an (N,) bool array for an (N, dof) batch.
 
-        The planner's main call; see ``robot.check.check_configurations`` for the
-        options (``base``, ``self_collision``, ``allowed``, ``ignore``, ``threads``; and
-        ``bv``, ``robot.checker.RobotChecker``'s volume kind for every pair);
-        ``check_detail`` answers per link, object and link pair. Self-collision skips ``adjacent_pairs``, ``allowed_pairs``
-        and the pairs given as ``allowed=[(link, link), ...]`` for this call.
+        Parameters
+        ----------
+        q : array_like (dof,) or (N, dof)
+            Joint values (``joint_names`` order), or a Dask array (N, dof) chunked along N:
+            the answer is then an (N,) Dask bool array (``collisionkit.distributed``).
+        world : World, optional
+            The obstacles (None: self-collision only).
+        base : array_like (4, 4), optional
+            World pose of the root link (default: the identity).
+        self_collision : bool
+            Also test link pairs that are not adjacent, not in ``allowed_pairs`` and not in
+            ``allowed``.
+        allowed : iterable of (link, link)
+            Link pairs skipped for this call (unknown names raise ``ValueError``).
+        ignore : iterable of str
+            World objects skipped.
+        bv : str, optional
+            The volume kind every pair is traversed in (default each pair's own; answers
+            unchanged).
+        threads : int, optional
+            Threads for a batch (default: all cores).
+        margin : float
+            >= 0, world units: a pair collides when its distance is at most
+            ``margin + pad_a + pad_b`` (the links' ``padding``, ``with_padding``): then, and
+            for a padded robot, ``robot.motion.check_with_margin`` answers (not on Dask input
+            yet).
 
-        Runs on a prepared ``checker(world, **options)`` (cached on the robot per world and
+        Runs on a prepared ``checker(world, ...)`` (cached on the robot per world and
         options, rebuilt when the world changes): one compiled call per configuration or
-        batch, with the per-pair path's answers.
-
-        ``q`` may be a Dask array (N, dof) chunked along N: the answer is then an (N,)
-        Dask bool array (``collisionkit.distributed``), equal to the local one once computed.
-
-        ``margin=`` (>= 0, world units): a pair collides when its distance is at most
-        ``margin + pad_a + pad_b`` (the links' ``padding``, ``with_padding``): then, and for
-        a padded robot, ``robot.motion.check_with_margin`` answers (not on Dask input yet).
+        batch, with the per-pair path's answers. ``check_detail`` answers per link, object
+        and link pair.
         """
-        margin = options.pop("margin", 0.0)
+        options = _checker_options(self_collision, allowed, ignore, base, bv)
         if margin != 0.0 or self.padding:  # a distance threshold: robot/motion.py
             from .motion import check_with_margin
 
             if deferred.is_lazy(q):
                 raise ValueError("Robot.check: margin and padding do not take Dask input yet")
-            return check_with_margin(self, q, world, margin=margin, **options)
+            if bv is not None:
+                raise UnsupportedOptionError("Robot.check: bv= is not taken with a margin or a padded robot yet")
+            return check_with_margin(
+                self, q, world, margin=margin, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base,
+                threads=threads,
+            )  # fmt: skip
+        if threads is not None:
+            options["threads"] = threads
         if deferred.is_lazy(q):
             return deferred.run("robot_check", self, q, world, **options)
         return _checker.check(self, q, world, options)
@@ -831,14 +872,37 @@ class Robot:
             ignore=ignore, base=base,
         )  # fmt: skip
 
-    def check_detail(self, q: ArrayLike, world: Any = None, **options: Any) -> Any:
+    def check_detail(
+        self,
+        q: ArrayLike,
+        world: Any = None,
+        *,
+        base: ArrayLike | None = None,
+        self_collision: bool = True,
+        allowed: Iterable[tuple[str, str]] = _NONE,
+        ignore: Iterable[str] = _NONE,
+        bv: str | None = None,
+        threads: int | None = None,
+    ) -> Any:
         """A ``RobotCheck``: which links touch, per world object and per self pair, for every
-        configuration (same options as ``check``; every pair tested: slower)."""
-        if "margin" in options or self.padding:  # NOTE: not routed to robot/motion.py yet
-            raise ValueError("check_detail does not take a margin or a padded robot yet; use check or clearance")
+        configuration (the options of ``check``, less ``margin``; every pair tested: slower)."""
+        if self.padding:  # NOTE: not routed to robot/motion.py yet
+            raise ValueError("check_detail does not take a padded robot yet; use check or clearance")
+        options = _checker_options(self_collision, allowed, ignore, base, bv)
+        if threads is not None:
+            options["threads"] = threads
         return _checker.check_detail(self, q, world, options)
 
-    def checker(self, world: Any = None, **options: Any) -> Any:
+    def checker(
+        self,
+        world: Any = None,
+        *,
+        base: ArrayLike | None = None,
+        self_collision: bool = True,
+        allowed: Iterable[tuple[str, str]] = _NONE,
+        ignore: Iterable[str] = _NONE,
+        bv: str | None = None,
+    ) -> Any:
         """A ``RobotChecker`` (``robot/checker.py``): this robot against ``world`` prepared once
         into flat arrays, with ``check(q)``, ``check_detail(q)`` and ``first_colliding(qs)``.
 
@@ -846,10 +910,19 @@ class Robot:
         the volume kind of every pair's traversal, default each pair's own); the same
         checker ``check`` uses for them (cached on the robot).
         """
-        return _checker.checker_for(self, world, options)
+        return _checker.checker_for(self, world, _checker_options(self_collision, allowed, ignore, base, bv))
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, links={len(self.links)}, dof={self.dof})"
+
+
+def _checker_options(
+    self_collision: bool, allowed: Iterable[tuple[str, str]], ignore: Iterable[str], base: ArrayLike | None, bv: str | None
+) -> dict[str, Any]:
+    """The checker options that differ from the defaults (none: the cached default checker)."""
+    if self_collision is True and allowed is _NONE and ignore is _NONE and base is None and bv is None:
+        return {}
+    return {"self_collision": self_collision, "allowed": allowed, "ignore": ignore, "base": base, "bv": bv}
 
 
 def _sorted_pair(a: str, b: str) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 from xml.parsers import expat
 
-from ..errors import CollisionKitError
+from ..errors import InvalidRobotError
 
 #: Largest SRDF read (bytes). MoveIt's SRDFs of real robots are tens of kilobytes.
 MAX_SRDF_BYTES = 16 * 2**20
@@ -49,7 +49,7 @@ def read_allowed_pairs(
 
     Raises
     ------
-    CollisionKitError
+    InvalidRobotError
         Missing, oversized or malformed file, a DOCTYPE, an element missing
         its link attributes, a link paired with itself, or an unknown link:
         each names the file and line.
@@ -108,14 +108,14 @@ def read_xml_file(p: str, kind: str, max_bytes: int) -> bytes:
     """The bytes of the XML file ``p`` (a URDF or an SRDF), read only when it is a regular
     file of at most ``max_bytes`` (bounded memory: a huge file is refused unread)."""
     if not os.path.isfile(p):
-        raise CollisionKitError(f"{p}: no such file ({kind})")
+        raise InvalidRobotError(f"{p}: no such file ({kind})")
     size = os.path.getsize(p)
     if size > max_bytes:
-        raise CollisionKitError(f"{p}: {size} bytes; {_article(kind)} {kind} may hold at most {max_bytes}")
+        raise InvalidRobotError(f"{p}: {size} bytes; {_article(kind)} {kind} may hold at most {max_bytes}")
     with open(p, "rb") as f:
         data = f.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while we read it
-        raise CollisionKitError(f"{p}: more than {max_bytes} bytes; a {kind} may hold at most {max_bytes}")
+        raise InvalidRobotError(f"{p}: more than {max_bytes} bytes; a {kind} may hold at most {max_bytes}")
     return data
 
 
@@ -128,7 +128,7 @@ def parse_xml(
     rules out entity expansion and external entities), malformed XML (no recovering
     parser guesses a robot from the pieces) and a root element other than ``<robot>``.
     ``start``/``end`` are the caller's element handlers (``parser`` their expat parser);
-    an ``_Refused`` they raise becomes the error. CollisionKitError naming the file
+    an ``_Refused`` they raise becomes the error. InvalidRobotError naming the file
     and line otherwise.
     """
     parser = parser or expat.ParserCreate()
@@ -159,11 +159,11 @@ def parse_xml(
     try:
         parser.Parse(data, True)
     except _Refused as exc:
-        raise CollisionKitError(str(exc)) from None
+        raise InvalidRobotError(str(exc)) from None
     except expat.ExpatError as exc:
-        raise CollisionKitError(f"{p}:{exc.lineno}: cannot read {kind} ({expat.errors.messages[exc.code]})") from None
+        raise InvalidRobotError(f"{p}:{exc.lineno}: cannot read {kind} ({expat.errors.messages[exc.code]})") from None
     except RecursionError:  # pragma: no cover - expat does not recurse; a handler might
-        raise CollisionKitError(f"{p}: cannot read {kind} (nesting too deep)") from None
+        raise InvalidRobotError(f"{p}: cannot read {kind} (nesting too deep)") from None
 
 
 __all__ = ["MAX_SRDF_BYTES", "parse_xml", "read_allowed_pairs", "read_xml_file"]

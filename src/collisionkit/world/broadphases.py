@@ -22,11 +22,13 @@ Protocol (what ``World`` calls, once per frame when boxes changed):
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import UnsupportedOptionError
 from ..kernels.broadphase import brute as kb
 from ..kernels.broadphase import grid as kg
 from ..kernels.broadphase import octree as ko
@@ -366,7 +368,9 @@ def make(name: str, **options) -> BroadPhase:
         cls = BROADPHASES[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown broadphase {name!r}; choose one of {sorted(BROADPHASES)}") from None
-    try:
-        return cls(**options)
-    except TypeError as exc:
-        raise ValueError(f"broadphase {name!r} does not take these options: {exc}") from None
+    taken = set(inspect.signature(cls).parameters)
+    refused = sorted(set(options) - taken)
+    if refused:
+        offers = ", ".join(sorted(taken)) or "no options"
+        raise UnsupportedOptionError(f"broadphase {name!r} does not take {', '.join(refused)} (it takes {offers})")
+    return cls(**options)

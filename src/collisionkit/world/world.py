@@ -58,10 +58,17 @@ class World:
         (docs/broad-phase.md says which suits which workload).
     threads : int, optional
         Threads for the narrow phase of many pairs (default: all cores).
-    **options
-        Broad-phase options: ``cell_size`` and ``max_per_object`` (grid,
-        hash; a length), ``rel_margin`` (tree: fat boxes grown by rel_margin x
-        the object's extent; a fraction, not a length).
+    cell_size : float, optional
+        Grid and hash: the cell edge, a length (default: from the objects' sizes).
+    max_per_object : int, optional
+        Grid and hash: most cells one object may cover (default 512; larger objects
+        are tested against every other).
+    rel_margin : float, optional
+        Tree: fat boxes grown by rel_margin x the object's extent (default 0.2; a
+        fraction, not a length).
+
+    A broad-phase option that ``broadphase`` does not take raises
+    ``UnsupportedOptionError`` (a ``ValueError``) naming it.
 
     Objects are kept in insertion order: index ``i`` of every array argument
     and result is the i-th live object (``names[i]``); removing an object
@@ -81,9 +88,19 @@ class World:
     [('a', 'b')]
     """
 
-    def __init__(self, broadphase: str = "sap", *, threads: int | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        broadphase: str = "sap",
+        *,
+        threads: int | None = None,
+        cell_size: float | None = None,
+        max_per_object: int | None = None,
+        rel_margin: float | None = None,
+    ) -> None:
+        given = (("cell_size", cell_size), ("max_per_object", max_per_object), ("rel_margin", rel_margin))
+        options = {k: v for k, v in given if v is not None}
         self._bp = broadphases.make(broadphase, **options)
-        self._bp_options = dict(options)
+        self._bp_options = options
         self.broadphase = broadphase
         self._threads = threads if threads is None else batch.thread_count(threads)
         cap = 16
