@@ -206,7 +206,7 @@ def test_robot_check_with_a_dask_array(robot, shapes):
     np.testing.assert_array_equal(got.compute(), robot.check(Q, w, self_collision=False))
 
 
-# -- World.run: rows (frame, a, b), locally and on Dask ------------------------------------------------
+# -- World.run: rows (frame, object_a, object_b), locally and on Dask ------------------------------------------------
 def test_world_run_rows(shapes):
     w, F = trajectory_world(shapes)
     expected = []
@@ -219,7 +219,7 @@ def test_world_run_rows(shapes):
     assert got.counts.sum() == len(got) == len(expected)
     assert got.pairs(20).names == [(w.names[i], w.names[j]) for f, i, j in expected if f == 20]
     np.testing.assert_array_equal(w.poses, F[-1])  # left at the last frame, as step does
-    assert list(got.to_dataframe().columns) == ["frame", "a", "b"]
+    assert list(got.to_dataframe().columns) == ["frame", "object_a", "object_b"]
     assert w.run(F[:0]).rows.shape == (0, 3)
 
 
