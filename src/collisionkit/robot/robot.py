@@ -34,7 +34,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -48,6 +48,12 @@ from ..kernels.robot import kinematics
 from ..query import batch, deferred
 from . import checker as _checker
 from .srdf import MAX_SRDF_BYTES, parse_xml, read_xml_file
+
+if TYPE_CHECKING:  # the records and the World, for the public signatures only
+    from ..world import World
+    from .check import RobotCheck
+    from .checker import RobotChecker
+    from .motion import MotionCheck, RobotClearance
 
 _MOVING = ("revolute", "continuous", "prismatic")
 #: the default of the link-pair and object-name options: an empty tuple known by identity
@@ -721,7 +727,7 @@ class Robot:
     def check(
         self,
         q: ArrayLike,
-        world: Any = None,
+        world: World | None = None,
         *,
         base: ArrayLike | None = None,
         self_collision: bool = True,
@@ -819,9 +825,9 @@ class Robot:
         return link_travel(self, q0, q1)
 
     def clearance(
-        self, q: ArrayLike, world: Any = None, *, self_collision: bool = True, allowed: Iterable[tuple[str, str]] = (),
+        self, q: ArrayLike, world: World | None = None, *, self_collision: bool = True, allowed: Iterable[tuple[str, str]] = (),
         ignore: Iterable[str] = (), base: ArrayLike | None = None, per_link: bool = False,
-    ) -> Any:
+    ) -> RobotClearance:
         """The smallest distance from the robot to collision, for one (dof,) configuration
         or an (N, dof) batch: a ``RobotClearance`` (``robot/motion.py``).
 
@@ -844,10 +850,10 @@ class Robot:
         )
 
     def check_motion(
-        self, q_start: ArrayLike, q_end: ArrayLike, world: Any = None, *, margin: float = 0.0,
+        self, q_start: ArrayLike, q_end: ArrayLike, world: World | None = None, *, margin: float = 0.0,
         self_collision: bool = True, allowed: Iterable[tuple[str, str]] = (), ignore: Iterable[str] = (),
         base: ArrayLike | None = None,
-    ) -> Any:
+    ) -> MotionCheck:
         """Certified check of the straight joint-space edge q_start -> q_end ((dof,) each),
         or of N edges ((N, dof) each): a ``MotionCheck`` (``robot/motion.py``).
 
@@ -875,7 +881,7 @@ class Robot:
     def check_detail(
         self,
         q: ArrayLike,
-        world: Any = None,
+        world: World | None = None,
         *,
         base: ArrayLike | None = None,
         self_collision: bool = True,
@@ -883,7 +889,7 @@ class Robot:
         ignore: Iterable[str] = _NONE,
         bv: str | None = None,
         threads: int | None = None,
-    ) -> Any:
+    ) -> RobotCheck:
         """A ``RobotCheck``: which links touch, per world object and per self pair, for every
         configuration (the options of ``check``, less ``margin``; every pair tested: slower)."""
         if self.padding:  # NOTE: not routed to robot/motion.py yet
@@ -895,14 +901,14 @@ class Robot:
 
     def checker(
         self,
-        world: Any = None,
+        world: World | None = None,
         *,
         base: ArrayLike | None = None,
         self_collision: bool = True,
         allowed: Iterable[tuple[str, str]] = _NONE,
         ignore: Iterable[str] = _NONE,
         bv: str | None = None,
-    ) -> Any:
+    ) -> RobotChecker:
         """A ``RobotChecker`` (``robot/checker.py``): this robot against ``world`` prepared once
         into flat arrays, with ``check(q)``, ``check_detail(q)`` and ``first_colliding(qs)``.
 

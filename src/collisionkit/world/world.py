@@ -496,7 +496,8 @@ class World:
         Returns
         -------
         Pairs
-            ``index`` (M, 2) int64 rows (i, j), i < j, sorted; ``names``.
+            ``object_a``, ``object_b`` (M,) int64 rows, object_a < object_b, sorted;
+            ``rows`` (M, 2); ``names``.
         """
         return Pairs.from_rows(self._candidates(), self._names)
 
@@ -507,7 +508,8 @@ class World:
         -------
         Pairs
             Exactly the pairs ``collisionkit.intersects`` reports for every
-            filtered pair of objects, as ``index`` (M, 2) rows (i, j), i < j.
+            filtered pair of objects, as ``object_a``, ``object_b`` (M,) rows,
+            object_a < object_b.
         """
         return Pairs.from_rows(self._colliding(), self._names)
 
@@ -517,7 +519,7 @@ class World:
         return self.colliding_pairs()
 
     def run(self, frames: Any) -> FramePairs:
-        """``step`` over many frames: the colliding pairs of each, as rows (frame, a, b).
+        """``step`` over many frames: the colliding pairs of each, as rows (frame, object_a, object_b).
 
         The broad phase keeps its state from frame to frame inside the call (and the
         world is left at the last frame's poses, as after ``step``).
@@ -534,7 +536,8 @@ class World:
         Returns
         -------
         FramePairs
-            ``frame``, ``a``, ``b`` (M,) int64 rows sorted by (frame, a, b) and
+            ``frame``, ``object_a``, ``object_b`` (M,) int64 rows sorted by
+            (frame, object_a, object_b) and
             ``counts`` (F,) pairs per frame; ``pairs(f)`` is frame f's ``Pairs``.
 
         Raises
