@@ -135,16 +135,17 @@ def run(kind: str, n: int, repeats: int, before: bool) -> dict[str, Any]:
     build_fcl = time.perf_counter() - t
     p = w.nearest_pair()  # warm-up (compiles on a fresh cache)
     fd, fpair = fcl_nearest(m, index)
-    ref, near = referee(mesh, poses, p.distance, (p.object_a, p.object_b))
-    ok_ck = p.distance == ref and near.get((p.object_a, p.object_b)) == p.distance
-    ok_fcl = abs(fd - ref) <= REL * max(ref, 1e-300) and (fpair == (p.object_a, p.object_b) or abs(near.get(fpair, math.inf) - ref) <= REL * ref)
+    pair = (p.object_a, p.object_b)
+    ref, near = referee(mesh, poses, p.distance, pair)
+    ok_ck = p.distance == ref and near.get(pair) == p.distance
+    ok_fcl = abs(fd - ref) <= REL * max(ref, 1e-300) and (fpair == pair or abs(near.get(fpair, math.inf) - ref) <= REL * ref)
     row: dict[str, Any] = {
-        "scene": kind, "objects": n, "distance": p.distance, "pair": list((p.object_a, p.object_b)), "fcl_distance": fd, "fcl_pair": list(fpair),
+        "scene": kind, "objects": n, "distance": p.distance, "pair": list(pair), "fcl_distance": fd, "fcl_pair": list(fpair),
         "referee_min": ref, "referee_pairs": len(near), "ok": bool(ok_ck and ok_fcl),
         "measured": p.measured, "candidates": p.candidates, "build_ck_s": build_ck, "build_fcl_s": build_fcl,
     }  # fmt: skip
     if not row["ok"]:
-        print(f"FAIL {kind} {n}: ck {p.distance!r} {(p.object_a, p.object_b)}, fcl {fd!r} {fpair}, referee {ref!r}", flush=True)
+        print(f"FAIL {kind} {n}: ck {p.distance!r} {pair}, fcl {fd!r} {fpair}, referee {ref!r}", flush=True)
         row.update(ck_s=None, fcl_s=None, ratio=None)
         return row
     ck_t, fcl_t = [], []
@@ -167,7 +168,7 @@ def run(kind: str, n: int, repeats: int, before: bool) -> dict[str, Any]:
         t = time.perf_counter()
         old = nearest(lo, hi, lo, hi, measure, same=True, allowed=w._allowed, spheres_a=(cen, rad), spheres_b=(cen, rad))
         row["before_s"] = time.perf_counter() - t
-        assert old[0] == p.distance and (old[1], old[2]) == (p.object_a, p.object_b)
+        assert old[0] == p.distance and (old[1], old[2]) == pair
     print(
         f"{kind:>9} {n:>7}: collisionkit {row['ck_s'] * 1e3:8.1f} ms, fcl {row['fcl_s'] * 1e3:8.1f} ms, "
         f"ratio {row['ratio']:.2f}x (ck/fcl)" + (f", before {row['before_s']:.1f} s" if before else ""),
