@@ -279,7 +279,8 @@ def test_nearest_pair_two_objects_and_empty_after_removal():
     p = w.nearest_pair()
     assert ((p.object_a, p.object_b), p.distance) == ((0, 1), 2.0)
     w.remove("o0")
-    assert w.nearest_pair().distance == math.inf and (lambda p: (p.object_a, p.object_b))(w.nearest_pair()) == (-1, -1)
+    p = w.nearest_pair()
+    assert p.distance == math.inf and (p.object_a, p.object_b) == (-1, -1)
     w.remove("o1")
     assert w.nearest_pair().distance == math.inf
 
