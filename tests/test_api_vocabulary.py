@@ -14,6 +14,7 @@ import importlib
 import inspect
 import pickle
 import re
+import typing
 
 import numpy as np
 import pytest
@@ -125,8 +126,10 @@ def test_mode_takes_one_vocabulary(query):
         option.validated("surfaces")  # node_visits' old extra mode: now surfaces=True
     words = set(re.findall(r"'(\w+)'", str(exc.value).split(", got")[0]))
     assert words == set(taken), f"{query}: the error names {words}, the option takes {taken}"
-    # the signature's default is the spec's
-    assert inspect.signature(getattr(ck, query)).parameters["mode"].default == option.default
+    # the signature's default is the spec's, and its type names the values taken
+    fn = getattr(ck, query)
+    assert inspect.signature(fn).parameters["mode"].default == option.default
+    assert set(typing.get_args(typing.get_type_hints(fn)["mode"])) == set(taken)
 
 
 def test_node_visits_counts_the_surface_walk_by_a_flag():

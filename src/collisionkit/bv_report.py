@@ -37,6 +37,7 @@ from .geometry.transforms import random_poses
 from .io import load_mesh
 from .options import BuildOptions
 from .query.pair import contacts, intersects, query_stats
+from .query.spec import Mode
 
 
 @dataclass
@@ -180,7 +181,7 @@ def evaluate(
         q = tree_quality(tree_a, max_nodes_per_level=quality_nodes, seed=seed)
         c = costs[bv]
 
-        def counts(poses: np.ndarray, mode: str, ma: Mesh = ma, mb: Mesh = mb) -> tuple[float, float, float]:
+        def counts(poses: np.ndarray, mode: Mode, ma: Mesh = ma, mb: Mesh = mb) -> tuple[float, float, float]:
             st = query_stats(ma, mb, None, poses, mode=mode, threads=1)
             return float(np.mean(st.bv_tests)), float(np.mean(st.tri_tests)), float(np.mean(st.bv_updates))
 

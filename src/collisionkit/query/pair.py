@@ -29,7 +29,19 @@ from .registry import Request
 from .results import Contacts, Stats
 from .rows import BatchResult, gather
 from .shapes import Shape, mesh_surfaces
-from .spec import MODE_NAMES, THREADS, Option, Spec, define, int_text, mode_option, strategy_option, traversal_view
+from .spec import (
+    MODE_NAMES,
+    THREADS,
+    Mode,
+    Option,
+    RowMode,
+    Spec,
+    define,
+    int_text,
+    mode_option,
+    strategy_option,
+    traversal_view,
+)
 from .spec import max_pairs as check_max_pairs
 from .strategies import RUNNERS
 from .strategies.descent import CONTACTS_ONE, split_pose, splits
@@ -180,7 +192,7 @@ def contacts(
     pose_a: PoseLike = None,
     pose_b: PoseLike = None,
     *,
-    mode: str = "all",
+    mode: RowMode = "all",
     max_pairs: int | None = None,
     strategy: str | Strategy = "descent",
     threads: int | None = None,
@@ -351,7 +363,7 @@ def query_stats(
     pose_a: PoseLike = None,
     pose_b: PoseLike = None,
     *,
-    mode: str = "any",
+    mode: Mode = "any",
     strategy: str | Strategy = "descent",
     threads: int | None = None,
 ) -> Stats:

@@ -59,7 +59,7 @@ Convex shapes are answered by the handlers the convex-shape module registers in
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -363,7 +363,7 @@ def penetration(
     pose_a: PoseLike = None,
     pose_b: PoseLike = None,
     *,
-    method: str = "auto",
+    method: Literal["auto", "convex", "bounds", "sampled"] = "auto",
     directions: int = 64,
     refine: bool = False,
     threads: int | None = None,

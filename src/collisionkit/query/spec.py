@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
@@ -245,6 +245,9 @@ def traversal_view(options: Mapping[str, Any]) -> tuple[int, int, Any]:
 #: first intersecting pair, report none), "first" reports one pair per colliding pose, "all"
 #: every pair. A question takes the subset that fits it (``mode_option``).
 MODE_NAMES = ("any", "first", "all")
+#: ``mode`` as types: every value, and the row questions' ("any" is ``intersects``)
+Mode: TypeAlias = Literal["any", "first", "all"]
+RowMode: TypeAlias = Literal["first", "all"]
 
 
 def mode_option(default: str, values: tuple[str, ...], help: str) -> Option:
@@ -262,7 +265,7 @@ def surface_view(mode: str, surfaces: bool, strategy: Any) -> tuple[int, int, An
     return (MODE_SURFACE_PAIRS if surfaces and mode == "all" else MODES[mode]), -1, strategy
 
 __all__ = [
-    "MODE_ALL", "MODE_ANY", "MODE_FIRST", "MODE_NAMES", "QUERY_OPTIONS", "SPECS", "THREADS", "Option", "Spec",
+    "MODE_ALL", "MODE_ANY", "MODE_FIRST", "MODE_NAMES", "Mode", "RowMode", "QUERY_OPTIONS", "SPECS", "THREADS", "Option", "Spec",
     "a_bool", "cap_of", "check_threads", "define", "int_text", "length_text", "max_pairs", "mode_option",
     "nonnegative_length", "one_of", "positive_int", "strategy_option", "surface_view", "traversal_view",
 ]  # fmt: skip

@@ -25,7 +25,7 @@ from .pose_form import in_form, record
 from .registry import Request
 from .results import Contacts, _freeze
 from .shapes import Shape, register_mesh_query
-from .spec import THREADS, Option, Spec, a_bool, define, mode_option, strategy_option, surface_view
+from .spec import THREADS, Mode, Option, RowMode, Spec, a_bool, define, mode_option, strategy_option, surface_view
 from .strategies import capabilities, refuse
 from .strategies.oaabb import OAABB
 
@@ -174,7 +174,7 @@ def surface_contacts(
     pose_a: PoseLike = None,
     pose_b: PoseLike = None,
     *,
-    mode: str = "all",
+    mode: RowMode = "all",
     triangles: bool = False,
     strategy: str | Strategy = "oaabb",
     threads: int | None = None,
@@ -248,7 +248,7 @@ def node_visits(
     pose_a: PoseLike = None,
     pose_b: PoseLike = None,
     *,
-    mode: str = "all",
+    mode: Mode = "all",
     surfaces: bool = False,
     strategy: OAABB | str = "oaabb",
     threads: int | None = None,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -93,7 +93,7 @@ def time_of_impact(
     start_b: PoseLike = None,
     end_b: PoseLike = None,
     *,
-    motion: str = "linear",
+    motion: Literal["linear", "screw"] = "linear",
     tolerance: float | None = None,
     max_iterations: int = TOI_MAX_ITERATIONS,
     threads: int | None = None,
