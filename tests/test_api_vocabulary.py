@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import collisionkit as ck
-from collisionkit import errors
+from collisionkit import errors, planning
 from collisionkit.query import registry
 from collisionkit.query.spec import MODE_NAMES, SPECS
 from collisionkit.robot.check import RobotCheck
@@ -334,7 +334,9 @@ def test_public_functions_have_distinct_names():
 
 
 @pytest.mark.parametrize(
-    "fn", [ck.World, ck.Robot.check, ck.Robot.check_detail, ck.Robot.checker], ids=lambda f: f.__qualname__
+    "fn",
+    [ck.World, ck.Robot.check, ck.Robot.check_detail, ck.Robot.checker, planning.plan, planning.planning_setup],
+    ids=lambda f: f.__qualname__,
 )
 def test_no_loose_keywords(fn):
     params = inspect.signature(fn).parameters.values()

@@ -324,7 +324,13 @@ def plan(
     simplify: bool = False,
     certified_motions: bool = True,
     seed: int | None = None,
-    **options: Any,
+    joints: Iterable[str] | None = None,
+    hold: ArrayLike | Mapping[str, float] | None = None,
+    margin: float = 0.0,
+    self_collision: bool = True,
+    allowed: Iterable[tuple[str, str]] = (),
+    ignore: Iterable[str] = (),
+    base: ArrayLike | None = None,
 ) -> PlanResult:
     """Plan from ``start`` to ``goal`` (full (dof,) configurations) with an OMPL planner.
 
@@ -348,9 +354,8 @@ def plan(
     seed : int, optional
         OMPL's random seed (``ompl.util.RNG.setSeed``; it is process-wide and can be set
         once per process, before the first sampler exists).
-    **options
-        ``joints``, ``hold``, ``margin``, ``self_collision``, ``allowed``, ``ignore``,
-        ``base``: as for ``planning_setup``.
+    joints, hold, margin, self_collision, allowed, ignore, base
+        As for ``planning_setup`` (``hold`` default: the held joints' values in ``start``).
 
     Raises
     ------
@@ -360,10 +365,11 @@ def plan(
     ob, og = _ompl()
     q0 = _configuration(robot, start, "start")
     q1 = _configuration(robot, goal, "goal")
-    held_by_start = "hold" not in options
-    if held_by_start:
-        options["hold"] = q0
-    setup = planning_setup(robot, world, **options)
+    held_by_start = hold is None
+    setup = planning_setup(
+        robot, world, joints=joints, hold=q0 if held_by_start else hold, margin=margin, self_collision=self_collision,
+        allowed=allowed, ignore=ignore, base=base,
+    )  # fmt: skip
     held = np.delete(np.arange(robot.dof), setup.indices)
     if held_by_start and not np.array_equal(q0[held], q1[held]):
         names = [robot.joint_names[i] for i in held if q0[i] != q1[i]]
