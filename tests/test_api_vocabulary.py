@@ -350,3 +350,27 @@ def test_world_refuses_options_its_broad_phase_does_not_take():
         ck.World("grid", cellsize=1.0)  # type: ignore[call-arg]  # a misspelt option is a TypeError at the call
     w = ck.World("grid", cell_size=2.0, max_per_object=8)
     assert w._bp_options == {"cell_size": 2.0, "max_per_object": 8}
+
+
+# -- the command line speaks the records' names ------------------------------------------------
+
+
+def test_cli_json_uses_the_record_names(capsys):
+    import json
+    from pathlib import Path
+
+    from collisionkit.cli import main
+
+    data = Path(__file__).resolve().parents[1] / "examples" / "data"
+    ring, plate = str(data / "ring.obj"), str(data / "plate.stl")
+    assert main(["contacts", ring, plate, "--max-pairs", "3", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["pairs"] and {tuple(sorted(r)) for r in out["pairs"]} == {("face_a", "face_b", "pose_index")}
+    for command in ("distance", "penetration"):
+        assert main([command, ring, plate, "--json"]) == 1
+        out = json.loads(capsys.readouterr().out)
+        assert out["n_colliding"] == 1 and out["results"][0]["colliding"] is True
+        assert out["results"][0]["pose_index"] == 0
+        assert not {"pose", "intersecting", "hit", "n_intersecting"} & (set(out) | set(out["results"][0]))
+    assert main(["classify", ring, plate, "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["results"][0]["pose_index"] == 0
