@@ -637,7 +637,7 @@ class World:
         -------
         NearestPair
             ``distance`` (0.0 exactly when some pair intersects; unsigned), the
-            pair's insertion-order ``index`` (i < j) and ``names``, the closest
+            pair's insertion-order indices ``object_a`` < ``object_b`` and ``names``, the closest
             points (world frame) and faces, and how many pairs were measured.
             ``distance`` is inf with fewer than two objects, when the filters
             leave no pair, or when no pair is closer than ``upper_bound``.
