@@ -10,7 +10,7 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constants import BV_AABB, BV_KDOP6, BV_KDOP14, BV_KDOP18, BV_KDOP26, BV_OBB, BV_SPHERE, LEAF_FLAG
+from ..constants import BV_AABB, BV_KDOP6, BV_KDOP14, BV_KDOP18, BV_KDOP26, BV_OBB, BV_RSS, BV_SPHERE, LEAF_FLAG
 from ..kernels.volumes.kdop import _SETS, NORMALS
 
 KDOP_K = {BV_KDOP6: 6, BV_KDOP14: 14, BV_KDOP18: 18, BV_KDOP26: 26}
@@ -26,7 +26,7 @@ def length_columns(kind: int, width: int) -> list[int]:
     """Columns of a node row that are lengths or coordinates (scaled with the mesh)."""
     if kind == BV_AABB:
         return [0, 1, 2, 3, 4, 5]
-    if kind == BV_OBB:
+    if kind == BV_OBB or kind == BV_RSS:  # centre; half extents, or half lengths and radius
         return [0, 1, 2, 12, 13, 14]
     if kind == BV_SPHERE:
         return [0, 1, 2, 3]
@@ -75,6 +75,14 @@ def containment_excess(kind: int, row: NDArray[np.float64], pts: NDArray[np.floa
         return float((np.abs((pts - row[:3]) @ axes.T) - row[12:15]).max())
     if kind == BV_SPHERE:
         return float(np.sqrt(((pts - row[:3]) ** 2).sum(axis=1)).max() - row[3])
+    if kind == BV_RSS:
+        axes = row[3:12].reshape(3, 3)
+        if not np.allclose(axes @ axes.T, np.eye(3), atol=1e-9):
+            raise ValueError("RSS axes not orthonormal")
+        local = (pts - row[:3]) @ axes.T
+        du = np.maximum(np.abs(local[:, 0]) - row[12], 0.0)
+        dv = np.maximum(np.abs(local[:, 1]) - row[13], 0.0)
+        return float(np.sqrt(du**2 + dv**2 + local[:, 2] ** 2).max() - row[14])
     if kind in KDOP_K:
         k = KDOP_K[kind]
         m = k // 2
