@@ -267,7 +267,7 @@ def test_workload_compiled_every_query_kernel(fresh):
     names = kernel_dispatchers()
     # the walk finds the kernels (it found none once the kernels moved into subfolders)
     assert len(names) > 100, len(names)
-    for name in ("descent.query_serial", "descent.query_parallel", "descent.intersect_one",
+    for name in ("descent.query_serial", "descent.query_parallel", "descent.intersect_one", "descent.intersect_first",
                  "distance.distance_task", "toi.min_step", "oaabb.oaabb_task"):  # fmt: skip
         assert name in names, f"{name} is no kernel any more: update this list"
     must = {"descent", "distance", "toi", "penetration", "gjk", "tri_tri", "sap", "oaabb", "bfs"}

@@ -251,7 +251,7 @@ print("ok")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kernel", ["traverse/descent.query_parallel", "traverse/descent.intersect_one",
+@pytest.mark.parametrize("kernel", ["traverse/descent.query_parallel", "traverse/descent.intersect_first",
                                     "build/topdown.build_binary_tree"])  # fmt: skip
 def test_one_kernel_deleted_from_a_complete_cache_then_three_processes(tmp_path_factory, kernel):
     """Delete one kernel's entries from a complete cache: the first process recompiles it,

@@ -19,7 +19,7 @@ from tests.brute import brute_colliding, brute_pairs, rows_of
 import collisionkit as ck
 from collisionkit.bvh import pair_trees
 from collisionkit.constants import MODE_ALL, MODE_ANY, NO_BUDGET, SPLIT_WORK, TRI_TEST_GUIGUE
-from collisionkit.kernels.traverse.descent import intersect_one
+from collisionkit.kernels.traverse.descent import UNSETTLED, intersect_first, intersect_one
 from collisionkit.query import pair
 from collisionkit.query.strategies import descent
 
@@ -152,6 +152,23 @@ def test_per_call_intersects_splits_when_its_budget_runs_out(near_contact):
                 assert intersect_one(*args[:-1], -target) == want, (name, -target)
             for threads in (None, 2, 4):
                 assert ck.intersects(a, b, Ta, Tb, threads=threads) == want
+
+
+def test_first_pass_hands_large_queries_to_the_split(near_contact):
+    """``intersect_first`` (the public per-call path's kernel, compiled without the threads'
+    continuation) answers only what SPLIT_WORK settles: a large query comes back UNSETTLED and
+    the public path finishes it with ``intersect_one`` split at the roots, the serial answer."""
+    seen = set()
+    for name, (a, b, pas, pbs) in near_contact.items():
+        for Ta, Tb in zip(pas, pbs, strict=True):
+            args = pair.single_call_args(a, b, Ta, Tb)
+            want = intersect_one(*args[:-1], 0)
+            first = intersect_first(*args[:-1])
+            assert first in (want, UNSETTLED), (name, first, want)
+            seen.add(first == UNSETTLED)
+            for threads in (None, 1, 2):
+                assert ck.intersects(a, b, Ta, Tb, threads=threads) == want, (name, threads)
+    assert seen == {True, False}  # both ways were exercised
 
 
 def test_batches_below_the_thread_count_split_each_pose(near_contact):

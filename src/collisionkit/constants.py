@@ -156,6 +156,12 @@ BV_KINDS.update({"sphere": BV_SPHERE, "kdop6": BV_KDOP6, "kdop14": BV_KDOP14, "k
 KDOP_POINTS = {6: 8, 14: 24, 18: 32, 26: 48}
 BV_WIDTH.update({BV_SPHERE: 4})
 BV_WIDTH.update({code: k + 1 + 3 * KDOP_POINTS[k] for k, code in ((6, BV_KDOP6), (14, BV_KDOP14), (18, BV_KDOP18), (26, BV_KDOP26))})
+#: Rectangle swept sphere (Larsen et al. 1999; kernels/volumes/rss.py, the kind added through
+#: the volume contract of kernels/volumes/dispatch.py): centre(3), axes as rows(9), the
+#: rectangle's half lengths(2), radius(1).
+BV_RSS = 8
+BV_KINDS["rss"] = BV_RSS
+BV_WIDTH[BV_RSS] = 15
 
 #: Longest side of the node's box; cut at the centroid mean (seed 001, k-DOP trees).
 SPLIT_LONGEST = 3

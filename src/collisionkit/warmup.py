@@ -45,8 +45,19 @@ def _intersects() -> None:
     a, b, T, poses = _meshes()
     intersects(a, b, None, T)
     _split(a, b, T, MODE_ANY)
+    _large_boolean(a, b, T)
     for threads in (1, None):
         intersects(a, b, None, poses, threads=threads)
+
+
+def _large_boolean(a: Any, b: Any, T: np.ndarray) -> None:
+    """The per-call boolean of a query its first pass does not settle (split at the roots):
+    compiled apart from the first pass (kernels.traverse.descent.intersect_one)."""
+    from .bvh import pair_trees
+    from .query.pair import _GUIGUE, _INTERSECT_ONE
+
+    ta, tb = pair_trees(a, b)
+    _INTERSECT_ONE.call(*ta.descent_args, np.eye(4), *tb.descent_args, T, ta.bv_code, _GUIGUE, -64)
 
 
 def _contacts() -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constants import BV_AABB, BV_OBB, BV_SPHERE, TRI_TEST_GUIGUE
+from ..constants import BV_AABB, BV_OBB, BV_RSS, BV_SPHERE, BV_WIDTH, TRI_TEST_GUIGUE
 from ..kernels.traverse.unit_costs import max_distance_to_triangles, node_tests_loop, tri_tests_loop
 from ..kernels.volumes.kdop import kdop_vertices
 from .tree import BVH
@@ -111,6 +111,15 @@ def volume_samples(kind: int, row: NDArray[np.float64]) -> NDArray[np.float64]:
                 i, jj = np.triu_indices(len(face), 1)
                 pts.append(0.5 * (face[i] + face[jj]))
         return np.vstack(pts)
+    if kind == BV_RSS:
+        # a 7 x 7 grid of the rectangle (axes rows 0 and 1), offset by the radius along the
+        # normal (the flat faces) and, from its border, along sphere directions (the rim)
+        axes = row[3:12].reshape(3, 3)
+        gu, gv = np.meshgrid(_LATTICE, _LATTICE)
+        rect = np.outer(gu.reshape(-1) * row[12], axes[0]) + np.outer(gv.reshape(-1) * row[13], axes[1])
+        border = rect[(np.abs(gu) == 1.0).reshape(-1) | (np.abs(gv) == 1.0).reshape(-1)]
+        rim = (border[:, None, :] + row[14] * _SPHERE[None]).reshape(-1, 3)
+        return row[:3] + np.vstack([rect, rim, rect + row[14] * axes[2], rect - row[14] * axes[2]])
     # other kinds (added by other modules): their rows start like an AABB's
     # (centre, half extents) by convention; sample that box
     return row[:3] + np.vstack([_box_surface(row[3:6]), _INNER * row[3:6]])
@@ -261,7 +270,7 @@ def unit_costs(tree_a: BVH, tree_b: BVH | None = None, n: int = 4096, seed: int 
     """
     tree_b = tree_a if tree_b is None else tree_b
     kind = tree_a.options.bv_code
-    if kind not in (BV_AABB, BV_OBB, BV_SPHERE) and kind not in KDOP_K:
+    if kind not in BV_WIDTH:
         # a kind this module does not know (added later): kernels/bv_costs.node_tests_loop
         # must learn its test before c_v can be measured
         nan = float("nan")

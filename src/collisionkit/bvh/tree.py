@@ -12,7 +12,7 @@ from ..constants import BUILD_TOPDOWN, BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG
 from ..errors import InvalidBVHError
 from ..geometry.frozen import immutable
 from ..kernels.build.bottomup import build_clustered_tree
-from ..kernels.build.topdown import build_binary_tree, max_abs_coordinate
+from ..kernels.build.topdown import build_binary_tree, fit_tree_other, max_abs_coordinate
 from ..kernels.core.layout import (
     META_DEPTH,
     META_FACES,
@@ -151,7 +151,11 @@ def build_tree(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     code = BV_AABB if options.bv_code == BV_SAABB else options.bv_code
     fit, leaf_size = np.int64(options.fit_code), np.int64(options.leaf_size)
     if options.build_code == BUILD_TOPDOWN:
-        order, topo, bv, depth = build_binary_tree(scaled, code, options.split_code, leaf_size, fit)
+        # spheres and k-DOPs: the AABB build's topology, then their own fit per node
+        boxes = code == BV_AABB or code == BV_OBB
+        order, topo, bv, depth = build_binary_tree(scaled, code if boxes else BV_AABB, options.split_code, leaf_size)
+        if not boxes:
+            bv = fit_tree_other(np.take(scaled, order, axis=0), topo, code, fit)
     else:  # bottom-up clustering or incremental insertion (kernels/build/bottomup.py)
         order, topo, bv, depth = build_clustered_tree(scaled, code, np.int64(options.build_code), leaf_size, fit)
     if code == BV_OBB and options.obb_fit != "triangles":

@@ -10,7 +10,8 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constants import BV_AABB, BV_KDOP6, BV_KDOP14, BV_KDOP18, BV_KDOP26, BV_OBB, BV_SPHERE, LEAF_FLAG
+from ..constants import BV_AABB, BV_KDOP6, BV_KDOP14, BV_KDOP18, BV_KDOP26, BV_OBB, BV_RSS, BV_SPHERE, LEAF_FLAG
+from ..errors import InvalidBVHError
 from ..kernels.volumes.kdop import _SETS, NORMALS
 
 KDOP_K = {BV_KDOP6: 6, BV_KDOP14: 14, BV_KDOP18: 18, BV_KDOP26: 26}
@@ -26,7 +27,7 @@ def length_columns(kind: int, width: int) -> list[int]:
     """Columns of a node row that are lengths or coordinates (scaled with the mesh)."""
     if kind == BV_AABB:
         return [0, 1, 2, 3, 4, 5]
-    if kind == BV_OBB:
+    if kind == BV_OBB or kind == BV_RSS:  # centre; half extents, or half lengths and radius
         return [0, 1, 2, 12, 13, 14]
     if kind == BV_SPHERE:
         return [0, 1, 2, 3]
@@ -71,10 +72,19 @@ def containment_excess(kind: int, row: NDArray[np.float64], pts: NDArray[np.floa
         return float((np.abs(pts - row[:3]) - row[3:6]).max())
     if kind == BV_OBB:
         axes = row[3:12].reshape(3, 3)
-        assert np.allclose(axes @ axes.T, np.eye(3), atol=1e-9), "OBB axes not orthonormal"
+        if not np.allclose(axes @ axes.T, np.eye(3), atol=1e-9):
+            raise InvalidBVHError("OBB axes not orthonormal")
         return float((np.abs((pts - row[:3]) @ axes.T) - row[12:15]).max())
     if kind == BV_SPHERE:
         return float(np.sqrt(((pts - row[:3]) ** 2).sum(axis=1)).max() - row[3])
+    if kind == BV_RSS:
+        axes = row[3:12].reshape(3, 3)
+        if not np.allclose(axes @ axes.T, np.eye(3), atol=1e-9):
+            raise InvalidBVHError("RSS axes not orthonormal")
+        local = (pts - row[:3]) @ axes.T
+        du = np.maximum(np.abs(local[:, 0]) - row[12], 0.0)
+        dv = np.maximum(np.abs(local[:, 1]) - row[13], 0.0)
+        return float(np.sqrt(du**2 + dv**2 + local[:, 2] ** 2).max() - row[14])
     if kind in KDOP_K:
         k = KDOP_K[kind]
         m = k // 2
@@ -83,13 +93,13 @@ def containment_excess(kind: int, row: NDArray[np.float64], pts: NDArray[np.floa
         proj = pts @ N.T
         excess = np.maximum(row[:m] - proj, proj - row[m:k]) / norms
         count = int(row[k])
-        assert 1 <= count <= 2 * k - 4, f"k-DOP point count {count} out of range"
+        if not 1 <= count <= 2 * k - 4:
+            raise InvalidBVHError(f"k-DOP point count {count} out of range")
         # the stored points' k-DOP must contain the node's own (what a rotation recomputes)
         kp = row[k + 1 : k + 1 + 3 * count].reshape(-1, 3) @ N.T
         scale = float(np.abs(row[:k]).max()) + 1e-300
-        assert np.all(kp.min(axis=0) <= row[:m] + 1e-9 * scale) and np.all(kp.max(axis=0) >= row[m:k] - 1e-9 * scale), (
-            "k-DOP points do not span the k-DOP"
-        )
+        if not (np.all(kp.min(axis=0) <= row[:m] + 1e-9 * scale) and np.all(kp.max(axis=0) >= row[m:k] - 1e-9 * scale)):
+            raise InvalidBVHError("k-DOP points do not span the k-DOP")
         return float(excess.max())
     raise ValueError(f"no containment check for volume code {kind}")
 

@@ -18,7 +18,7 @@ from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, NO_BUD
 from ..geometry.mesh import Mesh
 from ..geometry.pose import PoseLike
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
-from ..kernels.traverse.descent import intersect_one
+from ..kernels.traverse.descent import UNSETTLED, intersect_first, intersect_one
 from ..runtime import using_threads
 from ..strategies import Descent, Strategy, resolve
 from . import registry
@@ -79,6 +79,9 @@ QUERY_STATS = define(Spec(
 _DEFAULT = Descent()
 #: the per-call boolean kernel without numba's per-call type dispatch (batch.Pinned): its
 #: arguments are library-built tree arrays, poses checked by driver.single_pose and ints
+_INTERSECT_FIRST = Pinned(intersect_first)
+#: the complete per-call boolean, run (and compiled) only for a query its first pass did
+#: not settle: split at the roots over numba's threads (issue 32: compile what is used)
 _INTERSECT_ONE = Pinned(intersect_one)
 _GUIGUE = _DEFAULT.tri_test_code
 #: a large per-call boolean's front at numba's thread count (fixed once numba has started)
@@ -153,7 +156,9 @@ def intersects(
             ta, tb = pair_trees(a, b)
             # a query its budget does not settle is large: the kernel splits it over threads
             if threads is None:
-                r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, _TARGET)
+                r = _INTERSECT_FIRST.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code)
+                if r == UNSETTLED:
+                    r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, -_TARGET)
             else:
                 r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri_code)
             if r < 0:
@@ -178,8 +183,11 @@ def intersects(
 
 def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri_code: int) -> int:
     """The per-call boolean kernel on ``nthreads`` threads, as ``intersects(threads=)`` asks
-    (1: serial, target 0)."""
-    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, FRONT_PER_THREAD * (nthreads > 1) * nthreads)
+    (1: serial, target 0), after a first pass that settles small queries."""
+    r = _INTERSECT_FIRST.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code)
+    if r != UNSETTLED:
+        return r
+    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, -FRONT_PER_THREAD * (nthreads > 1) * nthreads)
     if nthreads == 1 or nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us
         return _INTERSECT_ONE.call(*args)
     with using_threads(nthreads):
@@ -293,7 +301,10 @@ def mesh_bool_one(a: Mesh, b: Mesh, Ta: NDArray[np.float64], Tb: NDArray[np.floa
     """The per-call boolean of two meshes (default strategy and threads): 1, 0 or a negative
     pose code (``driver.raise_pose_code``); poses as ``driver.single_pose`` gives them."""
     ta, tb = pair_trees(a, b)
-    return _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, _GUIGUE, _TARGET)
+    r = _INTERSECT_FIRST.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, _GUIGUE)
+    if r == UNSETTLED:
+        r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, _GUIGUE, -_TARGET)
+    return r
 
 
 #: Room for pair keys on the per-call contacts path's first pass; a pose with more pairs

@@ -11,7 +11,8 @@ triangles:
 * k-DOP: leaves fitted, inner intervals the union of the children's (equal
   to a fresh fit); the points kept for rotations are refitted per node
   (their triangle vertices or the new k-DOP's vertices);
-* OBB: each node keeps its axes; centre and extents from its triangles.
+* OBB: each node keeps its axes; centre and extents from its triangles;
+* RSS: a fresh fit per node (kernels/volumes/rss.py).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ...constants import BV_AABB, BV_OBB, BV_SPHERE, LEAF_FLAG
+from ...constants import BV_AABB, BV_OBB, BV_RSS, BV_SPHERE, LEAF_FLAG
 from ..volumes.kdop import fit_kdop, kdop_k, kdop_vertices
+from ..volumes.rss import fit_rss
 from ..volumes.sphere import fit_sphere, merge_spheres
 
 
@@ -90,6 +92,8 @@ def refit_volumes(tris, topo, bv_kind, fit, bv):
                 bv[o, d] = c
             for r in range(3):
                 bv[o, 12 + r] = 0.5 * (hi3[r] - lo3[r]) + 4.0 * 2.0**-53 * (abs(lo3[r]) + abs(hi3[r]))
+        elif bv_kind == BV_RSS:
+            fit_rss(tris, idx, s, e, bv[o], verts.reshape(-1))  # no cheap union: a fresh fit
         elif bv_kind == BV_SPHERE:
             if leaf:
                 fit_sphere(tris, idx, s, e, 1 if fit == 0 else 0, bv[o], pts)

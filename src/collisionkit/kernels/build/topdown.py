@@ -18,8 +18,9 @@ eines OBB-Baums": split orthogonal to an axis of the box). Split rules:
 * ``longest``, ``minsum``, ``minmax``, ``splatter``: seed 001's k-DOP-tree
   rules (kernels/build/split.py), cut at the centroid mean.
 
-Volumes other than AABB/OBB (spheres, k-DOPs) are fitted per node by
-kernels/bv_dispatch.fit_other, split in the world frame.
+Volumes other than AABB/OBB (spheres, k-DOPs) take the AABB build's topology (split
+in the world frame) and are fitted per node afterwards (``fit_tree_other``, through
+kernels/volumes/dispatch.fit_other).
 
 Every rule falls back to an index median when a split would leave one side
 empty (all centroids equal), so depth stays logarithmic on degenerate input.
@@ -394,12 +395,15 @@ def fit_node(bv_kind, fit, tris, idx, s, e, area, out, axes, work, pts, lo, hi, 
 
 
 # LENGTH (~120 lines): the explicit-stack top-down build; split choice and volume fit are
-# calls (_choose_split, _fit_obb, fit_other), the loop keeps the node layout arrays it fills.
+# calls (_choose_split, _fit_obb), the loop keeps the node layout arrays it fills.
 @njit(cache=True, nogil=True)
-def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
-    """Build a binary BVH over ``tris`` (F, 3, 3), F >= 1.
+def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
+    """Build a binary AABB or OBB tree over ``tris`` (F, 3, 3), F >= 1.
 
-    ``fit`` selects a variant of the volume's fit (spheres: 0 minimal, 1 Ritter).
+    Other kinds (spheres, k-DOPs) are fitted afterwards over the AABB tree's topology
+    (``fit_tree_other``): their split is the AABB one (world-frame centroids), and
+    keeping their fits out of this kernel keeps them out of its compile (issue 32:
+    the first AABB/OBB query compiled every kind's fit, ~4 CPU s).
 
     Returns
     -------
@@ -456,11 +460,6 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
     cmin = np.empty(3)
     cmax = np.empty(3)
     obb_work = np.empty(45)
-    # scratch of the other kinds' fits (kernels/bv_dispatch.fit_other)
-    pts = np.empty((3 * F if bv_kind != BV_AABB and bv_kind != BV_OBB else 1, 3))
-    kd_lo = np.empty(13)
-    kd_hi = np.empty(13)
-    kd_verts = np.empty((48, 3))
     st_node = np.empty(max_nodes, np.int64)
     st_s = np.empty(max_nodes, np.int64)
     st_e = np.empty(max_nodes, np.int64)
@@ -483,8 +482,6 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
         have_c = np.int64(0)
         if bv_kind == BV_OBB:
             _fit_obb(tris, idx, s, e, area, bv[node], axes, obb_work)
-        elif bv_kind != BV_AABB:
-            fit_other(bv_kind, fit, tris, idx, s, e, bv[node], pts, kd_lo, kd_hi, kd_verts)
         else:
             # flo/fhi rows are in segment order (they travel with idx): sequential reads.
             # PERF: one pass over the rows fits the box and, for an inner node, the
@@ -564,6 +561,34 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size, fit):
         st_d[top] = d + 1
         top += 1
     return idx, topo[:n_nodes].copy(), bv[:n_nodes].copy(), depth
+
+
+@njit(cache=True, nogil=True)
+def fit_tree_other(tris, topo, bv_kind, fit):
+    """The node volumes of a sphere or k-DOP tree over the topology ``topo`` (n, 3) of a
+    top-down AABB build, for its leaf-order triangles ``tris`` (F, 3, 3): every node a
+    fresh fit (``fit_other``; ``fit`` spheres: 0 minimal, 1 Ritter) over its leaves'
+    triangles, which are contiguous in leaf order. Returns ``bv`` (n, width)."""
+    n = topo.shape[0]
+    F = tris.shape[0]
+    bv = np.empty((n, bv_width(bv_kind)))
+    first = np.empty(n, np.int64)
+    last = np.empty(n, np.int64)
+    idx = np.arange(F).astype(np.int32)
+    pts = np.empty((3 * F, 3))
+    kd_lo = np.empty(13)
+    kd_hi = np.empty(13)
+    kd_verts = np.empty((48, 3))
+    # children follow their parent in the depth-first layout: bottom-up is n-1 .. 0
+    for o in range(n - 1, -1, -1):
+        if (topo[o, 2] & LEAF_FLAG) != 0:
+            first[o] = topo[o, 0]
+            last[o] = topo[o, 0] + topo[o, 1]
+        else:
+            first[o] = first[topo[o, 0]]
+            last[o] = last[topo[o, 0] + topo[o, 1] - 1]
+        fit_other(bv_kind, fit, tris, idx, first[o], last[o], bv[o], pts, kd_lo, kd_hi, kd_verts)
+    return bv
 
 
 @njit(cache=True, nogil=True)

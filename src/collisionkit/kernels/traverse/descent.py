@@ -302,32 +302,18 @@ def collide_task(
     return found, top
 
 
-# PERF: no nogil on the per-call entry: releasing and retaking the GIL costs
-# about 0.5 us, more than a typical miss; batched entries do release it. It
-# takes five arrays per tree (face ids are not needed for a boolean).
-@njit(cache=True)
-def intersect_one(
+#: ``intersect_first``'s answer for a query its budget did not settle (a large query).
+UNSETTLED = 2
+
+
+@njit(cache=True, nogil=True)
+def _first_descent(
     topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test, target,
+    bv_kind, tri_test, budget,
 ):
-    """The per-call boolean entry: one pose pair, tree 0 of each pool.
-
-    Returns 1 (intersecting), 0 (not), or a negative pose error: -(1 + code) for Ta,
-    -(11 + code) for Tb (codes from linalg.pose_error). With ``target`` > 0, a query
-    that SPLIT_WORK work units (``collide_task``) do not settle is large: what its
-    descent left is expanded (``_expand``) to about ``target`` node pairs
-    (FRONT_PER_THREAD a thread) and run over numba's threads (their count as the caller
-    set it) by ``query_parallel``, in this same call. ``target`` 0: serial; negative:
-    split at once, at the roots, with a front of ``-target`` (tests exercise the split on
-    small meshes with it).
-    """
-    ea = pose_error(Ta)
-    if ea != 0:
-        return -(1 + ea)
-    eb = pose_error(Tb)
-    if eb != 0:
-        return -(11 + eb)
+    """The serial part of a per-call boolean: (found, top, stack, stats); ``top`` > 0
+    when ``budget`` work units did not settle it (the node pairs left in stack[0:top])."""
     n = stack_size(meta_a[0, META_DEPTH], meta_a[0, META_FANOUT], meta_b[0, META_DEPTH], meta_b[0, META_FANOUT])
     stack = np.empty((n, 2), np.int32)
     stack[0, 0] = 0
@@ -338,13 +324,74 @@ def intersect_one(
     no_ids = topo_a[0]  # MODE_ANY never reads face ids
     # int64 values, not literals: collide_task keeps the one signature _run_chunk uses
     zero = np.int64(0)
-    budget = np.int64(SPLIT_WORK) if target > 0 else (np.int64(NO_BUDGET) if target == 0 else zero)
     found, top = collide_task(
         topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, zero, Ta,
         topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, zero, Tb,
         bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
         keys, zero, zero, stack, np.int64(1), budget, stats, zero,
     )
+    return found, top, stack, stats
+
+
+# PERF: no nogil on the per-call entries: releasing and retaking the GIL costs
+# about 0.5 us, more than a typical miss; batched entries do release it. They
+# take five arrays per tree (face ids are not needed for a boolean).
+@njit(cache=True)
+def intersect_first(
+    topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
+    topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
+    bv_kind, tri_test,
+):
+    """The per-call boolean's first pass: one pose pair, tree 0 of each pool, at most
+    SPLIT_WORK work units. Returns 1 (intersecting), 0 (not), UNSETTLED (a large query:
+    the caller runs ``intersect_one`` with a negative target, over numba's threads), or a
+    negative pose error: -(1 + code) for Ta, -(11 + code) for Tb (linalg.pose_error).
+
+    Why apart from ``intersect_one`` (issue 32, compile time): this entry's compile holds
+    only the serial descent; the parallel continuation (``_expand``, ``query_parallel``,
+    its chunk runner, ~6 CPU s) compiles on the first query large enough to need it.
+    """
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea)
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb)
+    found, top, stack, stats = _first_descent(
+        topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
+        bv_kind, tri_test, np.int64(SPLIT_WORK),
+    )  # fmt: skip
+    return found if top == 0 else UNSETTLED
+
+
+@njit(cache=True)
+def intersect_one(
+    topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
+    topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
+    bv_kind, tri_test, target,
+):
+    """The complete per-call boolean: one pose pair, tree 0 of each pool.
+
+    Returns 1 (intersecting), 0 (not), or a negative pose error as ``intersect_first``.
+    With ``target`` > 0, a query that SPLIT_WORK work units (``collide_task``) do not
+    settle is large: what its descent left is expanded (``_expand``) to about ``target``
+    node pairs (FRONT_PER_THREAD a thread) and run over numba's threads (their count as
+    the caller set it) by ``query_parallel``, in this same call. ``target`` 0: serial;
+    negative: split at once, at the roots, with a front of ``-target`` (what the public
+    path runs after ``intersect_first`` answered UNSETTLED; tests exercise the split on
+    small meshes with it).
+    """
+    ea = pose_error(Ta)
+    if ea != 0:
+        return -(1 + ea)
+    eb = pose_error(Tb)
+    if eb != 0:
+        return -(11 + eb)
+    budget = np.int64(SPLIT_WORK) if target > 0 else (np.int64(NO_BUDGET) if target == 0 else np.int64(0))
+    found, top, stack, stats = _first_descent(
+        topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
+        bv_kind, tri_test, budget,
+    )  # fmt: skip
     if top == 0:
         return found
     # a large query: the rest of its descent on all threads, resumed where it stopped

@@ -11,6 +11,8 @@ never by guessing a row's layout (every kind stores its row differently:
 * OBB: centre (cols 0-2) and half extents along the box's own axes (cols 12-14);
   the axes are read by the OBB paths themselves (``is_obb``);
 * sphere: centre and the radius as every half extent (the sphere's cube);
+* any later kind (RSS): its own enclosing box, through the contract
+  (``dispatch.extent_other``);
 * k-DOP: the box of its first three slabs, which are the coordinate axes for
   every k (``kernels/volumes/kdop.py``), widened by a few units of roundoff of
   the coordinates so that rounding the centre and half extents cannot shrink it.
@@ -25,7 +27,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...constants import BV_AABB, BV_OBB, BV_SAABB, BV_SPHERE
+from ...constants import BV_AABB, BV_KDOP6, BV_KDOP26, BV_OBB, BV_SAABB, BV_SPHERE
+from .dispatch import extent_other
 from .kdop import kdop_k
 
 _WIDEN = 2.0**-50  # > the rounding of (lo + hi) / 2 and (hi - lo) / 2, relative to max |lo|, |hi|
@@ -43,6 +46,8 @@ def node_extent(kind, bv, i):
     if kind == BV_SPHERE:
         r = bv[i, 3]
         return bv[i, 0], bv[i, 1], bv[i, 2], r, r, r
+    if kind < BV_KDOP6 or kind > BV_KDOP26:
+        return extent_other(kind, bv, i)
     m = kdop_k(kind) // 2  # k-DOP: minima in cols 0..m-1, maxima in m..2m-1; normals 0-2 are the axes
     lx, ly, lz = bv[i, 0], bv[i, 1], bv[i, 2]
     ux, uy, uz = bv[i, m], bv[i, m + 1], bv[i, m + 2]
