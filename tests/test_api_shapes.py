@@ -123,6 +123,8 @@ def _run(query, a, b, pose_b):
     """``query`` with a at the identity and b at ``pose_b`` ((4, 4) or (N, 4, 4))."""
     if query == "time_of_impact":  # b sweeps along x through where pose_b puts it
         return ck.time_of_impact(a, b, None, None, _shift(pose_b, -3.0), _shift(pose_b, 3.0))
+    if query == "check_motion":  # b sweeps along x through where pose_b puts it
+        return ck.check_motion(a, b, start_b=_shift(pose_b, -3.0), end_b=_shift(pose_b, 3.0))
     return getattr(ck, query)(a, b, None, pose_b)
 
 
@@ -390,7 +392,8 @@ def test_time_of_impact_tolerance_is_an_absolute_length():
 
 def test_every_tolerance_like_parameter_is_tolerance_or_relative_by_name():
     """The public signatures: a parameter about a tolerance, epsilon or margin is called
-    ``tolerance`` (an absolute length) or starts with ``rel_`` (a fraction)."""
+    ``tolerance`` (an absolute length), ``margin`` (an absolute length: poses at most that
+    far apart collide, issue 30) or starts with ``rel_`` (a fraction)."""
     from collisionkit.world import broadphases
 
     found = {}
@@ -405,7 +408,7 @@ def test_every_tolerance_like_parameter_is_tolerance_or_relative_by_name():
             if re.search(r"tol|eps|margin", name):
                 found[f"{getattr(fn, '__qualname__', fn)}.{name}"] = name
     assert found, "the scan found nothing: it is broken"
-    bad = {k: v for k, v in found.items() if not (v == "tolerance" or v.startswith("rel_"))}
+    bad = {k: v for k, v in found.items() if not (v in ("tolerance", "margin") or v.startswith("rel_"))}
     assert not bad, bad
     assert {"classify.tolerance", "time_of_impact.tolerance", "DynamicTree.rel_margin"} <= {
         k.replace(".__init__", "") for k in found

@@ -159,6 +159,22 @@ def test_the_near_contact_scene_has_hits_misses_and_gaps():
     assert np.any((d > 0) & (d < 0.2))
 
 
+@_query
+def q_check_motion(a, b, pa, pb, ref):
+    # b sweeps along +x past a from a handful of start poses: the same answer on every kind
+    for k in range(0, len(pa), 6):
+        sb = pb[k].copy()
+        eb = pb[k].copy()
+        sb[0, 3] -= 4.0
+        eb[0, 3] += 4.0
+        got = ck.check_motion(a, b, pa[k], pa[k], sb, eb, margin=0.01)
+        want = ck.check_motion(ref[0], ref[1], pa[k], pa[k], sb, eb, margin=0.01)
+        if not (got.undecided or want.undecided):
+            assert got.free == want.free
+        if not (got.free or got.undecided):
+            assert ck.distance(a, b, got.pose_a, got.pose_b).distance <= 0.01
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("query", sorted(QUERIES))
 @pytest.mark.parametrize("kind", OTHER_KINDS)
@@ -204,6 +220,12 @@ def _answer(query, a, b):
         v = ck.node_visits(a, b, None, POSES_B)  # counters of the R-tree walks, not an answer
         assert v.visits_a.sum() > 0 and v.visits_a.min() >= 0, v
         return None
+    if query == "check_motion":
+        # b sweeps through a: not free, a witness the exact test confirms, before a's centre
+        r = ck.check_motion(a, b, start_b=ck.translation([-3.0, 0, 0]), end_b=ck.translation([3.0, 0, 0]))
+        assert not r.free and r.t_free <= r.t_witness < 0.5
+        assert ck.intersects(a, b, r.pose_a, r.pose_b)
+        return None
     if query == "time_of_impact":
         # b sweeps through a: a hit, at a time when b has not yet passed a's centre
         r = ck.time_of_impact(a, b, None, None, ck.translation([-3.0, 0, 0]), ck.translation([3.0, 0, 0]))
@@ -214,7 +236,7 @@ def _answer(query, a, b):
 
 SHAPE_QUERIES = [
     "intersects", "contacts", "query_stats", "distance", "classify", "penetration",
-    "time_of_impact", "surface_contacts", "node_visits",
+    "time_of_impact", "check_motion", "surface_contacts", "node_visits",
 ]  # fmt: skip
 
 

@@ -52,6 +52,9 @@ NON_DEFAULT = {
     ("time_of_impact", "tolerance"): 1e-3,
     ("time_of_impact", "max_iterations"): 1,
     ("time_of_impact", "threads"): 1,
+    ("check_motion", "motion"): "screw",
+    ("check_motion", "margin"): 0.5,
+    ("check_motion", "threads"): 1,
     ("surface_contacts", "mode"): "first",
     ("surface_contacts", "triangles"): True,
     ("surface_contacts", "strategy"): "descent",
@@ -67,6 +70,9 @@ def _call(query, a, b, **options):
     if query == "time_of_impact":
         start_b, end_b = ck.translation([3.0, 0.2, 0.0]), ck.translation([-3.0, 0.2, 0.0])
         return ck.time_of_impact(a, b, None, None, start_b, end_b, **options)
+    if query == "check_motion":
+        start_b, end_b = ck.translation([3.0, 0.2, 0.0]), ck.translation([-3.0, 0.2, 0.0])
+        return ck.check_motion(a, b, start_b=start_b, end_b=end_b, **options)
     return getattr(ck, query)(a, b, POSE_A, POSE_B, **options)
 
 
@@ -113,6 +119,8 @@ def _check_honoured(query, option, value, got, a, b):
         assert got.method[0] == "sampled" and got.depth[0] > 0
     elif (query, option) == ("time_of_impact", "max_iterations"):
         assert not got.converged
+    elif (query, option) == ("check_motion", "margin"):
+        assert not got.free and got.distance <= value
     elif (query, option) == ("surface_contacts", "triangles"):
         assert got.triangles is not None
     elif query in ("intersects",):
@@ -121,7 +129,7 @@ def _check_honoured(query, option, value, got, a, b):
 
 def test_refused_cells_name_the_reason():
     sphere = ck.Sphere(0.5)
-    for query in ("classify", "time_of_impact"):
+    for query in ("classify", "time_of_impact", "check_motion"):
         h = registry.find(query, sphere, ck.Box([1.0, 1.0, 1.0]))
         assert h.fn is None and h.reason
         with pytest.raises(UnsupportedQueryError, match=query):

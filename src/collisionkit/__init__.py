@@ -37,8 +37,16 @@ from .query import GJK, Contacts, DoubleBox, Stats, contacts, intersects, query_
 from .query.classify import classify  # noqa: E402
 from .query.contact_geometry import contact_geometry  # noqa: E402
 from .query.distance import distance  # noqa: E402
+from .query.motion import check_motion  # noqa: E402
 from .query.penetration import penetration  # noqa: E402
-from .query.results import Classification, ContactGeometry, Distance, Penetration, TimeOfImpact  # noqa: E402
+from .query.results import (  # noqa: E402
+    Classification,
+    ContactGeometry,
+    Distance,
+    Penetration,
+    RigidMotionCheck,
+    TimeOfImpact,
+)
 from .query.strategies.bfs import BFS  # noqa: E402  (strategy "bfs", seed 002)
 from .query.strategies.oaabb import OAABB  # noqa: E402
 from .query.surfaces import NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
@@ -78,6 +86,7 @@ __all__ = [
     "Penetration",
     "NodeVisits",
     "OAABB",
+    "RigidMotionCheck",
     "Robot",
     "SceneError",
     "SurfaceContacts",
@@ -90,6 +99,7 @@ __all__ = [
     "World",
     "build_bvh",
     "bvh_of",
+    "check_motion",
     "load_mesh",
     "mesh_from_trimesh",
     "classify",

@@ -423,3 +423,55 @@ class TimeOfImpact(Computable):
     def n_poses(self) -> int:
         """N (1 for four single poses)."""
         return _size(self.t)
+
+
+@dataclass(frozen=True, eq=False)
+class RigidMotionCheck(Computable):
+    """Whether two rigid shapes moving over t in [0, 1] stay farther apart than a margin
+    (``collisionkit.check_motion``).
+
+    Every field is per motion: the types below for four single (4, 4) poses, (N,) arrays
+    (and (N, 4, 4) poses) for a batch of N motions.
+
+    Attributes
+    ----------
+    free : bool
+        True only when every pose of the motion is certified more than ``margin`` apart
+        (distance, or not intersecting at ``margin=0``).
+    t_free : float
+        The certified free part [0, t_free] of the motion (OMPL's lastValid): 1.0 when
+        free; every pose before it is certified free; 0.0 when the start poses collide.
+    t_witness : float
+        A time at which the shapes collide (distance at most ``margin``, measured
+        exactly); NaN when there is none. ``t_free <= t_witness``.
+    pose_a, pose_b : (4, 4) float64
+        The world poses of a and b at ``t_witness`` (NaN without a witness).
+    distance : float
+        The exact distance at ``t_witness`` (<= margin); NaN without a witness.
+    undecided : bool
+        Not certified free and no colliding pose found: the shapes pass within rounding of
+        the margin (``free`` is False).
+    iterations : int
+        Work done: advancement steps plus bisection segments.
+    """
+
+    PER_POSE: ClassVar[tuple[str, ...]] = (
+        "free", "t_free", "t_witness", "pose_a", "pose_b", "distance", "undecided", "iterations",
+    )  # fmt: skip
+
+    free: bool | NDArray[np.bool_]
+    t_free: float | NDArray[np.float64]
+    t_witness: float | NDArray[np.float64]
+    pose_a: NDArray[np.float64]
+    pose_b: NDArray[np.float64]
+    distance: float | NDArray[np.float64]
+    undecided: bool | NDArray[np.bool_]
+    iterations: int | NDArray[np.int64]
+
+    def __post_init__(self) -> None:
+        _freeze(self, "free", "t_free", "t_witness", "pose_a", "pose_b", "distance", "undecided", "iterations")
+
+    @property
+    def n_poses(self) -> int:
+        """N (1 for four single poses)."""
+        return _size(self.t_free)

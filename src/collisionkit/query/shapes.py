@@ -40,6 +40,8 @@ UNSUPPORTED = {
     "intersects/distance, which are exact (GJK) for this pair",
     ("time_of_impact", "smooth-convex"): "conservative advancement runs on triangles; the tessellation "
     "could contradict intersects/distance, which are exact (GJK) for this pair",
+    ("check_motion", "smooth-convex"): "the motion is certified on triangles; the tessellation could "
+    "contradict intersects/distance, which are exact (GJK) for this pair",
 }
 
 

@@ -167,8 +167,9 @@ def time_of_impact(
 _POSE_NAMES = ("start_a", "end_a", "start_b", "end_b")
 
 
-def _request(a: Any, b: Any, poses: tuple, options: Mapping[str, Any]) -> Request:
-    """The validated, broadcast motions: a's start/end poses share one index, b's the other."""
+def _request(a: Any, b: Any, poses: tuple, options: Mapping[str, Any], query: str = "time_of_impact") -> Request:
+    """The validated, broadcast motions (poses: start_a, end_a, start_b, end_b): a's
+    start/end poses share one index, b's the other (``check_motion`` takes them too)."""
     nthreads = thread_count(options["threads"])
     single = [p for p in poses if type(p) is np.ndarray and p.shape == (4, 4) and p.dtype == np.float64]
     if len(single) == 4:  # PERF: the common case skips as_poses
@@ -185,7 +186,7 @@ def _request(a: Any, b: Any, poses: tuple, options: Mapping[str, Any]) -> Reques
             raise ValueError(
                 f"pose batches do not broadcast: start_{side} has {start.shape[0]} poses, end_{side} has {end.shape[0]}"
             )
-        m = max(start.shape[0], end.shape[0])
+        m = 0 if 0 in (start.shape[0], end.shape[0]) else max(start.shape[0], end.shape[0])  # N = 0: empty
         sides.append((_broadcast(start, m), _broadcast(end, m)))
     (sa, ea), (sb, eb) = sides
     try:
@@ -196,7 +197,7 @@ def _request(a: Any, b: Any, poses: tuple, options: Mapping[str, Any]) -> Reques
         side, index, code = validate_poses(pa, pb)
         if side >= 0:
             raise pose_error(name_a if side == 0 else name_b, int(index), int(code), batched)
-    return Request(a, b, sa, sb, ia, ib, n, batched, 0, -1, None, nthreads, "time_of_impact", options, ea, eb)
+    return Request(a, b, sa, sb, ia, ib, n, batched, 0, -1, None, nthreads, query, options, ea, eb)
 
 
 def _motion_error(status: int, index: int, batched: bool) -> Exception:
@@ -229,7 +230,7 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
     out = np.empty((n, 12))
     stats = np.zeros((n, 2), np.int64)
     res = np.empty((n, 34))
-    res[:, :5] = (tol, TOI_SHRINK, min(int(max_iterations), 1 << 60), 0.0, ta.options.bv_code)
+    res[:, :7] = (tol, TOI_SHRINK, min(int(max_iterations), 1 << 60), 0.0, ta.options.bv_code, 0.5 * tol, 0.0)
     status = np.empty(n, np.int64)
     # lengths times 2**-m so that every scale runs in the kernel's band (query/scaling.py);
     # the poses were validated (finite) in _request
@@ -247,6 +248,7 @@ def _toi_meshes(req: Request) -> TimeOfImpact:
         task_m[todo] = m
         res[todo, 0] = np.ldexp(tol, -m)
         res[todo, 3] = x.scale[0] + y.scale[0]
+        res[todo, 5] = 0.5 * res[todo, 0]
 
         def solve(lo: int, hi: int, x=x, y=y, m=m, todo=todo) -> None:
             P = np.empty((4, 4, 4))
@@ -324,6 +326,8 @@ def toi_one(a: Mesh, b: Mesh, P: np.ndarray, tol: float, code: int, max_iteratio
     res[2] = min(int(max_iterations), 1 << 60)
     res[3] = x.scale[0] + y.scale[0]
     res[4] = ta.options.bv_code
+    res[5] = 0.5 * res[0]  # aims at tol / 2 (kernels.proximity.toi: the hit band's middle)
+    res[6] = 0.0
     status = toi_solve(x.topo, x.bv, x.tris, x.meta, y.topo, y.bv, y.tris, y.meta, P, np.int64(code), out, stats, res)
     if status < 0:
         raise _motion_error(int(status), 0, False)

@@ -59,8 +59,14 @@ kinematics included, in one call when every threshold is > 0). The answers are
 ``ck.Box``, ``ck.Sphere``, ... in the World, which the checker also routes aside), pairs
 whose scale lies outside the kernel's band, ``per_link`` clearance and zero-threshold
 pairs of a margin check (``intersects``, exact) stay on the per-pair path
-(``collisionkit.distance`` / ``intersects`` per pair): correct, slower. The bisection
-itself still runs in Python (what is left of issue 30 item 2's edge target).
+(``collisionkit.distance`` / ``intersects`` per pair): correct, slower.
+
+Compiled edges: when every pair is the checker's, the whole search of an edge is one compiled
+call (``kernels/robot/edge.py``: the points' kinematics, world and oriented boxes, the pair
+distances and the bisection), step for step ``_search`` (kept as its reference: the same
+points, bounds, order of measurements and limits, so the same answers and counters; tests
+compare them). Convex obstacles and pairs outside the distance kernel's band of scales run
+``_search``.
 """
 
 from __future__ import annotations
@@ -73,7 +79,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..constants import WORLD_BOX_SLACK
 from ..kernels.robot import checker as checker_kernel
+from ..kernels.robot import edge as edge_kernel
 from ..kernels.robot import proximity
 from ..query.distance import distance
 from ..query.pair import intersects
@@ -180,7 +188,15 @@ class MotionCheck:
     distance_calls: int | NDArray[np.int64]
 
     def __post_init__(self) -> None:
-        for a in (self.free, self.t_free, self.witness, self.t_witness, self.undecided, self.segments, self.distance_calls):
+        for a in (
+            self.free,
+            self.t_free,
+            self.witness,
+            self.t_witness,
+            self.undecided,
+            self.segments,
+            self.distance_calls,
+        ):
             if isinstance(a, np.ndarray):
                 a.flags.writeable = False
 
@@ -243,14 +259,28 @@ class _PairSet:
     """
 
     def __init__(
-        self, robot: Any, world: Any, *, self_collision: bool, allowed: Iterable, ignore: Iterable[str],
-        base: ArrayLike | None, margin: float = 0.0,
+        self,
+        robot: Any,
+        world: Any,
+        *,
+        self_collision: bool,
+        allowed: Iterable,
+        ignore: Iterable[str],
+        base: ArrayLike | None,
+        margin: float = 0.0,
     ) -> None:
         allowed = robot.link_pairs(allowed, "allowed")
         self.robot = robot
         self.world = world
-        self._options = {"self_collision": bool(self_collision), "allowed": allowed, "ignore": frozenset(ignore), "base": base}
+        self._options = {
+            "self_collision": bool(self_collision),
+            "allowed": allowed,
+            "ignore": frozenset(ignore),
+            "base": base,
+        }
         self._kp: NDArray[np.int64] | None = None
+        self._edge_args: tuple | None = None  # edge_search's arrays (``_search_compiled``)
+        self._masks: NDArray[np.float64] | None = None
         self.base = None if base is None else np.ascontiguousarray(base, dtype=np.float64)
         if self.base is not None and self.base.shape != (4, 4):
             raise ValueError(f"base must have shape (4, 4), got {self.base.shape}")
@@ -290,7 +320,10 @@ class _PairSet:
         # each pair's extent, for the rounding allowance of DISTANCE_SLACK
         radius = {i: float(np.abs(meshes[robot.links[i]].bounds).max()) for i in self.mesh_ids}
         reach = np.array([radius[i] for i in a]) + np.array(
-            [radius[j] if j >= 0 else float(np.abs(obj_boxes[self.names[o]]).max()) for j, o in zip(b, obj, strict=True)]
+            [
+                radius[j] if j >= 0 else float(np.abs(obj_boxes[self.names[o]]).max())
+                for j, o in zip(b, obj, strict=True)
+            ]
         )
         self.slack = DISTANCE_SLACK * (reach + 1.0)
         # oriented boxes: per link (robot.links order) its mesh's bounds in its own frame,
@@ -318,36 +351,26 @@ class _PairSet:
         low = np.sqrt((gap * gap).sum(axis=1))
         if not upper:
             return T, low
-        low_o, high = self._oriented(T[:, 0])
+        low_o, high = self._oriented(T)
         return T, np.maximum(low, low_o[:, None]), high[:, None]
 
     def _oriented(self, T: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
-        """(P,) lower and (P,) upper bounds of every pair's distance at link poses T (L, 4, 4)
-        from oriented boxes: each link's box in its own frame (its mesh's bounds) carried by
-        its pose, each object's world box.
+        """(P,) lower and (P,) upper bounds of every pair's distance at link poses T
+        (L, 1, 4, 4) from oriented boxes: each link's box in its own frame (its mesh's bounds)
+        carried by its pose, each object's world box.
 
         Lower: the largest gap between the two boxes' projections on the six axes of their
         frames (the distance of two sets is at least the gap of their projections on any
         unit axis); upper: |c_a - c_b| + |h_a| + |h_b| (each box holds a point of its shape,
         every point of a box is within its half diagonal of its centre). Rounded
-        outwards by a relative 2**-30 of the pair's extent (``slack``)."""
-        R = T[:, :3, :3]  # (L, 3, 3) link axes as columns
-        C = np.einsum("lij,lj->li", R, self.local_centre) + T[:, :3, 3]  # (L, 3) box centres
-        ca = C[self.a]
-        Ra = R[self.a]
-        ha = self.local_half[self.a]
-        own = self.b >= 0
-        bi = np.maximum(self.b, 0)
-        cb = np.where(own[:, None], C[bi], self.obj_centre)
-        Rb = np.where(own[:, None, None], R[bi], np.eye(3))
-        hb = np.where(own[:, None], self.local_half[bi], self.obj_half)
-        U = np.concatenate([Ra.transpose(0, 2, 1), Rb.transpose(0, 2, 1)], axis=1)  # (P, 6, 3) unit axes
-        sep = np.abs(np.einsum("pkj,pj->pk", U, ca - cb))
-        sep -= np.einsum("pki,pi->pk", np.abs(np.einsum("pkj,pji->pki", U, Ra)), ha)
-        sep -= np.einsum("pki,pi->pk", np.abs(np.einsum("pkj,pji->pki", U, Rb)), hb)
-        low = np.maximum(sep.max(axis=1) - self.slack, 0.0)
-        d = ca - cb
-        high = np.sqrt((d * d).sum(1)) + np.sqrt((ha * ha).sum(1)) + np.sqrt((hb * hb).sum(1)) + self.slack
+        outwards by ``slack``. One compiled pass (``kernels.robot.edge.oriented_bounds``),
+        the one the compiled edge search runs, so both paths see the same bounds."""
+        low = np.empty(self.n)
+        high = np.empty(self.n)
+        edge_kernel.oriented_bounds(
+            np.ascontiguousarray(T), self.a, self.b, self.local_centre, self.local_half, self.obj_centre,
+            self.obj_half, self.slack, low, high,
+        )  # fmt: skip
         return low, high
 
     def pose_b(self, p: int, T: NDArray) -> NDArray:
@@ -364,6 +387,14 @@ class _PairSet:
             return np.array([r.distance]), np.asarray(r.point_a).reshape(1, 3), np.asarray(r.point_b).reshape(1, 3)
         r = distance(self.shape_a[p], self.shape_b[p], Ta, Tb, upper_bound=upper)
         return np.asarray(r.distance), np.asarray(r.point_a), np.asarray(r.point_b)
+
+    def masks(self) -> NDArray[np.float64]:
+        """(P, E) the travel entries of each pair (``travel.pair_masks``), made once (PERF:
+        ~0.5 ms of Python a call for the Panda)."""
+        if self._masks is None:
+            self._masks = pair_masks(self.robot, self.a, self.b)
+            self._masks.flags.writeable = False
+        return self._masks
 
     def kernel_pairs(self) -> NDArray[np.int64]:
         """(P,) each pair's row in the prepared checker's pairs (``robot/checker.py``, the
@@ -416,8 +447,14 @@ _PAIR_SETS = 8
 
 
 def _pair_set(
-    robot: Any, world: Any, *, self_collision: bool, allowed: Iterable, ignore: Iterable[str],
-    base: ArrayLike | None, margin: float = 0.0,
+    robot: Any,
+    world: Any,
+    *,
+    self_collision: bool,
+    allowed: Iterable,
+    ignore: Iterable[str],
+    base: ArrayLike | None,
+    margin: float = 0.0,
 ) -> _PairSet:
     """The robot's cached ``_PairSet`` for this world (at its current ``version``), options
     and margin, made on first use. PERF: building one costs about 0.3 ms of Python (the
@@ -434,7 +471,9 @@ def _pair_set(
     )  # fmt: skip
     ps = cache.get(key)
     if ps is None or ps.world is not world:
-        ps = _PairSet(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=margin)
+        ps = _PairSet(
+            robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=margin
+        )
         if len(cache) >= _PAIR_SETS:
             cache.pop(next(iter(cache)))
         cache[key] = ps
@@ -443,8 +482,15 @@ def _pair_set(
 
 # -- clearance ------------------------------------------------------------------------------
 def clearance(
-    robot: Any, q: ArrayLike, world: Any = None, *, self_collision: bool = True, allowed: Iterable = (),
-    ignore: Iterable[str] = (), base: ArrayLike | None = None, per_link: bool = False,
+    robot: Any,
+    q: ArrayLike,
+    world: Any = None,
+    *,
+    self_collision: bool = True,
+    allowed: Iterable = (),
+    ignore: Iterable[str] = (),
+    base: ArrayLike | None = None,
+    per_link: bool = False,
 ) -> RobotClearance:
     """The smallest distance from the robot to collision (``Robot.clearance`` documents it).
 
@@ -532,7 +578,9 @@ def _clearance_compiled(
             for p in rest.tolist():
                 if not best[k] > 0.0:
                     break
-                d, pa, pb = ps.measure(p, Tk, best[k] + ps.thr[p]) if compiled else _measure_py(ps, p, Tk, best[k] + ps.thr[p])
+                d, pa, pb = (
+                    ps.measure(p, Tk, best[k] + ps.thr[p]) if compiled else _measure_py(ps, p, Tk, best[k] + ps.thr[p])
+                )
                 c = max(d - ps.thr[p], 0.0)
                 if c < best[k]:
                     best[k], who[k], pt_a[k], pt_b[k] = c, p, pa, pb
@@ -547,8 +595,16 @@ def _measure_py(ps: _PairSet, p: int, T: NDArray, upper: float) -> tuple[float, 
 
 # -- margins -------------------------------------------------------------------------------
 def check_with_margin(
-    robot: Any, q: ArrayLike, world: Any = None, *, margin: float = 0.0, self_collision: bool = True,
-    allowed: Iterable = (), ignore: Iterable[str] = (), base: ArrayLike | None = None, threads: int | None = None,
+    robot: Any,
+    q: ArrayLike,
+    world: Any = None,
+    *,
+    margin: float = 0.0,
+    self_collision: bool = True,
+    allowed: Iterable = (),
+    ignore: Iterable[str] = (),
+    base: ArrayLike | None = None,
+    threads: int | None = None,
 ) -> bool | NDArray[np.bool_]:
     """(N,) bool (a bool for one configuration): which configurations have a checked pair
     at most ``margin + pad_a + pad_b`` apart (the robot's ``padding``).
@@ -653,7 +709,14 @@ class _Edge:
             q = self.q(t)
             T, lb, ub = self.ps.poses_and_boxes(q.reshape(1, -1), upper=True)
             n = self.ps.n
-            got = (np.ascontiguousarray(T[:, 0]), lb[:, 0], np.full(n, -1.0), np.zeros(n, np.bool_), np.zeros(n, np.bool_), ub[:, 0])
+            got = (
+                np.ascontiguousarray(T[:, 0]),
+                lb[:, 0],
+                np.full(n, -1.0),
+                np.zeros(n, np.bool_),
+                np.zeros(n, np.bool_),
+                ub[:, 0],
+            )
             self.points[t] = got
         return got
 
@@ -797,9 +860,48 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
     return frontier, t_hit, prefix and frontier == 1.0 and t_hit == math.inf, segments
 
 
+#: PERF: the search of each edge in one compiled call (``kernels.robot.edge.edge_search``);
+#: False runs ``_search`` (the reference the tests compare it with)
+COMPILED_SEARCH = True
+
+
+def _search_compiled(edge: _Edge) -> tuple[float, float, bool, int, int] | None:
+    """``_search`` of one edge in one compiled call over the checker's pairs: (t_free, t_hit,
+    certified free, segments, distance calls), or None where the kernel cannot decide (a
+    pair outside the distance kernel's band of scales): the caller runs ``_search``."""
+    ps = edge.ps
+    args = ps._edge_args
+    if args is None:
+        rows = ps.kernel_pairs()  # sets ps._args, the checker's arrays
+        meshes = ps.robot.link_meshes
+        local = np.array([meshes[ps.robot.links[i]].bounds.ravel() for i in ps.mesh_ids], np.float64).reshape(-1, 6)
+        args = ps._edge_args = (
+            *ps._args, rows, ps.a, ps.b, ps.rows_a, ps.rows_b, np.ascontiguousarray(ps.obj_box),
+            ps.mesh_ids, local, ps.local_centre, ps.local_half, ps.obj_centre, ps.obj_half, ps.slack, ps.thr,
+        )  # fmt: skip
+    out = np.empty(5)
+    status = edge_kernel.edge_search(
+        edge.q0, edge.q1, *args, edge.lam, edge.cap, WORLD_BOX_SLACK, _LIMITS, out,
+    )  # fmt: skip
+    if status != edge_kernel.EDGE_DONE:
+        return None
+    return float(out[0]), float(out[1]), bool(out[2]), int(out[3]), int(out[4])
+
+
+_LIMITS = np.array([MAX_DEPTH, MAX_SEGMENTS, WITNESS_GAP], np.float64)
+
+
 def check_motion(
-    robot: Any, q_start: ArrayLike, q_end: ArrayLike, world: Any = None, *, margin: float = 0.0,
-    self_collision: bool = True, allowed: Iterable = (), ignore: Iterable[str] = (), base: ArrayLike | None = None,
+    robot: Any,
+    q_start: ArrayLike,
+    q_end: ArrayLike,
+    world: Any = None,
+    *,
+    margin: float = 0.0,
+    self_collision: bool = True,
+    allowed: Iterable = (),
+    ignore: Iterable[str] = (),
+    base: ArrayLike | None = None,
 ) -> MotionCheck:
     """Certified check of straight joint-space edges (``Robot.check_motion`` documents it;
     the module notes give the method and its proof)."""
@@ -808,7 +910,7 @@ def check_motion(
     ps = _pair_set(robot, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base, margin=m)
     n = q0.shape[0]
     # (N, P) each pair's relative travel bound over its edge (robot/travel.py)
-    travel = sum_terms(entry_travel(robot, q0, q1), pair_masks(robot, ps.a, ps.b)) if n else np.zeros((0, ps.n))
+    travel = sum_terms(entry_travel(robot, q0, q1), ps.masks()) if n else np.zeros((0, ps.n))
     free = np.zeros(n, np.bool_)
     t_free = np.zeros(n)
     witness = np.full((n, robot.dof), np.nan)
@@ -816,10 +918,15 @@ def check_motion(
     undecided = np.zeros(n, np.bool_)
     segments = np.zeros(n, np.int64)
     calls = np.zeros(n, np.int64)
+    compiled = COMPILED_SEARCH and ps.n > 0 and bool((ps.kernel_pairs() >= 0).all())
     for k in range(n):
         edge = _Edge(ps, q0[k], q1[k], travel[k])
-        frontier, t_hit, ok, segments[k] = _search(edge, np.arange(ps.n, dtype=np.int64))
-        calls[k] = edge.calls
+        got = _search_compiled(edge) if compiled else None
+        if got is None:  # convex shapes, or a pair outside the kernels' band of scales
+            frontier, t_hit, ok, segments[k] = _search(edge, np.arange(ps.n, dtype=np.int64))
+            calls[k] = edge.calls
+        else:
+            frontier, t_hit, ok, segments[k], calls[k] = got
         if ok:
             free[k], t_free[k] = True, 1.0
             continue
@@ -849,4 +956,12 @@ def _confirm(robot, w, world, margin, self_collision, allowed, ignore, base, pad
     return bool(robot.check(w, world, self_collision=self_collision, allowed=allowed, ignore=ignore, base=base))
 
 
-__all__ = ["MotionCheck", "RobotClearance", "check_margin", "check_motion", "check_padding", "check_with_margin", "clearance"]
+__all__ = [
+    "MotionCheck",
+    "RobotClearance",
+    "check_margin",
+    "check_motion",
+    "check_padding",
+    "check_with_margin",
+    "clearance",
+]

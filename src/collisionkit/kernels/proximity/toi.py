@@ -666,8 +666,11 @@ def min_step(
 def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, motion, out, stats, res):
     """Time of impact of tree a moving from P[0] to P[1] and tree b from P[2] to P[3].
 
-    res[0:5] (in): tol, shrink (min_step), max_iter, scale, bv_kind. Returns the
-    status (TOI_*), or -(1 + 16 i + code) when pose P[i] is invalid
+    res[0:7] (in): tol, shrink (min_step), max_iter, scale, bv_kind, target, t0. The
+    advancement starts at t = t0 and aims at distance ``target`` (each step keeps every
+    triangle pair farther than it: no hit certifies the meshes stay more than ``target``
+    apart over [t0, 1]; ``time_of_impact`` passes tol / 2, ``check_motion`` its margin
+    plus a part of the band), ``0 <= target < tol``. Returns the status (TOI_*), or -(1 + 16 i + code) when pose P[i] is invalid
     (linalg.pose_error code). Writes res[0] = t, res[1] = iterations,
     res[2:18] and res[18:34] = the poses at t (row-major), and out[0] = the
     distance row at t (bvh_distance.distance_task, exact) after a hit or at the
@@ -682,6 +685,8 @@ def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, mot
     max_iter = np.int64(res[2])
     scale = res[3]
     bv_kind = np.int64(res[4])
+    tgt = res[5]
+    t0 = res[6]
     mra = np.empty(MR_WIDTH)
     mrb = np.empty(MR_WIDTH)
     motion_row(P[0], P[1], motion, mra)
@@ -701,9 +706,8 @@ def toi_solve(topo_a, bv_a, tris_a, meta_a, topo_b, bv_b, tris_b, meta_b, P, mot
     ub = mrb[_MR_U : _MR_U + 3]
     tha = mra[_MR_THETA]
     thb = mrb[_MR_THETA]
-    tgt = 0.5 * tol
     tol2 = tol * tol
-    t = 0.0
+    t = t0
     it = np.int64(0)
     seed_a = np.int64(-1)
     seed_b = np.int64(-1)
