@@ -176,7 +176,7 @@ def test_pose_b_alone_equals_the_placeholder_call(query):
     ring, plate = ck.primitives.torus_mesh(1.0, 0.2, 16, 8), ck.primitives.box_mesh([2.0, 2.0, 0.1])
     poses = np.stack([ck.translation([0.0, 0.0, z]) for z in (0.0, 0.15, 0.5)])
     fn = getattr(ck, query)
-    if query == "time_of_impact":
+    if query in ("time_of_impact", "check_motion"):  # start and end poses, a's first
         ends = np.stack([ck.translation([0.0, 0.0, -z]) for z in (0.0, 0.15, 0.5)])
         got, want = fn(ring, plate, start_b=poses, end_b=ends), fn(ring, plate, None, None, poses, ends)
     elif query == "node_visits":
