@@ -36,7 +36,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE, WORLD_BOX_SLACK
+from ...constants import BV_OBB, MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE, WORLD_BOX_SLACK
 from ..broadphase.common import padded_box
 from ..core.atomics import fetch_add
 from ..core.layout import META_WIDTH, STAT_NODE_PAIRS, STAT_TRI_TESTS
@@ -94,6 +94,7 @@ def _worker(
     local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
     topo, bv, tris, ids, meta, scale, stack_rows,
     mode, out, detail, work, shared,
+    excluded, row_link, link_kind, link_tree, found,
 ):
     """Configurations of worker ``c``: claimed dynamically (``shared[1]`` a cursor, one worker
     a thread) when ``shared`` has two entries, else c, c + nchunks, ... (serial: one chunk).
@@ -105,8 +106,13 @@ def _worker(
     stale read costs work, never an answer), and the caller takes the first k with out[k].
     ``work[p]`` (when it has a row per pair; serial calls only) adds up the node pairs and
     triangle tests of pair p's descents: what ``robot/checker.py`` orders the pairs by.
+
+    Self pairs found by the sweep (``row_link`` non-empty: a robot past the checker's
+    link-count threshold, ``_self_sweep``) come after ``pairs``; CHECK_DETAIL records
+    each hit in ``found``.
     """
     n = Q.shape[0]
+    sweep = row_link.shape[0] > 1
     n_steps = parents.shape[0]
     n_links = link_row.shape[0]
     values = np.zeros((n_steps, 1))
@@ -171,7 +177,7 @@ def _worker(
             stack[0, 0] = 0
             stack[0, 1] = 0
             before = stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS]
-            found, _ = collide_task(
+            got, _ = collide_task(
                 topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_A], Ta,
                 topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_B], Tb,
                 pairs[p, PAIR_KIND], tri_test, mode_any, no_cap,
@@ -179,16 +185,168 @@ def _worker(
             )  # fmt: skip
             if count_work:
                 work[p] += stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS] - before
-            if found > 0:
+            if got > 0:
                 hit = 1
                 if mode != CHECK_DETAIL:
                     break
                 detail[pairs[p, PAIR_ROW], k] = True
+        if sweep and (hit == 0 or mode == CHECK_DETAIL):
+            if _self_sweep(
+                k, lbox, poses, link_obb, row_link, n_links, excluded, link_kind, link_tree,
+                topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found,
+            ):  # fmt: skip
+                hit = 1
         out[k] = hit
         if hit and mode == CHECK_FIRST and k < shared[0]:
             shared[0] = k  # NOTE: a plain store; only ever a colliding index (see above)
         if not dynamic:
             k += nchunks
+
+
+#: columns of a ``link_kind`` row (the sweep's self pairs): the mesh's own volume kind code
+#: (-1: "auto") and the kind ``auto`` chose for it (``bvh.choose_volume``)
+KIND_OWN = 0
+KIND_CHOICE = 1
+
+
+@njit(cache=True, nogil=True)
+def _excluded(keys, key):
+    """Whether ``key`` is in the sorted int64 array ``keys`` (binary search)."""
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < keys.shape[0] and keys[lo] == key
+
+
+@njit(cache=True, nogil=True)
+def pair_kind(link_kind, ra, rb):
+    """The volume kind code ``bvh.pair_volume(mesh_a, mesh_b)`` gives links of box rows ra, rb
+    (a first: the lower link index): a's own kind, else b's, else "obb" when either chose
+    it, else b's choice (``aabb``)."""
+    if link_kind[ra, KIND_OWN] >= 0:
+        return link_kind[ra, KIND_OWN]
+    if link_kind[rb, KIND_OWN] >= 0:
+        return link_kind[rb, KIND_OWN]
+    if link_kind[ra, KIND_CHOICE] == BV_OBB:
+        return np.int64(BV_OBB)
+    return link_kind[rb, KIND_CHOICE]
+
+
+# LENGTH (~70 lines): one configuration's sweep and narrow phase share the caller's scratch.
+@njit(cache=True, nogil=True)
+def _self_sweep(
+    k, lbox, poses, link_obb, row_link, n_links, excluded, link_kind, link_tree,
+    topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found,
+):
+    """The self pairs of configuration k without a pair list (issue 31 item 6): sort and
+    sweep of the M link world boxes ``lbox`` (M, 6) on the axis along which their centres
+    spread most, the two other axes compared per overlapping pair, each surviving pair
+    (i < j in link order) dropped when its key ``i * n_links + j`` is in ``excluded`` (sorted:
+    adjacent and allowed pairs), then the same local-box test and ``collide_task`` as a
+    listed pair, in the kind ``pair_kind`` gives and on the trees ``link_tree[row, kind]``.
+
+    Returns 1 when a pair collides (CHECK_ANY / CHECK_FIRST stop there). CHECK_DETAIL tests
+    every pair and records each hit in ``found``: ``found[0]`` counts the hits (atomically:
+    workers share it), hit t as ``found[1 + 3 t : 4 + 3 t]`` = (i, j, k) while it fits.
+
+    Memory: O(M) a configuration; time O(M log M) plus the pairs whose boxes overlap on the
+    sweep axis (every pair in the worst case, all boxes stacked along the other two).
+    """
+    M = lbox.shape[0]
+    axis = 0
+    spread = -1.0
+    for ax in range(3):
+        s1 = 0.0
+        s2 = 0.0
+        for m in range(M):
+            c = lbox[m, ax] + lbox[m, ax + 3]
+            s1 += c
+            s2 += c * c
+        var = s2 - s1 * s1 / M
+        if var > spread:
+            spread = var
+            axis = ax
+    ay = (axis + 1) % 3
+    az = (axis + 2) % 3
+    lo = np.empty(M)
+    for m in range(M):
+        lo[m] = lbox[m, axis]
+    order = np.argsort(lo)
+    one = np.int64(1)
+    zero = np.int64(0)
+    hit = 0
+    for s in range(M):
+        ra = order[s]
+        top = lbox[ra, axis + 3]
+        for t in range(s + 1, M):
+            rb = order[t]
+            if lbox[rb, axis] > top:
+                break
+            if (
+                lbox[ra, ay] > lbox[rb, ay + 3] or lbox[rb, ay] > lbox[ra, ay + 3]
+                or lbox[ra, az] > lbox[rb, az + 3] or lbox[rb, az] > lbox[ra, az + 3]
+            ):  # fmt: skip
+                continue
+            r1 = ra
+            r2 = rb
+            if row_link[rb] < row_link[ra]:
+                r1 = rb
+                r2 = ra
+            i = row_link[r1]
+            j = row_link[r2]
+            if _excluded(excluded, i * n_links + j):
+                continue
+            Ta = poses[i, 0]
+            Tb = poses[j, 0]
+            if not _local_boxes_overlap(Ta, Tb, link_obb, r1, link_obb, r2, 0.0):
+                continue
+            kind = pair_kind(link_kind, r1, r2)
+            stack[0, 0] = 0
+            stack[0, 1] = 0
+            got, _ = collide_task(
+                topo, bv, tris, ids, meta, scale, link_tree[r1, kind], Ta,
+                topo, bv, tris, ids, meta, scale, link_tree[r2, kind], Tb,
+                kind, np.int64(TRI_TEST_GUIGUE), np.int64(MODE_ANY), np.int64(-1),
+                keys, zero, zero, stack, one, np.int64(NO_BUDGET), stats, zero,
+            )  # fmt: skip
+            if got > 0:
+                hit = 1
+                if mode != CHECK_DETAIL:
+                    return 1
+                if found.shape[0] > 0:
+                    w = fetch_add(found, 0, one)
+                    if 4 + 3 * w <= found.shape[0]:
+                        found[1 + 3 * w] = i
+                        found[2 + 3 * w] = j
+                        found[3 + 3 * w] = k
+    return hit
+
+
+@njit(cache=True, nogil=True)
+def self_pairs(mesh_ids, n_links, excluded):
+    """(P, 2) int64: every link pair (i, j), i < j both in ``mesh_ids`` (ascending link
+    indices), whose key ``i * n_links + j`` is not in the sorted ``excluded`` keys, ordered
+    by i then j. Two passes (count, fill): memory is the answer's."""
+    M = mesh_ids.shape[0]
+    count = 0
+    for a in range(M):
+        for b in range(a + 1, M):
+            if not _excluded(excluded, mesh_ids[a] * n_links + mesh_ids[b]):
+                count += 1
+    out = np.empty((count, 2), np.int64)
+    p = 0
+    for a in range(M):
+        for b in range(a + 1, M):
+            if not _excluded(excluded, mesh_ids[a] * n_links + mesh_ids[b]):
+                out[p, 0] = mesh_ids[a]
+                out[p, 1] = mesh_ids[b]
+                p += 1
+    return out
 
 
 #: columns of a local box row (``link_obb``, ``obj_obb``): centre, axes (one a row), half
@@ -230,7 +388,11 @@ H_WIDTH = 8  # volume row width of the pool
 H_NODES = 9
 H_TRIS = 10
 H_STACK = 11  # traversal stack rows the largest pair needs
-HEADER = 12
+H_SWEEP = 12  # offset in ib of the sweep's section (``_unpack_sweep``)
+H_SWEEP_LINKS = 13  # rows of the sweep's link tables (0: no sweep; else the links with geometry)
+H_EXCLUDED = 14  # excluded self-pair keys
+H_KIND_CODES = 15  # columns of ``link_tree`` (volume kind codes 0 .. H_KIND_CODES - 1)
+HEADER = 16
 
 
 @njit(cache=True, nogil=True)
@@ -293,6 +455,27 @@ def _unpack(fb, wb, ib):
     )  # fmt: skip
 
 
+@njit(cache=True, nogil=True)
+def _unpack_sweep(ib):
+    """The sweep's section of ``ib`` (after ``meta``), as views: ``excluded`` (E,) sorted
+    keys i * L + j of the self pairs never tested (adjacent, allowed), ``row_link`` (M,) the
+    link index of each box row, ``link_kind`` (M, 2) (``KIND_OWN``, ``KIND_CHOICE``) and
+    ``link_tree`` (M, K) each row's tree in the pool per volume kind code (-1: not built).
+    Empty (M = 0) for a checker that lists its self pairs."""
+    i = ib[H_SWEEP]
+    M = ib[H_SWEEP_LINKS]
+    E = ib[H_EXCLUDED]
+    K = ib[H_KIND_CODES]
+    excluded = ib[i : i + E]
+    i += E
+    row_link = ib[i : i + M]
+    i += M
+    link_kind = ib[i : i + 2 * M].reshape((M, 2))
+    i += 2 * M
+    link_tree = ib[i : i + M * K].reshape((M, K))
+    return excluded, row_link, link_kind, link_tree
+
+
 @njit(cache=True)
 def _finite(Q):
     for k in range(Q.shape[0]):
@@ -303,18 +486,20 @@ def _finite(Q):
 
 
 @njit(cache=True, nogil=True)
-def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared):
+def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, found):
     """``_worker`` on the packed buffers."""
     (
         base, parents, children, kinds, H, vsrc, vmul, vdepth,
         local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
     ) = _unpack(fb, wb, ib)  # fmt: skip
+    excluded, row_link, link_kind, link_tree = _unpack_sweep(ib)
     _worker(
         c, nchunks, Q,
         ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
         local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
         topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
         mode, out, detail, work, shared,
+        excluded, row_link, link_kind, link_tree, found,
     )  # fmt: skip
 
 
@@ -329,23 +514,24 @@ def check_one(q, fb, wb, ib, topo):
         return -1
     out = np.zeros(1, np.int8)
     none = np.zeros(0, np.int64)
-    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none)
+    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none, none)
     return np.int64(out[0])
 
 
 @njit(cache=True, nogil=True)
-def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks):
+def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
     """A batch Q (N, dof) on the calling thread: ``_worker``'s outputs for every configuration
-    (``shared``: [n] for CHECK_FIRST, else empty)."""
+    (``shared``: [n] for CHECK_FIRST, else empty; ``found``: the sweep's self hits of
+    CHECK_DETAIL, else empty)."""
     for c in range(nchunks):
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, found)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks):
+def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
     """A batch over numba threads: ``nchunks`` workers (one a thread) claim configurations
     dynamically (``shared`` = [first colliding index or n, next configuration]): colliding
     configurations stop early and cost less, so static chunks would leave threads idle."""
     for c in prange(nchunks):
         # prange's index is unsigned: keep _run's one signature
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, found)
