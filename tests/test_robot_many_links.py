@@ -264,3 +264,30 @@ def test_clearance_pairs_of_a_sweeping_robot_are_all_compiled(chain200):
     a, b = robot.links.index(c.link), robot.links.index(c.other)
     d = ck.distance(robot.link_meshes[c.link], robot.link_meshes[c.other], T[a], T[b]).distance
     assert c.distance == pytest.approx(d, rel=1e-12, abs=1e-15)
+
+
+def test_sweep_batches_on_threads_equal_one_configuration_at_a_time(chain200):
+    """A batch past PARALLEL_MIN_POSES on two threads (each worker claims configurations for
+    the listed pairs, then for the sweep): check, check_detail and first_colliding equal
+    the serial answers and the answers one configuration at a time."""
+    robot = chain200
+    world = ck.World()
+    world.add("slab", ck.primitives.box_mesh([0.6, 0.6, 0.05]), ck.translation([0.0, 0.0, 2.0]))
+    rng = np.random.default_rng(17)
+    Q = rng.uniform(-1.2, 1.2, (80, robot.dof)) * rng.uniform(0.0, 1.0, (80, 1))
+    chk = robot.checker(world)
+    assert chk._sweep
+    one = np.array([chk.check(q) for q in Q])
+    assert one.any() and not one.all()
+    np.testing.assert_array_equal(chk.check(Q, threads=2), one)
+    np.testing.assert_array_equal(chk.check(Q, threads=1), one)
+    serial, threaded = chk.check_detail(Q, threads=1), chk.check_detail(Q, threads=2)
+    np.testing.assert_array_equal(threaded.colliding, one)
+    np.testing.assert_array_equal(threaded.link_hits, serial.link_hits)
+    assert threaded.self_hits.keys() == serial.self_hits.keys()
+    for p, v in serial.self_hits.items():
+        np.testing.assert_array_equal(threaded.self_hits[p], v)
+    for start in (0, 10, 40):
+        hit = np.flatnonzero(one[start:])
+        want = int(hit[0]) if hit.size else -1
+        assert chk.first_colliding(Q[start:], threads=2) == want == chk.first_colliding(Q[start:], threads=1)

@@ -43,6 +43,7 @@ _I64 = np.int64
 #: argument is an array this module built (fixed dtypes, C-contiguous, writable) or an int,
 #: and q is checked to be a writable C-contiguous (dof,) float64 array before the call
 _CHECK_ONE = batch.Pinned(kernel.check_one)
+_CHECK_ONE_SWEEP = batch.Pinned(kernel.check_one_sweep)
 #: checkers kept per robot (a cache entry holds its World alive: few of them)
 _CACHE_ENTRIES = 8
 #: configurations sampled (fixed seed) to order the kernel's pairs (``_order_pairs``)
@@ -277,8 +278,14 @@ class RobotChecker:
         if 1 < pair_arr.shape[0] <= _ORDER_MAX_PAIRS:
             self._order_pairs()
 
+    def _found(self, found: NDArray[np.int64]) -> tuple:
+        """The sweep's extra argument (its CHECK_DETAIL hits) for ``self._kernels``."""
+        return (found,) if self._sweep else ()
+
     def _pack(self) -> None:
         """The kernel's arguments from the parts (``_pairs`` in the narrow phase's order)."""
+        sweep = self._sweep
+        self._kernels = (kernel.check_sweep_serial, kernel.check_sweep_parallel) if sweep else (kernel.check_serial, kernel.check_parallel)
         ib = np.concatenate([self._ib_head, self._pairs.ravel(), self._meta, self._ib_sweep])
         self._args = (self._fb, self._wb, np.ascontiguousarray(ib, dtype=_I64), self._topo)
 
@@ -306,12 +313,9 @@ class RobotChecker:
         n = Q.shape[0]
         detail = np.zeros((self._n_checks, n), np.bool_)
         work = np.zeros(self._pairs.shape[0], _I64)
-        fb, wb, ib, topo = self._args
-        if self._sweep:  # the listed pairs only: the sweep's pairs come after them anyway
-            ib = ib.copy()
-            ib[kernel.H_SWEEP_LINKS] = 0
+        fb, wb, ib, topo = self._args  # the listed pairs only (check_serial): the sweep's come after them
         kernel.check_serial(Q, fb, wb, ib, topo, _I64(kernel.CHECK_DETAIL), np.zeros(n, np.int8), detail, work,
-                            np.zeros(0, _I64), _NO_FOUND, _I64(1))  # fmt: skip
+                            np.zeros(0, _I64), _I64(1))  # fmt: skip
         hits = detail[self._pairs[:, kernel.PAIR_ROW]].sum(axis=1)
         # a descent call costs about as much as a few node pairs besides its own work
         rate = hits / (work + 4.0 * hits + 1.0)
@@ -354,7 +358,7 @@ class RobotChecker:
                 return self._batch(qa, kernel.CHECK_ANY, threads)[0]
         if threads is not None:
             batch.thread_count(threads)  # validated, though one configuration runs serially
-        r = _CHECK_ONE.call(qa, *self._args)
+        r = (_CHECK_ONE_SWEEP if self._sweep else _CHECK_ONE).call(qa, *self._args)
         if r < 0:
             raise _non_finite(qa, "q")
         if r == 0 and self._external:
@@ -385,9 +389,9 @@ class RobotChecker:
         n = Q.shape[0]
         p = batch.plan(n, batch.thread_count(threads), uniform=True)
         out = np.zeros(n, np.int8)
-        shared = np.array([n, 0] if p.parallel else [n], dtype=_I64)
-        batch.launch(p, kernel.check_serial, kernel.check_parallel, Q, *self._args,
-                     _I64(kernel.CHECK_FIRST), out, _NO_DETAIL, _NO_WORK, shared, _NO_FOUND)  # fmt: skip
+        shared = np.array([n, 0, 0] if p.parallel else [n], dtype=_I64)  # [first, cursor, the sweep's cursor]
+        batch.launch(p, *self._kernels, Q, *self._args, _I64(kernel.CHECK_FIRST), out, _NO_DETAIL, _NO_WORK, shared,
+                     *self._found(_NO_FOUND))  # fmt: skip
         hit = np.flatnonzero(out)
         first = int(hit[0]) if hit.size else n
         if self._external and first > 0:
@@ -415,10 +419,9 @@ class RobotChecker:
             out = np.zeros(n, np.int8)
             detail = np.zeros((self._n_checks, n), np.bool_) if detail_mode else _NO_DETAIL
             found = np.zeros(1 + 3 * cap, _I64) if detail_mode and self._sweep else _NO_FOUND
-            shared = np.zeros(2 if p.parallel else 0, _I64)
+            shared = np.zeros(3 if p.parallel else 0, _I64)  # [unused, cursor, the sweep's cursor]
             if n:
-                batch.launch(p, kernel.check_serial, kernel.check_parallel, Q, *self._args, _I64(mode), out, detail, _NO_WORK,
-                             shared, found)  # fmt: skip
+                batch.launch(p, *self._kernels, Q, *self._args, _I64(mode), out, detail, _NO_WORK, shared, *self._found(found))
             if found.shape[0] == 0 or found[0] <= cap:
                 break
             cap = int(found[0])  # PERF: rare (more self hits than 4 a configuration): one rerun

@@ -94,7 +94,6 @@ def _worker(
     local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
     topo, bv, tris, ids, meta, scale, stack_rows,
     mode, out, detail, work, shared,
-    excluded, row_link, link_kind, link_tree, found,
 ):
     """Configurations of worker ``c``: claimed dynamically (``shared[1]`` a cursor, one worker
     a thread) when ``shared`` has two entries, else c, c + nchunks, ... (serial: one chunk).
@@ -106,13 +105,8 @@ def _worker(
     stale read costs work, never an answer), and the caller takes the first k with out[k].
     ``work[p]`` (when it has a row per pair; serial calls only) adds up the node pairs and
     triangle tests of pair p's descents: what ``robot/checker.py`` orders the pairs by.
-
-    Self pairs found by the sweep (``row_link`` non-empty: a robot past the checker's
-    link-count threshold, ``_self_sweep``) come after ``pairs``; CHECK_DETAIL records
-    each hit in ``found``.
     """
     n = Q.shape[0]
-    sweep = row_link.shape[0] > 1
     n_steps = parents.shape[0]
     n_links = link_row.shape[0]
     values = np.zeros((n_steps, 1))
@@ -177,7 +171,7 @@ def _worker(
             stack[0, 0] = 0
             stack[0, 1] = 0
             before = stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS]
-            got, _ = collide_task(
+            found, _ = collide_task(
                 topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_A], Ta,
                 topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_B], Tb,
                 pairs[p, PAIR_KIND], tri_test, mode_any, no_cap,
@@ -185,20 +179,68 @@ def _worker(
             )  # fmt: skip
             if count_work:
                 work[p] += stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS] - before
-            if got > 0:
+            if found > 0:
                 hit = 1
                 if mode != CHECK_DETAIL:
                     break
                 detail[pairs[p, PAIR_ROW], k] = True
-        if sweep and (hit == 0 or mode == CHECK_DETAIL):
-            if _self_sweep(
-                k, lbox, poses, link_obb, row_link, n_links, excluded, link_kind, link_tree,
-                topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found,
-            ):  # fmt: skip
-                hit = 1
-        out[k] = hit
+        if hit:
+            out[k] = 1  # NOTE: only ever set: the sweep's pass may have set it (out starts zeroed)
         if hit and mode == CHECK_FIRST and k < shared[0]:
             shared[0] = k  # NOTE: a plain store; only ever a colliding index (see above)
+        if not dynamic:
+            k += nchunks
+
+
+# LENGTH (~50 lines): the sweep's per-configuration loop (as ``_worker``'s).
+@njit(cache=True, nogil=True)
+def _sweep_worker(
+    c, nchunks, Q,
+    base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
+    local, link_row, link_obb, topo, bv, tris, ids, meta, scale, stack_rows,
+    mode, out, shared, ib, found,
+):  # fmt: skip
+    """The self pairs of a robot past the checker's link-count threshold (``ib``'s sweep
+    section), after ``_worker`` answered the listed pairs: worker ``c``'s configurations
+    (claimed with the cursor ``shared[2]`` when ``shared`` has three entries, else c, c +
+    nchunks, ...), each not already colliding (every one in CHECK_DETAIL) swept by
+    ``_self_sweep``; ``out[k]`` and CHECK_FIRST's ``shared[0]`` as ``_worker`` sets them.
+
+    PERF: a pass of its own, not a call inside ``_worker``: with the sweep's call site in it,
+    the listed path (the Panda's) cost 0.4 us a configuration more. The link poses and boxes
+    are computed again (linear in the links; the sweep costs more).
+    """
+    n = Q.shape[0]
+    n_links = link_row.shape[0]
+    values = np.zeros((parents.shape[0], 1))
+    poses = np.zeros((n_links, 1, 4, 4))
+    lbox = np.empty((local.shape[0], 6))
+    stack = np.empty((stack_rows, 2), np.int32)
+    stats = np.zeros((1, 4), np.int64)
+    keys = np.zeros(1, np.int64)
+    zero = np.int64(0)
+    one = np.int64(1)
+    dynamic = shared.shape[0] > 2
+    k = c
+    while True:
+        if dynamic:
+            k = fetch_add(shared, 2, one)
+        if k >= n:
+            break
+        if mode == CHECK_FIRST and shared[0] < k:
+            break
+        if mode == CHECK_DETAIL or out[k] == 0:
+            link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
+            for i in range(n_links):
+                m = link_row[i]
+                if m >= 0:
+                    lbox[m, 0], lbox[m, 1], lbox[m, 2], lbox[m, 3], lbox[m, 4], lbox[m, 5] = padded_box(
+                        local, m, poses[i], zero, WORLD_BOX_SLACK
+                    )
+            if _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found):
+                out[k] = 1
+                if mode == CHECK_FIRST and k < shared[0]:
+                    shared[0] = k  # NOTE: a plain store; only ever a colliding index (as _worker's)
         if not dynamic:
             k += nchunks
 
@@ -239,10 +281,7 @@ def pair_kind(link_kind, ra, rb):
 
 # LENGTH (~70 lines): one configuration's sweep and narrow phase share the caller's scratch.
 @njit(cache=True, nogil=True)
-def _self_sweep(
-    k, lbox, poses, link_obb, row_link, n_links, excluded, link_kind, link_tree,
-    topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found,
-):
+def _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found):
     """The self pairs of configuration k without a pair list (issue 31 item 6): sort and
     sweep of the M link world boxes ``lbox`` (M, 6) on the axis along which their centres
     spread most, the two other axes compared per overlapping pair, each surviving pair
@@ -257,6 +296,7 @@ def _self_sweep(
     Memory: O(M) a configuration; time O(M log M) plus the pairs whose boxes overlap on the
     sweep axis (every pair in the worst case, all boxes stacked along the other two).
     """
+    excluded, row_link, link_kind, link_tree = _unpack_sweep(ib)
     M = lbox.shape[0]
     axis = 0
     spread = -1.0
@@ -486,20 +526,33 @@ def _finite(Q):
 
 
 @njit(cache=True, nogil=True)
-def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, found):
+def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared):
     """``_worker`` on the packed buffers."""
     (
         base, parents, children, kinds, H, vsrc, vmul, vdepth,
         local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
     ) = _unpack(fb, wb, ib)  # fmt: skip
-    excluded, row_link, link_kind, link_tree = _unpack_sweep(ib)
     _worker(
         c, nchunks, Q,
         ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
         local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
         topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
         mode, out, detail, work, shared,
-        excluded, row_link, link_kind, link_tree, found,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _run_sweep(c, nchunks, Q, fb, wb, ib, topo, mode, out, shared, found):
+    """``_sweep_worker`` on the packed buffers (after ``_run``: the listed pairs)."""
+    (
+        base, parents, children, kinds, H, vsrc, vmul, vdepth,
+        local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
+    ) = _unpack(fb, wb, ib)  # fmt: skip
+    _sweep_worker(
+        c, nchunks, Q,
+        ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
+        local, link_row, link_obb, topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
+        mode, out, shared, ib, found,
     )  # fmt: skip
 
 
@@ -508,30 +561,65 @@ def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, found
 @njit(cache=True)
 def check_one(q, fb, wb, ib, topo):
     """One configuration q (dof,) against the packed checker (``fb``, ``wb``, ``ib``, ``topo``, built
-    by ``robot/checker.py``): 1 (collides), 0 (free), -1 (q holds a non-finite value)."""
+    by ``robot/checker.py``): 1 (collides), 0 (free), -1 (q holds a non-finite value).
+
+    A checker that lists its self pairs; one that sweeps them takes ``check_one_sweep``
+    (PERF: separate entries, so the listed path's compiled code holds no sweep: with it, the
+    Panda's check cost 0.3-0.4 us more)."""
     Q = q.reshape((1, q.shape[0]))
     if not _finite(Q):
         return -1
     out = np.zeros(1, np.int8)
     none = np.zeros(0, np.int64)
-    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none, none)
+    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none)
+    return np.int64(out[0])
+
+
+@njit(cache=True)
+def check_one_sweep(q, fb, wb, ib, topo):
+    """``check_one`` for a checker that sweeps its self pairs: the listed pairs, then the sweep."""
+    Q = q.reshape((1, q.shape[0]))
+    if not _finite(Q):
+        return -1
+    out = np.zeros(1, np.int8)
+    none = np.zeros(0, np.int64)
+    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none)
+    if out[0] == 0:
+        _run_sweep(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, none, none)
     return np.int64(out[0])
 
 
 @njit(cache=True, nogil=True)
-def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
+def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks):
     """A batch Q (N, dof) on the calling thread: ``_worker``'s outputs for every configuration
-    (``shared``: [n] for CHECK_FIRST, else empty; ``found``: the sweep's self hits of
-    CHECK_DETAIL, else empty)."""
+    (``shared``: [n] for CHECK_FIRST, else empty)."""
     for c in range(nchunks):
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, found)
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
+def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks):
     """A batch over numba threads: ``nchunks`` workers (one a thread) claim configurations
     dynamically (``shared`` = [first colliding index or n, next configuration]): colliding
     configurations stop early and cost less, so static chunks would leave threads idle."""
     for c in prange(nchunks):
         # prange's index is unsigned: keep _run's one signature
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, found)
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+
+
+@njit(cache=True, nogil=True)
+def check_sweep_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
+    """``check_serial`` for a checker that sweeps its self pairs: per chunk the listed pairs,
+    then the sweep (``found``: its self hits in CHECK_DETAIL, else empty)."""
+    for c in range(nchunks):
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+        _run_sweep(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, shared, found)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def check_sweep_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
+    """``check_parallel`` for a checker that sweeps: each worker claims configurations for the
+    listed pairs (cursor ``shared[1]``), then for the sweep (cursor ``shared[2]``)."""
+    for c in prange(nchunks):
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+        _run_sweep(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, shared, found)
