@@ -53,9 +53,10 @@ _ORDER_MAX_PAIRS = 200_000
 #: links with geometry from which the checker lists no self pairs: the kernel finds them per
 #: configuration by a sort-and-sweep of the link boxes (``kernels.robot.checker._self_sweep``;
 #: issue 31 item 6). Below it the list, ordered by sampled hits, is faster (the Panda's 45
-#: pairs); from it the list's O(M^2) box tests per configuration cost more than the sweep
-#: (benchmarks/results/many_links.md measures the crossing).
-SWEEP_MIN_LINKS = 64
+#: pairs: 2.2 against 4.0 us a call for 8 box links); past it the list's O(M^2) box tests per
+#: configuration cost more than the sweep (64 links: 10.0 against 10.8 us, 96: 16.6 against
+#: 15.3, 256: 65 against 40; ``python -m benchmarks.many_links``, results/many_links.md).
+SWEEP_MIN_LINKS = 80
 
 
 
@@ -94,6 +95,10 @@ class RobotChecker:
         (``bvh.pair_volume``). The answers do not depend on it (ARCHITECTURE.md,
         "Exactness"), only the work: the Panda's links are twice as fast in "obb" trees
         (benchmarks/results/robot_config.md).
+    listed : bool
+        List every self pair even past ``SWEEP_MIN_LINKS`` (``Robot.clearance``,
+        ``check_motion`` and margins read the checker's pairs by row): O(M^2) memory for
+        M links with geometry. Default False: the sweep past that count.
 
     Self pairs: a robot with fewer than ``SWEEP_MIN_LINKS`` links with geometry lists them
     once (``check.self_pair_array``); from that count the kernel finds them per configuration
