@@ -291,3 +291,17 @@ def test_sweep_batches_on_threads_equal_one_configuration_at_a_time(chain200):
         hit = np.flatnonzero(one[start:])
         want = int(hit[0]) if hit.size else -1
         assert chk.first_colliding(Q[start:], threads=2) == want == chk.first_colliding(Q[start:], threads=1)
+
+
+def test_allowed_pairs_from_samples_of_a_sweeping_robot_equal_brute_force(chain200):
+    """Pairs touching in every sample, allowed pairs sampled too (one compiled check_detail,
+    no intersects call per pair from Python)."""
+    for n in (1, 2):
+        samples = chain200.random_configurations(n, seed=4)
+        want = set.intersection(*[_brute_hits(chain200, q)[0] for q in samples])
+        assert want
+        some = sorted(want)[:3]
+        robot = chain200.with_allowed_pairs(some)
+        assert checker_mod.sweeps(robot)
+        got = robot.allowed_pairs_from_samples(n, seed=4)
+        assert got == {tuple(sorted(p)) for p in want}
