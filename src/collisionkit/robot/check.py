@@ -161,25 +161,6 @@ def self_collision_pairs(
     return [tuple(p) for p in arr.tolist()]
 
 
-def always_colliding_pairs(
-    robot: Any, n: int, seed: int | None, threads: int | None = None
-) -> frozenset[tuple[str, str]]:
-    """Non-adjacent link pairs that intersect in every one of ``n`` random
-    configurations (``Robot.allowed_pairs_from_samples`` documents it).
-
-    PERF: one ``check_detail`` of the prepared checker over the samples, on the robot less its
-    ``allowed_pairs`` (every non-adjacent pair is sampled): compiled, and past
-    ``SWEEP_MIN_LINKS`` links without a pair list (it used to call ``intersects`` per pair
-    from Python, O(L^2) calls). Each pair's answers are ``intersects``'s, as before.
-    """
-    from .checker import RobotChecker
-
-    q = robot.random_configurations(n, seed)
-    bare = type(robot)(robot.name, robot.links, robot.joints, robot.link_meshes, robot.path) if robot.allowed_pairs else robot
-    hits = RobotChecker(bare, None).check_detail(q, threads=threads).self_hits
-    return frozenset(tuple(sorted(p)) for p, v in hits.items() if np.all(v))
-
-
 def check_configurations(
     robot: Any,
     q: ArrayLike,

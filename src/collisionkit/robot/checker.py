@@ -35,7 +35,7 @@ from ..options import AUTO_BV
 from ..query import batch
 from ..query.driver import pose_error
 from ..query.pose_form import in_form
-from .check import RobotCheck, _overlap, _run_batch, _run_one, gather_record
+from .check import RobotCheck, _overlap, _run_batch, _run_one, excluded_keys, gather_record, mesh_links, self_pair_array
 
 _F64 = np.dtype(np.float64)
 _I64 = np.int64
@@ -149,8 +149,6 @@ class RobotChecker:
     def _build(self) -> None:
         """Flatten the robot, the pairs and the world's objects into the kernel's arrays."""
         robot, world = self.robot, self.world
-        from .check import excluded_keys, mesh_links, self_pair_array
-
         self._version = -1 if world is None else world.version
         mesh_ids = mesh_links(robot)
         links = [(int(i), robot.link_meshes[robot.links[i]]) for i in mesh_ids]
@@ -651,6 +649,23 @@ def _pair_kinds(kinds: NDArray[np.int64], ra: NDArray[np.int64], rb: NDArray[np.
     return np.where(own_a >= 0, own_a, np.where(own_b >= 0, own_b, auto)).astype(_I64)
 
 
+def always_colliding_pairs(
+    robot: Any, n: int, seed: int | None, threads: int | None = None
+) -> frozenset[tuple[str, str]]:
+    """Non-adjacent link pairs that intersect in every one of ``n`` random
+    configurations (``Robot.allowed_pairs_from_samples`` documents it).
+
+    PERF: one ``check_detail`` of the prepared checker over the samples, on the robot less its
+    ``allowed_pairs`` (every non-adjacent pair is sampled): compiled, and past
+    ``SWEEP_MIN_LINKS`` links without a pair list (it used to call ``intersects`` per pair
+    from Python, O(L^2) calls). Each pair's answers are ``intersects``'s, as before.
+    """
+    q = robot.random_configurations(n, seed)
+    bare = type(robot)(robot.name, robot.links, robot.joints, robot.link_meshes, robot.path) if robot.allowed_pairs else robot
+    hits = RobotChecker(bare, None).check_detail(q, threads=threads).self_hits
+    return frozenset(tuple(sorted(p)) for p, v in hits.items() if np.all(v))
+
+
 class _Cache(dict):
     """A robot's checkers by (id(world), options): pickled and copied empty (a checker holds
     its world and arrays; a robot shipped to Dask workers or copied rebuilds its own)."""
@@ -704,4 +719,4 @@ def check_detail(robot: Any, q: ArrayLike, world: Any, options: dict[str, Any]) 
     return checker_for(robot, world, options).check_detail(q, threads=threads)
 
 
-__all__ = ["RobotChecker", "check", "check_detail", "checker_for"]
+__all__ = ["RobotChecker", "always_colliding_pairs", "check", "check_detail", "checker_for"]
