@@ -663,7 +663,7 @@ def always_colliding_pairs(
     q = robot.random_configurations(n, seed)
     bare = type(robot)(robot.name, robot.links, robot.joints, robot.link_meshes, robot.path) if robot.allowed_pairs else robot
     hits = RobotChecker(bare, None).check_detail(q, threads=threads).self_hits
-    return frozenset(tuple(sorted(p)) for p, v in hits.items() if np.all(v))
+    return frozenset((min(a, b), max(a, b)) for (a, b), v in hits.items() if np.all(v))
 
 
 class _Cache(dict):
