@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     if "before" in rows:
         lines += [
             "",
-            f"## Before (`--before {args.before}`: every self pair listed in Python, each tested per call)",
+            f"## Before ({args.before_label or args.before}: every self pair listed in Python, each tested per call)",
             "",
             head,
             *[_line(r) for r in rows["before"]],
