@@ -179,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--before", help="a source tree (its src/ imported) measured as 'before', e.g. a worktree of an older commit"
     )
+    ap.add_argument("--before-label", help="what --before is, for the results file (default: its path)")
     ap.add_argument(
         "--before-links", default="1000,2000", help="sizes measured on --before (the old path is quadratic)"
     )
