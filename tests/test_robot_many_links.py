@@ -305,3 +305,21 @@ def test_allowed_pairs_from_samples_of_a_sweeping_robot_equal_brute_force(chain2
         assert checker_mod.sweeps(robot)
         got = robot.allowed_pairs_from_samples(n, seed=4)
         assert got == {tuple(sorted(p)) for p in want}
+
+
+def test_sweep_checker_follows_the_world_after_a_pose_change_and_a_new_object(chain200):
+    """A pose-only change repacks the arrays (the sweep's section kept); a new object
+    rebuilds them: answers stay the brute force's."""
+    robot = chain200
+    world = ck.World()
+    world.add("slab", ck.primitives.box_mesh([0.3, 0.3, 0.05]), ck.translation([5.0, 0.0, 0.0]))
+    q = _fold(robot.dof, 30)
+    chk = robot.checker(world)
+    _assert_detail_is_brute(robot, q[None], chk, world=world)
+    tip = robot.link_poses(q)[len(robot.links) - 1]
+    world.set_pose("slab", ck.translation(tip[:3, 3]))
+    _assert_detail_is_brute(robot, q[None], chk, world=world)
+    assert chk.check_detail(q).object_hits["slab"]
+    world.add("post", ck.primitives.box_mesh([0.1, 0.1, 30.0]), ck.translation([0.0, 0.0, 10.0]))
+    _assert_detail_is_brute(robot, np.stack([q, np.zeros(robot.dof)]), chk, world=world)
+    assert chk._sweep and robot.check(np.zeros(robot.dof), world)
