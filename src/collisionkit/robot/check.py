@@ -49,7 +49,10 @@ class RobotCheck:
     object_hits : dict[str, (N,) bool]
         Per world object, the configurations in which some link touches it.
     self_hits : dict[tuple[str, str], (N,) bool]
-        Per self-collision link pair, the configurations in which it touches.
+        Per self-collision link pair, the configurations in which it touches. For a robot
+        whose checker sweeps its self pairs (``robot.checker.SWEEP_MIN_LINKS`` links with
+        geometry or more) only the pairs that touch in some configuration are keys: a
+        missing checked pair touches in none.
     """
 
     PER_POSE: ClassVar[tuple[str, ...]] = ("colliding", "link_hits", "object_hits", "self_hits")
