@@ -23,12 +23,15 @@ from collisionkit.robot import checker as checker_mod
 from collisionkit.robot import motion
 
 
-def _urdf(n: int, kind: str = "chain") -> str:
+def _urdf(n: int, kind: str = "chain", bare_every: int = 0) -> str:
     """n box links 0.04 x 0.04 x 0.1, each on a revolute joint at its parent's tip (axes
     alternating x and y). chain: a serial chain (straight at q = 0: only adjacent boxes
     touch, face to face). tree: link k hangs from (k - 1) // 2, children tilted +-0.6 rad."""
     parts = [f'<robot name="many_{kind}_{n}">']
     for k in range(n):
+        if bare_every and k % bare_every == bare_every - 1:
+            parts.append(f'<link name="l{k}"/>')  # a frame without geometry
+            continue
         parts.append(
             f'<link name="l{k}"><collision><origin xyz="0 0 0.05"/>'
             f'<geometry><box size="0.04 0.04 0.1"/></geometry></collision></link>'
@@ -323,3 +326,20 @@ def test_sweep_checker_follows_the_world_after_a_pose_change_and_a_new_object(ch
     world.add("post", ck.primitives.box_mesh([0.1, 0.1, 30.0]), ck.translation([0.0, 0.0, 10.0]))
     _assert_detail_is_brute(robot, np.stack([q, np.zeros(robot.dof)]), chk, world=world)
     assert chk._sweep and robot.check(np.zeros(robot.dof), world)
+
+
+def test_sweep_maps_box_rows_to_link_indices_with_links_without_geometry(tmp_path):
+    """Every third link a bare frame: box rows and link indices differ, and adjacency spans
+    the bare links (l0-l1, l1-l3, ...): the sweep's pairs, keys and poses by link index."""
+    path = tmp_path / "bare.urdf"
+    path.write_text(_urdf(300, bare_every=3))
+    robot = ck.Robot.load(str(path))
+    assert len(robot.links_without_geometry) == 100 and ("l1", "l3") in robot.adjacent_pairs
+    chk = robot.checker()
+    assert chk._sweep
+    rng = np.random.default_rng(23)
+    Q = np.stack(
+        [np.zeros(robot.dof), _fold(robot.dof), rng.uniform(-2, 2, robot.dof), rng.uniform(-0.5, 0.5, robot.dof)]
+    )
+    _assert_detail_is_brute(robot, Q, chk)
+    assert not chk.check(Q[0]) and chk.check(Q[1])
