@@ -95,7 +95,8 @@ def excluded_keys(
     """
     extra = robot.link_pairs(allowed, "allowed")
     cache = robot.__dict__.setdefault("_excluded_keys", {})
-    key = (bool(exclude_adjacent), bool(use_allowed_pairs))
+    # NOTE: keyed by the pair sets too (a frozenset caches its hash): copies share the dict
+    key = (robot.adjacent_pairs if exclude_adjacent else None, robot.allowed_pairs if use_allowed_pairs else None)
     own = cache.get(key)
     if own is None:
         skip: set[tuple[str, str]] = set()

@@ -289,6 +289,7 @@ class RobotChecker:
         """The kernel's arguments from the parts (``_pairs`` in the narrow phase's order)."""
         sweep = self._sweep
         self._kernels = (kernel.check_sweep_serial, kernel.check_sweep_parallel) if sweep else (kernel.check_serial, kernel.check_parallel)
+        self._one = _CHECK_ONE_SWEEP if sweep else _CHECK_ONE  # a Pinned (its .call is set on first use)
         ib = np.concatenate([self._ib_head, self._pairs.ravel(), self._meta, self._ib_sweep])
         self._args = (self._fb, self._wb, np.ascontiguousarray(ib, dtype=_I64), self._topo)
 
@@ -361,7 +362,7 @@ class RobotChecker:
                 return self._batch(qa, kernel.CHECK_ANY, threads)[0]
         if threads is not None:
             batch.thread_count(threads)  # validated, though one configuration runs serially
-        r = (_CHECK_ONE_SWEEP if self._sweep else _CHECK_ONE).call(qa, *self._args)
+        r = self._one.call(qa, *self._args)
         if r < 0:
             raise _non_finite(qa, "q")
         if r == 0 and self._external:
