@@ -27,6 +27,13 @@ always has overlapping boxes), then per pair a six-comparison box test and, when
 overlap, ``traverse.descent.collide_task`` in MODE_ANY: the exact descent and triangle test
 ``collisionkit.intersects`` runs on the same two trees and the same two poses, so every
 pair's answer is ``intersects``'s bit for bit.
+
+A robot with many links (``robot/checker.py``'s ``SWEEP_MIN_LINKS``) lists no self pair:
+the entries ``check_one_sweep``, ``check_sweep_serial`` and ``check_sweep_parallel`` run the
+listed pairs (``_worker``), then a second pass (``_sweep_worker``) that finds the self pairs
+per configuration by a sort-and-sweep of the link boxes (``_self_sweep``), skipping the sorted
+keys of the adjacent and allowed pairs (``ib``'s sweep section, ``_unpack_sweep``): memory
+linear in the links (issue 31 item 6).
 """
 
 from __future__ import annotations
