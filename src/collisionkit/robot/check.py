@@ -49,7 +49,10 @@ class RobotCheck:
     object_hits : dict[str, (N,) bool]
         Per world object, the configurations in which some link touches it.
     self_hits : dict[tuple[str, str], (N,) bool]
-        Per self-collision link pair, the configurations in which it touches.
+        Per self-collision link pair, the configurations in which it touches. For a robot
+        whose checker sweeps its self pairs (``robot.checker.SWEEP_MIN_LINKS`` links with
+        geometry or more) only the pairs that touch in some configuration are keys: a
+        missing checked pair touches in none.
     """
 
     PER_POSE: ClassVar[tuple[str, ...]] = ("colliding", "link_hits", "object_hits", "self_hits")
@@ -75,6 +78,74 @@ def _index_pair(robot: Any, a: str, b: str) -> tuple[int, int]:
     return (i, j) if i < j else (j, i)
 
 
+def excluded_keys(
+    robot: Any,
+    allowed: Iterable[tuple[str, str]] = (),
+    *,
+    exclude_adjacent: bool = True,
+    use_allowed_pairs: bool = True,
+) -> NDArray[np.int64]:
+    """(E,) sorted unique int64 keys ``i * L + j`` (i < j link indices, L = ``len(robot.links)``)
+    of the link pairs never checked for self-collision: ``robot.adjacent_pairs`` (unless
+    ``exclude_adjacent=False``), ``robot.allowed_pairs`` (unless ``use_allowed_pairs=False``)
+    and ``allowed`` (link name pairs, validated: unknown names raise ``ValueError``).
+
+    Linear in the pairs named (the robot's own keys are kept on it): never a walk over
+    every link pair (issue 31 item 6).
+    """
+    extra = robot.link_pairs(allowed, "allowed")
+    cache = robot.__dict__.setdefault("_excluded_keys", {})
+    # NOTE: keyed by the pair sets too (a frozenset caches its hash): copies share the dict
+    key = (robot.adjacent_pairs if exclude_adjacent else None, robot.allowed_pairs if use_allowed_pairs else None)
+    own = cache.get(key)
+    if own is None:
+        skip: set[tuple[str, str]] = set()
+        if exclude_adjacent:
+            skip |= robot.adjacent_pairs
+        if use_allowed_pairs:
+            skip |= robot.allowed_pairs
+        own = cache[key] = _keys(robot, skip)
+        own.flags.writeable = False
+    if not extra:
+        return own
+    return np.union1d(own, _keys(robot, extra))
+
+
+def _keys(robot: Any, pairs: Iterable[tuple[str, str]]) -> NDArray[np.int64]:
+    """Sorted unique keys ``i * L + j`` (i < j) of link name pairs."""
+    n = len(robot.links)
+    ij = np.array([_index_pair(robot, a, b) for a, b in pairs], dtype=np.int64).reshape(-1, 2)
+    return np.unique(ij[:, 0] * n + ij[:, 1])
+
+
+def self_pair_array(
+    robot: Any,
+    allowed: Iterable[tuple[str, str]] = (),
+    *,
+    exclude_adjacent: bool = True,
+    use_allowed_pairs: bool = True,
+) -> NDArray[np.int64]:
+    """(P, 2) int64: ``self_collision_pairs`` as an array (rows (i, j), i < j, ordered by i then
+    j), generated in compiled code (``kernels.robot.checker.self_pairs``: no Python work per
+    pair). P grows with the square of the links with geometry: the prepared checker of a
+    robot with many links does not list them (``robot/checker.py``, ``SWEEP_MIN_LINKS``)."""
+    from ..kernels.robot.checker import self_pairs
+
+    ex = excluded_keys(robot, allowed, exclude_adjacent=exclude_adjacent, use_allowed_pairs=use_allowed_pairs)
+    mesh_ids = mesh_links(robot)
+    return self_pairs(mesh_ids, np.int64(len(robot.links)), np.ascontiguousarray(ex))
+
+
+def mesh_links(robot: Any) -> NDArray[np.int64]:
+    """(M,) int64 ascending indices of the links with a mesh (read-only, kept on the robot)."""
+    ids = robot.__dict__.get("_mesh_links")
+    if ids is None:
+        ids = np.array([i for i, n in enumerate(robot.links) if n in robot.link_meshes], dtype=np.int64)
+        ids.flags.writeable = False
+        robot.__dict__["_mesh_links"] = ids
+    return ids
+
+
 def self_collision_pairs(
     robot: Any,
     exclude_adjacent: bool = True,
@@ -87,39 +158,11 @@ def self_collision_pairs(
     Both links have a mesh, and the pair is not adjacent (unless
     ``exclude_adjacent=False``), not in ``robot.allowed_pairs`` (unless
     ``use_allowed_pairs=False``) and not in ``allowed`` (link name pairs,
-    validated: unknown names raise ``ValueError``).
+    validated: unknown names raise ``ValueError``). A list of Python tuples for the
+    per-pair path and the tests; ``self_pair_array`` is the same pairs as an array.
     """
-    skip = set(robot.link_pairs(allowed, "allowed"))
-    if exclude_adjacent:
-        skip |= robot.adjacent_pairs
-    if use_allowed_pairs:
-        skip |= robot.allowed_pairs
-    skipped = {_index_pair(robot, a, b) for a, b in skip}
-    with_mesh = [i for i, n in enumerate(robot.links) if n in robot.link_meshes]
-    return [(i, j) for k, i in enumerate(with_mesh) for j in with_mesh[k + 1 :] if (i, j) not in skipped]
-
-
-def always_colliding_pairs(
-    robot: Any, n: int, seed: int | None, threads: int | None = None
-) -> frozenset[tuple[str, str]]:
-    """Non-adjacent link pairs that intersect in every one of ``n`` random
-    configurations (``Robot.allowed_pairs_from_samples`` documents it)."""
-    q = robot.random_configurations(n, seed=seed)
-    poses = robot.link_poses(q)
-    found = set()
-    for i, j in self_collision_pairs(robot, use_allowed_pairs=False):
-        a, b = robot.link_meshes[robot.links[i]], robot.link_meshes[robot.links[j]]
-        # PERF: most pairs are apart in the first sample already, and cost one call
-        if not intersects(a, b, poses[0, i], poses[0, j]):
-            continue
-        if n > 1:
-            rest = intersects(
-                a, b, np.ascontiguousarray(poses[1:, i]), np.ascontiguousarray(poses[1:, j]), threads=threads
-            )
-            if not np.all(rest):
-                continue
-        found.add(tuple(sorted((robot.links[i], robot.links[j]))))
-    return frozenset(found)
+    arr = self_pair_array(robot, allowed, exclude_adjacent=exclude_adjacent, use_allowed_pairs=use_allowed_pairs)
+    return [tuple(p) for p in arr.tolist()]
 
 
 def check_configurations(

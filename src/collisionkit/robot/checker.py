@@ -24,17 +24,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..bvh import pair_volume, tree_for
-from ..constants import BV_KINDS
+from ..bvh import choose_volume, pair_volume, tree_for
+from ..constants import BV_KINDS, BV_OBB
 from ..geometry.mesh import Mesh
 from ..kernels.core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_TRI_OFF, META_WIDTH
 from ..kernels.core.linalg import first_bad_pose
 from ..kernels.robot import checker as kernel
 from ..kernels.robot.kinematics import JOINT_FIXED
+from ..options import AUTO_BV
 from ..query import batch
 from ..query.driver import pose_error
 from ..query.pose_form import in_form
-from .check import RobotCheck, _overlap, _run_batch, _run_one, gather_record
+from .check import RobotCheck, _overlap, _run_batch, _run_one, excluded_keys, gather_record, mesh_links, self_pair_array
 
 _F64 = np.dtype(np.float64)
 _I64 = np.int64
@@ -42,10 +43,20 @@ _I64 = np.int64
 #: argument is an array this module built (fixed dtypes, C-contiguous, writable) or an int,
 #: and q is checked to be a writable C-contiguous (dof,) float64 array before the call
 _CHECK_ONE = batch.Pinned(kernel.check_one)
+_CHECK_ONE_SWEEP = batch.Pinned(kernel.check_one_sweep)
 #: checkers kept per robot (a cache entry holds its World alive: few of them)
 _CACHE_ENTRIES = 8
 #: configurations sampled (fixed seed) to order the kernel's pairs (``_order_pairs``)
 _ORDER_SAMPLES = 64
+#: listed pairs above which ``_order_pairs`` is skipped (its (C, 64) sample matrix)
+_ORDER_MAX_PAIRS = 200_000
+#: links with geometry from which the checker lists no self pairs: the kernel finds them per
+#: configuration by a sort-and-sweep of the link boxes (``kernels.robot.checker._self_sweep``;
+#: issue 31 item 6). Below it the list, ordered by sampled hits, is faster (the Panda's 45
+#: pairs: 2.2 against 4.0 us a call for 8 box links); past it the list's O(M^2) box tests per
+#: configuration cost more than the sweep (64 links: 10.0 against 10.8 us, 96: 16.6 against
+#: 15.3, 256: 65 against 40; ``python -m benchmarks.many_links``, results/many_links.md).
+SWEEP_MIN_LINKS = 80
 
 
 
@@ -84,6 +95,17 @@ class RobotChecker:
         (``bvh.pair_volume``). The answers do not depend on it (ARCHITECTURE.md,
         "Exactness"), only the work: the Panda's links are twice as fast in "obb" trees
         (benchmarks/results/robot_config.md).
+    listed : bool
+        List every self pair even past ``SWEEP_MIN_LINKS`` (``Robot.clearance``,
+        ``check_motion`` and margins read the checker's pairs by row): O(M^2) memory for
+        M links with geometry. Default False: the sweep past that count.
+
+    Self pairs: a robot with fewer than ``SWEEP_MIN_LINKS`` links with geometry lists them
+    once (``check.self_pair_array``); from that count the kernel finds them per configuration
+    (a sort-and-sweep of the link world boxes, each surviving pair looked up in the sorted
+    keys of the adjacent and allowed pairs), so memory stays linear in the links and the
+    pairs whose boxes overlap. Answers are the same either way; ``check_detail``'s
+    ``self_hits`` then holds only the pairs that touch in some configuration.
 
     Examples
     --------
@@ -108,9 +130,13 @@ class RobotChecker:
         allowed: Iterable[tuple[str, str]] = (),
         ignore: Iterable[str] = (),
         bv: str | None = None,
+        listed: bool = False,
     ) -> None:
         self.robot = robot
         self.world = world
+        #: list every self pair even past SWEEP_MIN_LINKS (the proximity kernels read the
+        #: pairs by row: ``motion._PairSet``); O(M^2) memory for M links with geometry
+        self.listed = bool(listed)
         self.self_collision = bool(self_collision)
         self.allowed = robot.link_pairs(allowed, "allowed")  # validated even without self-collision
         self.ignore = frozenset(ignore)
@@ -123,13 +149,12 @@ class RobotChecker:
     def _build(self) -> None:
         """Flatten the robot, the pairs and the world's objects into the kernel's arrays."""
         robot, world = self.robot, self.world
-        from .check import self_collision_pairs
-
         self._version = -1 if world is None else world.version
-        links = [(i, robot.link_meshes[name]) for i, name in enumerate(robot.links) if name in robot.link_meshes]
-        self._mesh_ids = np.array([i for i, _ in links], dtype=_I64)
+        mesh_ids = mesh_links(robot)
+        links = [(int(i), robot.link_meshes[robot.links[i]]) for i in mesh_ids]
+        self._mesh_ids = mesh_ids
         link_row = np.full(len(robot.links), -1, _I64)
-        link_row[self._mesh_ids] = np.arange(len(links), dtype=_I64)
+        link_row[mesh_ids] = np.arange(len(links), dtype=_I64)
         local = np.array([m.bounds.ravel() for _, m in links], dtype=np.float64).reshape(-1, 6)
         self._world_names = world.names if world is not None else ()
         names = [m for m in self._world_names if m not in self.ignore]
@@ -138,15 +163,26 @@ class RobotChecker:
         self._shapes = shapes
         self._obj_poses = np.zeros((len(names), 4, 4))
         self._world_state()
-        pairs = self_collision_pairs(robot, allowed=self.allowed) if self.self_collision else []
+        all_mesh = all(type(m) is Mesh for _, m in links)
+        self._sweep = bool(self.self_collision and all_mesh and sweeps(robot, self.listed))
+        if self.self_collision and not self._sweep:
+            spairs = self_pair_array(robot, self.allowed)
+        else:
+            spairs = np.zeros((0, 2), _I64)
         meshes = dict(links)
         # every check in the per-pair path's order (robot/check.py): (link, other link or -1,
-        # object or -1, shape a, shape b, the object's pose or None); its row in the detail matrix
+        # object or -1, shape a, shape b, the object's pose or None); its row in the detail
+        # matrix. The listed self pairs follow as an array (rows len(checks) + s): no Python
+        # object per pair
         checks: list[tuple[int, int, int, Any, Any, NDArray | None]] = []
         for o in range(len(names)):
             checks += [(i, -1, o, m, shapes[o], self._obj_poses[o]) for i, m in links]
-        checks += [(i, j, -1, meshes[i], meshes[j], None) for i, j in pairs]
+        if not all_mesh:  # NOTE: a link shape that is not a Mesh: every self pair routed by tuple
+            checks += [(i, j, -1, meshes[i], meshes[j], None) for i, j in spairs.tolist()]
+            spairs = np.zeros((0, 2), _I64)
         self._checks = checks
+        self._self_pairs = spairs
+        self._n_checks = len(checks) + spairs.shape[0]
         # the kernel's pairs (both shapes Mesh) and the rest (today's per-pair path)
         rows: list[list[int]] = []
         trees: list[Any] = []
@@ -169,7 +205,37 @@ class RobotChecker:
             rows.append([i, int(link_row[i]), b_index, b_row, int(j >= 0), tree_index(ta), tree_index(tb), ta.bv_code, c])
         self._external = external
         pair_arr = np.array(rows, dtype=_I64).reshape(-1, kernel.PAIR_WIDTH)
-        pool, stack_rows = _pool(trees, pair_arr)
+        # self pairs: each link's kinds (bvh.pair_volume's rule, vectorised) and trees
+        kinds_of = _link_kinds([m for _, m in links], self.bv) if (self._sweep or spairs.shape[0]) else np.zeros((0, 2), _I64)
+        link_tree = np.full((len(links), len(_KIND_NAMES)), -1, _I64)
+        if spairs.shape[0]:
+            ra, rb = link_row[spairs[:, 0]], link_row[spairs[:, 1]]
+            kind = _pair_kinds(kinds_of, ra, rb)
+            need = np.zeros(link_tree.shape, np.bool_)
+            need[ra, kind] = True
+            need[rb, kind] = True
+        else:
+            need = np.zeros(link_tree.shape, np.bool_)
+            if self._sweep:
+                # every link in every kind a pair may take: the links' own kinds, and the
+                # choices of the "auto" links (pair_volume's rule)
+                own, auto = kinds_of[:, kernel.KIND_OWN], kinds_of[:, kernel.KIND_OWN] < 0
+                need[:, np.union1d(own[~auto], kinds_of[auto, kernel.KIND_CHOICE])] = True
+        for m, k in zip(*np.nonzero(need), strict=True):
+            link_tree[m, k] = tree_index(tree_for(links[m][1], _KIND_NAMES[k]))
+        if spairs.shape[0]:
+            self_rows = np.empty((spairs.shape[0], kernel.PAIR_WIDTH), _I64)
+            self_rows[:, kernel.PAIR_A] = spairs[:, 0]
+            self_rows[:, kernel.PAIR_A_BOX] = ra
+            self_rows[:, kernel.PAIR_B] = spairs[:, 1]
+            self_rows[:, kernel.PAIR_B_BOX] = rb
+            self_rows[:, kernel.PAIR_SELF] = 1
+            self_rows[:, kernel.PAIR_TREE_A] = link_tree[ra, kind]
+            self_rows[:, kernel.PAIR_TREE_B] = link_tree[rb, kind]
+            self_rows[:, kernel.PAIR_KIND] = kind
+            self_rows[:, kernel.PAIR_ROW] = len(checks) + np.arange(spairs.shape[0], dtype=_I64)
+            pair_arr = np.concatenate([pair_arr, self_rows])
+        pool, stack_rows = _pool(trees, pair_arr, self._sweep)
         vsrc, vmul, vdepth = _joint_sources(robot)
         parents, children, kinds, H = robot._chain
         topo, bv, tris, _, meta, scale = pool
@@ -186,26 +252,45 @@ class RobotChecker:
         header[kernel.H_NODES] = bv.shape[0]
         header[kernel.H_TRIS] = tris.shape[0]
         header[kernel.H_STACK] = stack_rows
+        if self._sweep:
+            excluded = excluded_keys(robot, self.allowed)
+            sweep = [excluded, mesh_ids, kinds_of.ravel(), link_tree.ravel()]
+            header[kernel.H_SWEEP_LINKS] = len(links)
+            header[kernel.H_EXCLUDED] = excluded.shape[0]
+            header[kernel.H_KIND_CODES] = link_tree.shape[1]
+        else:
+            sweep = []
         # the kernel's arrays (kernels/robot/checker._unpack reads them in this order)
         fb = np.concatenate([
             self.base.ravel(), H.ravel(), vmul.ravel(), local.ravel(), _local_obbs([m for _, m in links]).ravel(),
             _local_obbs(shapes).ravel(), bv.ravel(), tris.ravel(), scale.ravel(),
         ])  # fmt: skip
         self._fb = np.ascontiguousarray(fb, dtype=np.float64)
-        self._ib_head = np.concatenate([header, parents, children, kinds, vsrc, vdepth, link_row]).astype(_I64)
+        head = [header, parents, children, kinds, vsrc, vdepth, link_row]
+        # the sweep's section after the pairs and meta (``_unpack_sweep``)
+        header[kernel.H_SWEEP] = sum(a.shape[0] for a in head) + pair_arr.size + meta.size
+        self._ib_head = np.concatenate(head).astype(_I64)
         self._meta = meta.astype(_I64).ravel()
+        self._ib_sweep = np.concatenate([np.asarray(a, _I64) for a in sweep]) if sweep else np.zeros(0, _I64)
         # a row at least: the kernel reads topo[0] as the (unused) face ids of MODE_ANY
         self._topo = np.ascontiguousarray(topo if topo.shape[0] else np.zeros((1, 3), np.int32))
         self._pairs = pair_arr
         self._pack()
         self._dof = robot.dof
         self._shape1 = (robot.dof,)
-        if pair_arr.shape[0] > 1:
+        if 1 < pair_arr.shape[0] <= _ORDER_MAX_PAIRS:
             self._order_pairs()
+
+    def _found(self, found: NDArray[np.int64]) -> tuple:
+        """The sweep's extra argument (its CHECK_DETAIL hits) for ``self._kernels``."""
+        return (found,) if self._sweep else ()
 
     def _pack(self) -> None:
         """The kernel's arguments from the parts (``_pairs`` in the narrow phase's order)."""
-        ib = np.concatenate([self._ib_head, self._pairs.ravel(), self._meta])
+        sweep = self._sweep
+        self._kernels = (kernel.check_sweep_serial, kernel.check_sweep_parallel) if sweep else (kernel.check_serial, kernel.check_parallel)
+        self._one = _CHECK_ONE_SWEEP if sweep else _CHECK_ONE  # a Pinned (its .call is set on first use)
+        ib = np.concatenate([self._ib_head, self._pairs.ravel(), self._meta, self._ib_sweep])
         self._args = (self._fb, self._wb, np.ascontiguousarray(ib, dtype=_I64), self._topo)
 
     def _world_state(self) -> None:
@@ -230,9 +315,10 @@ class RobotChecker:
         """
         Q = self.robot.random_configurations(_ORDER_SAMPLES, seed=0)
         n = Q.shape[0]
-        detail = np.zeros((len(self._checks), n), np.bool_)
+        detail = np.zeros((self._n_checks, n), np.bool_)
         work = np.zeros(self._pairs.shape[0], _I64)
-        kernel.check_serial(Q, *self._args, _I64(kernel.CHECK_DETAIL), np.zeros(n, np.int8), detail, work,
+        fb, wb, ib, topo = self._args  # the listed pairs only (check_serial): the sweep's come after them
+        kernel.check_serial(Q, fb, wb, ib, topo, _I64(kernel.CHECK_DETAIL), np.zeros(n, np.int8), detail, work,
                             np.zeros(0, _I64), _I64(1))  # fmt: skip
         hits = detail[self._pairs[:, kernel.PAIR_ROW]].sum(axis=1)
         # a descent call costs about as much as a few node pairs besides its own work
@@ -276,7 +362,7 @@ class RobotChecker:
                 return self._batch(qa, kernel.CHECK_ANY, threads)[0]
         if threads is not None:
             batch.thread_count(threads)  # validated, though one configuration runs serially
-        r = _CHECK_ONE.call(qa, *self._args)
+        r = self._one.call(qa, *self._args)
         if r < 0:
             raise _non_finite(qa, "q")
         if r == 0 and self._external:
@@ -290,8 +376,8 @@ class RobotChecker:
         qa = _configurations(q, self._dof)
         single = qa.ndim == 1
         Q = qa.reshape(1, -1) if single else qa
-        _, H = self._batch(Q, kernel.CHECK_DETAIL, threads)
-        return in_form(self._record(H), not single)
+        _, H, found = self._batch(Q, kernel.CHECK_DETAIL, threads)
+        return in_form(self._record(H, found), not single)
 
     def first_colliding(self, qs: ArrayLike, *, threads: int | None = None) -> int:
         """The index of the first colliding configuration of an ordered (N, dof) batch (for
@@ -307,9 +393,9 @@ class RobotChecker:
         n = Q.shape[0]
         p = batch.plan(n, batch.thread_count(threads), uniform=True)
         out = np.zeros(n, np.int8)
-        shared = np.array([n, 0] if p.parallel else [n], dtype=_I64)
-        batch.launch(p, kernel.check_serial, kernel.check_parallel, Q, *self._args,
-                     _I64(kernel.CHECK_FIRST), out, _NO_DETAIL, _NO_WORK, shared)  # fmt: skip
+        shared = np.array([n, 0, 0] if p.parallel else [n], dtype=_I64)  # [first, cursor, the sweep's cursor]
+        batch.launch(p, *self._kernels, Q, *self._args, _I64(kernel.CHECK_FIRST), out, _NO_DETAIL, _NO_WORK, shared,
+                     *self._found(_NO_FOUND))  # fmt: skip
         hit = np.flatnonzero(out)
         first = int(hit[0]) if hit.size else n
         if self._external and first > 0:
@@ -322,17 +408,28 @@ class RobotChecker:
         return first if first < n else -1
 
     # -- internals ------------------------------------------------------------------------
-    def _batch(self, Q: NDArray[np.float64], mode: int, threads: int | None) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-        """(N,) colliding and, for CHECK_DETAIL, the (C, N) hits of every check."""
+    def _batch(
+        self, Q: NDArray[np.float64], mode: int, threads: int | None
+    ) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.int64] | None]:
+        """(N,) colliding and, for CHECK_DETAIL, the (C, N) hits of every check and the
+        sweep's self hits (S, 3) rows (i, j, k) (None without the sweep)."""
         if not np.isfinite(Q).all():
             raise _non_finite(Q, "q")
         n = Q.shape[0]
         p = batch.plan(n, batch.thread_count(threads), uniform=True)
-        out = np.zeros(n, np.int8)
-        detail = np.zeros((len(self._checks), n), np.bool_) if mode == kernel.CHECK_DETAIL else _NO_DETAIL
-        shared = np.zeros(2 if p.parallel else 0, _I64)
-        if n:
-            batch.launch(p, kernel.check_serial, kernel.check_parallel, Q, *self._args, _I64(mode), out, detail, _NO_WORK, shared)
+        detail_mode = mode == kernel.CHECK_DETAIL
+        cap = 4 * n + 64  # sweep hits the first pass has room for (then the exact count)
+        while True:
+            out = np.zeros(n, np.int8)
+            detail = np.zeros((self._n_checks, n), np.bool_) if detail_mode else _NO_DETAIL
+            found = np.zeros(1 + 3 * cap, _I64) if detail_mode and self._sweep else _NO_FOUND
+            shared = np.zeros(3 if p.parallel else 0, _I64)  # [unused, cursor, the sweep's cursor]
+            if n:
+                batch.launch(p, *self._kernels, Q, *self._args, _I64(mode), out, detail, _NO_WORK, shared, *self._found(found))
+            if found.shape[0] == 0 or found[0] <= cap:
+                break
+            cap = int(found[0])  # PERF: rare (more self hits than 4 a configuration): one rerun
+        hits = found[1 : 1 + 3 * int(found[0])].reshape(-1, 3) if found.shape[0] else None
         colliding = out.astype(np.bool_)
         if self._external:
             todo = np.ones(n, np.bool_) if mode == kernel.CHECK_DETAIL else ~colliding
@@ -340,7 +437,7 @@ class RobotChecker:
             colliding |= routed.any(axis=0)
             if mode == kernel.CHECK_DETAIL:
                 detail[self._external] = routed
-        return colliding, detail
+        return colliding, detail, hits
 
     def _routed(self, Q: NDArray[np.float64], todo: NDArray[np.bool_], detail: bool, threads: int | None) -> NDArray[np.bool_]:
         """(E, N) hits of the checks the kernel does not answer (a shape that is not a
@@ -360,12 +457,31 @@ class RobotChecker:
         hits[:, idx] = run(checks, near, by_link, detail, threads)
         return hits
 
-    def _record(self, H: NDArray[np.bool_]) -> RobotCheck:
-        """The batch-form ``RobotCheck`` of the (C, N) hits, as ``robot/check.py`` builds it."""
-        return gather_record(self.robot, self._checks, self.names, H)
+    def _record(self, H: NDArray[np.bool_], found: NDArray[np.int64] | None = None) -> RobotCheck:
+        """The batch-form ``RobotCheck`` of the (C, N) hits, as ``robot/check.py`` builds it;
+        with the sweep, its self hits ``found`` (S, 3) rows (i, j, k) added (``self_hits``
+        then holds the pairs that touch in some configuration, in link order)."""
+        robot = self.robot
+        checks = self._checks + [(i, j, -1) for i, j in self._self_pairs.tolist()]
+        rec = gather_record(robot, checks, self.names, H)
+        if found is None:
+            return rec
+        n = H.shape[1]
+        link_hits = rec.link_hits.copy()  # (N, L)
+        link_hits[found[:, 2], found[:, 0]] = True
+        link_hits[found[:, 2], found[:, 1]] = True
+        L = len(robot.links)
+        keys, inverse = np.unique(found[:, 0] * L + found[:, 1], return_inverse=True)
+        per_pair = np.zeros((keys.shape[0], n), np.bool_)
+        per_pair[inverse.reshape(-1), found[:, 2]] = True
+        self_hits = {(robot.links[int(key) // L], robot.links[int(key) % L]): per_pair[r] for r, key in enumerate(keys.tolist())}
+        colliding = np.array(rec.colliding)
+        colliding[found[:, 2]] = True
+        return RobotCheck(colliding, link_hits, rec.object_hits, self_hits)
 
 
 _NO_DETAIL = np.zeros((1, 1), np.bool_)
+_NO_FOUND = np.zeros(0, _I64)
 _NO_WORK = np.zeros(0, _I64)
 
 
@@ -464,9 +580,10 @@ def _joint_sources(robot: Any) -> tuple[NDArray[np.int64], NDArray[np.float64], 
     return vsrc, vmul, vdepth
 
 
-def _pool(trees: list[Any], pairs: NDArray[np.int64]) -> tuple[tuple, int]:
+def _pool(trees: list[Any], pairs: NDArray[np.int64], sweep: bool = False) -> tuple[tuple, int]:
     """The trees concatenated into one pool (volume rows padded to the widest kind used),
-    and the traversal stack rows the largest pair needs (``descent.stack_size``)."""
+    and the traversal stack rows the largest pair needs (``descent.stack_size``; with
+    ``sweep``, any two trees of the pool)."""
     if not trees:
         empty = (
             np.zeros((0, 3), np.int32), np.zeros((0, 1)), np.zeros((0, 3, 3)), np.zeros(0, np.int32),
@@ -491,11 +608,63 @@ def _pool(trees: list[Any], pairs: NDArray[np.int64]) -> tuple[tuple, int]:
         np.ascontiguousarray(meta),
         np.ascontiguousarray(np.concatenate([a.scale for a in arrs]), dtype=np.float64),
     )
+    depth, fan = meta[:, META_DEPTH], meta[:, META_FANOUT]
     rows = 2
-    for ta, tb in pairs[:, [kernel.PAIR_TREE_A, kernel.PAIR_TREE_B]].tolist():
-        da, fa, db, fb = meta[ta, META_DEPTH], meta[ta, META_FANOUT], meta[tb, META_DEPTH], meta[tb, META_FANOUT]
-        rows = max(rows, int((da + db) * (max(fa, fb) - 1) + 2))
+    if pairs.shape[0]:
+        ta, tb = pairs[:, kernel.PAIR_TREE_A], pairs[:, kernel.PAIR_TREE_B]
+        rows = max(rows, int(((depth[ta] + depth[tb]) * (np.maximum(fan[ta], fan[tb]) - 1) + 2).max()))
+    if sweep:
+        rows = max(rows, int(2 * depth.max() * (fan.max() - 1) + 2))
     return pool, rows
+
+
+#: volume kind names by code (``link_tree``'s columns)
+_KIND_NAMES = tuple(sorted(BV_KINDS, key=BV_KINDS.__getitem__))
+
+
+def sweeps(robot: Any, listed: bool = False) -> bool:
+    """Whether the robot's checker finds self pairs by the sweep (``SWEEP_MIN_LINKS``)."""
+    return not listed and len(robot.link_meshes) >= SWEEP_MIN_LINKS
+
+
+def _link_kinds(meshes: list[Mesh], bv: str | None) -> NDArray[np.int64]:
+    """(M, 2) per mesh (``kernel.KIND_OWN``, ``kernel.KIND_CHOICE``): its own volume kind code
+    (-1: "auto") and the kind ``auto`` picks for it; every entry ``bv``'s code when the
+    checker's ``bv`` option is set."""
+    out = np.empty((len(meshes), 2), _I64)
+    if bv is not None:
+        out[:] = BV_KINDS[bv]
+        return out
+    for m, mesh in enumerate(meshes):
+        own = mesh.options.bv
+        out[m, kernel.KIND_OWN] = -1 if own == AUTO_BV else BV_KINDS[own]
+        out[m, kernel.KIND_CHOICE] = BV_KINDS[choose_volume(mesh).bv] if own == AUTO_BV else out[m, kernel.KIND_OWN]
+    return out
+
+
+def _pair_kinds(kinds: NDArray[np.int64], ra: NDArray[np.int64], rb: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The kind code of each pair of link box rows (ra, rb), a the lower link index:
+    ``kernel.pair_kind`` vectorised (``bvh.pair_volume``'s rule)."""
+    own_a, own_b = kinds[ra, kernel.KIND_OWN], kinds[rb, kernel.KIND_OWN]
+    auto = np.where(kinds[ra, kernel.KIND_CHOICE] == BV_OBB, BV_OBB, kinds[rb, kernel.KIND_CHOICE])
+    return np.where(own_a >= 0, own_a, np.where(own_b >= 0, own_b, auto)).astype(_I64)
+
+
+def always_colliding_pairs(
+    robot: Any, n: int, seed: int | None, threads: int | None = None
+) -> frozenset[tuple[str, str]]:
+    """Non-adjacent link pairs that intersect in every one of ``n`` random
+    configurations (``Robot.allowed_pairs_from_samples`` documents it).
+
+    PERF: one ``check_detail`` of the prepared checker over the samples, on the robot less its
+    ``allowed_pairs`` (every non-adjacent pair is sampled): compiled, and past
+    ``SWEEP_MIN_LINKS`` links without a pair list (it used to call ``intersects`` per pair
+    from Python, O(L^2) calls). Each pair's answers are ``intersects``'s, as before.
+    """
+    q = robot.random_configurations(n, seed=seed)
+    bare = type(robot)(robot.name, robot.links, robot.joints, robot.link_meshes, robot.path) if robot.allowed_pairs else robot
+    hits = RobotChecker(bare, None).check_detail(q, threads=threads).self_hits
+    return frozenset((min(a, b), max(a, b)) for (a, b), v in hits.items() if np.all(v))
 
 
 class _Cache(dict):
@@ -529,11 +698,14 @@ def _options_key(
     ignore: Iterable[str] = (),
     base: ArrayLike | None = None,
     bv: str | None = None,
+    listed: bool = False,
 ) -> tuple | None:
-    """What identifies a checker's options (validated: a bad option raises here)."""
+    """What identifies a checker's options (validated: a bad option raises here). ``listed``
+    counts only where it changes the checker (a robot that ``sweeps``, self-collision on)."""
     B = None if base is None else _base_pose(base).tobytes()
-    key = (bool(self_collision), robot.link_pairs(allowed, "allowed"), frozenset(ignore), B, _volume(bv))
-    return None if key == (True, frozenset(), frozenset(), None, None) else key
+    listed = bool(listed and self_collision and sweeps(robot))
+    key = (bool(self_collision), robot.link_pairs(allowed, "allowed"), frozenset(ignore), B, _volume(bv), listed)
+    return None if key == (True, frozenset(), frozenset(), None, None, False) else key
 
 
 def check(robot: Any, q: ArrayLike, world: Any, options: dict[str, Any]) -> Any:
@@ -548,4 +720,4 @@ def check_detail(robot: Any, q: ArrayLike, world: Any, options: dict[str, Any]) 
     return checker_for(robot, world, options).check_detail(q, threads=threads)
 
 
-__all__ = ["RobotChecker", "check", "check_detail", "checker_for"]
+__all__ = ["RobotChecker", "always_colliding_pairs", "check", "check_detail", "checker_for"]

@@ -86,7 +86,7 @@ from ..kernels.robot import proximity
 from ..query.distance import distance
 from ..query.pair import intersects
 from ..query.pose_form import record
-from .check import self_collision_pairs
+from .check import mesh_links, self_pair_array
 from .travel import _ends, entry_travel, pair_masks, sum_terms
 
 #: sub-segments shorter than 2**-MAX_DEPTH of the edge are not halved
@@ -239,6 +239,23 @@ def check_padding(robot: Any, padding: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+class _Shapes:
+    """A pair set's shapes on one side, by pair index: ``shapes[p]`` is link ``idx[p]``'s mesh, or
+    world object ``obj[p]``'s shape where ``idx[p] < 0`` (no Python list of P entries)."""
+
+    __slots__ = ("_idx", "_obj", "_links", "_objects")
+
+    def __init__(self, idx: NDArray[np.int64], obj: NDArray[np.int64], links: list, objects: list) -> None:
+        self._idx, self._obj, self._links, self._objects = idx, obj, links, objects
+
+    def __len__(self) -> int:
+        return int(self._idx.shape[0])
+
+    def __getitem__(self, p: int) -> Any:
+        i = int(self._idx[p])
+        return self._links[i] if i >= 0 else self._objects[int(self._obj[p])]
+
+
 def _configurations(robot: Any, q: ArrayLike) -> tuple[NDArray[np.float64], bool]:
     qa = np.asarray(q, dtype=np.float64)
     if qa.ndim not in (1, 2) or qa.shape[-1] != robot.dof:
@@ -284,47 +301,42 @@ class _PairSet:
         self.base = None if base is None else np.ascontiguousarray(base, dtype=np.float64)
         if self.base is not None and self.base.shape != (4, 4):
             raise ValueError(f"base must have shape (4, 4), got {self.base.shape}")
-        self.mesh_ids = np.array([i for i, n in enumerate(robot.links) if n in robot.link_meshes], np.int64)
-        row = {int(i): k for k, i in enumerate(self.mesh_ids)}
+        # PERF: the pairs as arrays (self pairs generated in compiled code, check.self_pair_array):
+        # no Python work per pair. A robot with M links with geometry has O(M^2) self pairs:
+        # these arrays (and clearance's and check_motion's work per configuration) grow so.
+        self.mesh_ids = mesh_links(robot)
+        link_row = np.full(len(robot.links), -1, np.int64)
+        link_row[self.mesh_ids] = np.arange(self.mesh_ids.shape[0], dtype=np.int64)
         skip = set(ignore)
         self.names = [n for n in world.names if n not in skip] if world is not None else []
         self.shapes = [world.shape(n) for n in self.names]
         self.poses = [world.pose(n) for n in self.names]
         obj_boxes = dict(zip(world.names, world.boxes().reshape(-1, 6), strict=True)) if world is not None else {}
-        a: list[int] = []
-        b: list[int] = []
-        obj: list[int] = []
-        for o in range(len(self.names)):
-            for i in self.mesh_ids:
-                a.append(int(i))
-                b.append(-1)
-                obj.append(o)
-        for i, j in self_collision_pairs(robot, allowed=allowed) if self_collision else []:
-            a.append(i)
-            b.append(j)
-            obj.append(-1)
-        self.a = np.array(a, np.int64)
-        self.b = np.array(b, np.int64)
-        self.obj = np.array(obj, np.int64)
-        self.n = len(a)
+        sp = self_pair_array(robot, allowed) if self_collision else np.zeros((0, 2), np.int64)
+        n_obj, n_mesh = len(self.names), self.mesh_ids.shape[0]
+        self.a = np.concatenate([np.tile(self.mesh_ids, n_obj), sp[:, 0]]).astype(np.int64)
+        self.b = np.concatenate([np.full(n_obj * n_mesh, -1, np.int64), sp[:, 1]]).astype(np.int64)
+        self.obj = np.concatenate([np.repeat(np.arange(n_obj, dtype=np.int64), n_mesh), np.full(sp.shape[0], -1, np.int64)])
+        self.n = int(self.a.shape[0])
         pad = np.array([robot.padding.get(n, 0.0) for n in robot.links] + [0.0])  # index -1: no pad
         self.thr = pad[self.a] + pad[self.b] + margin
         self.padded = bool(margin > 0.0 or robot.padding)
-        self.rows_a = np.array([row[i] for i in a], np.int64)
-        self.rows_b = np.array([row[j] if j >= 0 else -1 for j in b], np.int64)
-        self.obj_box = np.array([obj_boxes[self.names[o]] if o >= 0 else np.zeros(6) for o in obj]).reshape(-1, 6)
+        self.rows_a = link_row[self.a]
+        self.rows_b = np.where(self.b >= 0, link_row[self.b], -1)
+        boxes = np.array([obj_boxes[n] for n in self.names], dtype=np.float64).reshape(-1, 6)
         self.is_obj = self.obj >= 0
+        self.obj_box = np.zeros((self.n, 6))
+        self.obj_box[self.is_obj] = boxes[self.obj[self.is_obj]]
         meshes = robot.link_meshes
-        self.shape_a = [meshes[robot.links[i]] for i in a]
-        self.shape_b = [meshes[robot.links[j]] if j >= 0 else self.shapes[o] for j, o in zip(b, obj, strict=True)]
+        link_shapes = [meshes.get(n) for n in robot.links]
+        self.shape_a = _Shapes(self.a, self.obj, link_shapes, self.shapes)
+        self.shape_b = _Shapes(self.b, self.obj, link_shapes, self.shapes)
         # each pair's extent, for the rounding allowance of DISTANCE_SLACK
-        radius = {i: float(np.abs(meshes[robot.links[i]].bounds).max()) for i in self.mesh_ids}
-        reach = np.array([radius[i] for i in a]) + np.array(
-            [
-                radius[j] if j >= 0 else float(np.abs(obj_boxes[self.names[o]]).max())
-                for j, o in zip(b, obj, strict=True)
-            ]
-        )
+        radius = np.zeros(len(robot.links) + 1)
+        for i in self.mesh_ids:
+            radius[i] = float(np.abs(link_shapes[i].bounds).max())
+        obj_radius = np.array([float(np.abs(obj_boxes[n]).max()) for n in self.names] + [0.0])
+        reach = radius[self.a] + np.where(self.b >= 0, radius[self.b], obj_radius[self.obj])
         self.slack = DISTANCE_SLACK * (reach + 1.0)
         # oriented boxes: per link (robot.links order) its mesh's bounds in its own frame,
         # per pair the object's world box (an oriented box with the world's axes)
@@ -403,10 +415,10 @@ class _PairSet:
         if self._kp is None:
             from .checker import checker_for
 
-            chk = checker_for(self.robot, self.world, dict(self._options))
+            chk = checker_for(self.robot, self.world, {**self._options, "listed": True})
             chk._current()
             kp = np.full(self.n, -1, np.int64)
-            if len(chk._checks) == self.n:  # NOTE: the same pairs in the same order (both built from the same lists)
+            if chk._n_checks == self.n:  # NOTE: the same pairs in the same order (both built from the same lists)
                 kp[chk._pairs[:, checker_kernel.PAIR_ROW]] = np.arange(chk._pairs.shape[0], dtype=np.int64)
             self._args = chk._args
             self._kp = kp

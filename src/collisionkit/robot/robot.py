@@ -499,11 +499,9 @@ class Robot:
         -------
         frozenset of (str, str), each pair sorted by name.
         """
-        from .check import always_colliding_pairs  # NOTE: check.py takes a Robot; import at call time
-
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be an int >= 1, got {n!r}")
-        return always_colliding_pairs(self, int(n), seed, threads)
+        return _checker.always_colliding_pairs(self, int(n), seed, threads)
 
     # -- construction -----------------------------------------------------------------
     @classmethod

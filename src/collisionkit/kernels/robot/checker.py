@@ -27,6 +27,13 @@ always has overlapping boxes), then per pair a six-comparison box test and, when
 overlap, ``traverse.descent.collide_task`` in MODE_ANY: the exact descent and triangle test
 ``collisionkit.intersects`` runs on the same two trees and the same two poses, so every
 pair's answer is ``intersects``'s bit for bit.
+
+A robot with many links (``robot/checker.py``'s ``SWEEP_MIN_LINKS``) lists no self pair:
+the entries ``check_one_sweep``, ``check_sweep_serial`` and ``check_sweep_parallel`` run the
+listed pairs (``_worker``), then a second pass (``_sweep_worker``) that finds the self pairs
+per configuration by a sort-and-sweep of the link boxes (``_self_sweep``), skipping the sorted
+keys of the adjacent and allowed pairs (``ib``'s sweep section, ``_unpack_sweep``): memory
+linear in the links (issue 31 item 6).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE, WORLD_BOX_SLACK
+from ...constants import BV_OBB, MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE, WORLD_BOX_SLACK
 from ..broadphase.common import padded_box
 from ..core.atomics import fetch_add
 from ..core.layout import META_WIDTH, STAT_NODE_PAIRS, STAT_TRI_TESTS
@@ -184,11 +191,209 @@ def _worker(
                 if mode != CHECK_DETAIL:
                     break
                 detail[pairs[p, PAIR_ROW], k] = True
-        out[k] = hit
+        if hit:
+            out[k] = 1  # NOTE: only ever set: the sweep's pass may have set it (out starts zeroed)
         if hit and mode == CHECK_FIRST and k < shared[0]:
             shared[0] = k  # NOTE: a plain store; only ever a colliding index (see above)
         if not dynamic:
             k += nchunks
+
+
+# LENGTH (~50 lines): the sweep's per-configuration loop (as ``_worker``'s).
+@njit(cache=True, nogil=True)
+def _sweep_worker(
+    c, nchunks, Q,
+    base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
+    local, link_row, link_obb, topo, bv, tris, ids, meta, scale, stack_rows,
+    mode, out, shared, ib, found,
+):  # fmt: skip
+    """The self pairs of a robot past the checker's link-count threshold (``ib``'s sweep
+    section), after ``_worker`` answered the listed pairs: worker ``c``'s configurations
+    (claimed with the cursor ``shared[2]`` when ``shared`` has three entries, else c, c +
+    nchunks, ...), each not already colliding (every one in CHECK_DETAIL) swept by
+    ``_self_sweep``; ``out[k]`` and CHECK_FIRST's ``shared[0]`` as ``_worker`` sets them.
+
+    PERF: a pass of its own, not a call inside ``_worker``: with the sweep's call site in it,
+    the listed path (the Panda's) cost 0.4 us a configuration more. The link poses and boxes
+    are computed again (linear in the links; the sweep costs more).
+    """
+    n = Q.shape[0]
+    n_links = link_row.shape[0]
+    values = np.zeros((parents.shape[0], 1))
+    poses = np.zeros((n_links, 1, 4, 4))
+    lbox = np.empty((local.shape[0], 6))
+    stack = np.empty((stack_rows, 2), np.int32)
+    stats = np.zeros((1, 4), np.int64)
+    keys = np.zeros(1, np.int64)
+    zero = np.int64(0)
+    one = np.int64(1)
+    dynamic = shared.shape[0] > 2
+    k = c
+    while True:
+        if dynamic:
+            k = fetch_add(shared, 2, one)
+        if k >= n:
+            break
+        if mode == CHECK_FIRST and shared[0] < k:
+            break
+        if mode == CHECK_DETAIL or out[k] == 0:
+            link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
+            for i in range(n_links):
+                m = link_row[i]
+                if m >= 0:
+                    lbox[m, 0], lbox[m, 1], lbox[m, 2], lbox[m, 3], lbox[m, 4], lbox[m, 5] = padded_box(
+                        local, m, poses[i], zero, WORLD_BOX_SLACK
+                    )
+            if _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found):
+                out[k] = 1
+                if mode == CHECK_FIRST and k < shared[0]:
+                    shared[0] = k  # NOTE: a plain store; only ever a colliding index (as _worker's)
+        if not dynamic:
+            k += nchunks
+
+
+#: columns of a ``link_kind`` row (the sweep's self pairs): the mesh's own volume kind code
+#: (-1: "auto") and the kind ``auto`` chose for it (``bvh.choose_volume``)
+KIND_OWN = 0
+KIND_CHOICE = 1
+
+
+@njit(cache=True, nogil=True)
+def _excluded(keys, key):
+    """Whether ``key`` is in the sorted int64 array ``keys`` (binary search)."""
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < keys.shape[0] and keys[lo] == key
+
+
+@njit(cache=True, nogil=True)
+def pair_kind(link_kind, ra, rb):
+    """The volume kind code ``bvh.pair_volume(mesh_a, mesh_b)`` gives links of box rows ra, rb
+    (a first: the lower link index): a's own kind, else b's, else "obb" when either chose
+    it, else b's choice (``aabb``)."""
+    if link_kind[ra, KIND_OWN] >= 0:
+        return link_kind[ra, KIND_OWN]
+    if link_kind[rb, KIND_OWN] >= 0:
+        return link_kind[rb, KIND_OWN]
+    if link_kind[ra, KIND_CHOICE] == BV_OBB:
+        return np.int64(BV_OBB)
+    return link_kind[rb, KIND_CHOICE]
+
+
+# LENGTH (~70 lines): one configuration's sweep and narrow phase share the caller's scratch.
+@njit(cache=True, nogil=True)
+def _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found):
+    """The self pairs of configuration k without a pair list (issue 31 item 6): sort and
+    sweep of the M link world boxes ``lbox`` (M, 6) on the axis along which their centres
+    spread most, the two other axes compared per overlapping pair, each surviving pair
+    (i < j in link order) dropped when its key ``i * n_links + j`` is in ``excluded`` (sorted:
+    adjacent and allowed pairs), then the same local-box test and ``collide_task`` as a
+    listed pair, in the kind ``pair_kind`` gives and on the trees ``link_tree[row, kind]``.
+
+    Returns 1 when a pair collides (CHECK_ANY / CHECK_FIRST stop there). CHECK_DETAIL tests
+    every pair and records each hit in ``found``: ``found[0]`` counts the hits (atomically:
+    workers share it), hit t as ``found[1 + 3 t : 4 + 3 t]`` = (i, j, k) while it fits.
+
+    Memory: O(M) a configuration; time O(M log M) plus the pairs whose boxes overlap on the
+    sweep axis (every pair in the worst case, all boxes stacked along the other two).
+    """
+    excluded, row_link, link_kind, link_tree = _unpack_sweep(ib)
+    M = lbox.shape[0]
+    axis = 0
+    spread = -1.0
+    for ax in range(3):
+        s1 = 0.0
+        s2 = 0.0
+        for m in range(M):
+            c = lbox[m, ax] + lbox[m, ax + 3]
+            s1 += c
+            s2 += c * c
+        var = s2 - s1 * s1 / M
+        if var > spread:
+            spread = var
+            axis = ax
+    ay = (axis + 1) % 3
+    az = (axis + 2) % 3
+    lo = np.empty(M)
+    for m in range(M):
+        lo[m] = lbox[m, axis]
+    order = np.argsort(lo)
+    one = np.int64(1)
+    zero = np.int64(0)
+    hit = 0
+    for s in range(M):
+        ra = order[s]
+        top = lbox[ra, axis + 3]
+        for t in range(s + 1, M):
+            rb = order[t]
+            if lbox[rb, axis] > top:
+                break
+            if (
+                lbox[ra, ay] > lbox[rb, ay + 3] or lbox[rb, ay] > lbox[ra, ay + 3]
+                or lbox[ra, az] > lbox[rb, az + 3] or lbox[rb, az] > lbox[ra, az + 3]
+            ):  # fmt: skip
+                continue
+            r1 = ra
+            r2 = rb
+            if row_link[rb] < row_link[ra]:
+                r1 = rb
+                r2 = ra
+            i = row_link[r1]
+            j = row_link[r2]
+            if _excluded(excluded, i * n_links + j):
+                continue
+            Ta = poses[i, 0]
+            Tb = poses[j, 0]
+            if not _local_boxes_overlap(Ta, Tb, link_obb, r1, link_obb, r2, 0.0):
+                continue
+            kind = pair_kind(link_kind, r1, r2)
+            stack[0, 0] = 0
+            stack[0, 1] = 0
+            got, _ = collide_task(
+                topo, bv, tris, ids, meta, scale, link_tree[r1, kind], Ta,
+                topo, bv, tris, ids, meta, scale, link_tree[r2, kind], Tb,
+                kind, np.int64(TRI_TEST_GUIGUE), np.int64(MODE_ANY), np.int64(-1),
+                keys, zero, zero, stack, one, np.int64(NO_BUDGET), stats, zero,
+            )  # fmt: skip
+            if got > 0:
+                hit = 1
+                if mode != CHECK_DETAIL:
+                    return 1
+                if found.shape[0] > 0:
+                    w = fetch_add(found, 0, one)
+                    if 4 + 3 * w <= found.shape[0]:
+                        found[1 + 3 * w] = i
+                        found[2 + 3 * w] = j
+                        found[3 + 3 * w] = k
+    return hit
+
+
+@njit(cache=True, nogil=True)
+def self_pairs(mesh_ids, n_links, excluded):
+    """(P, 2) int64: every link pair (i, j), i < j both in ``mesh_ids`` (ascending link
+    indices), whose key ``i * n_links + j`` is not in the sorted ``excluded`` keys, ordered
+    by i then j. Two passes (count, fill): memory is the answer's."""
+    M = mesh_ids.shape[0]
+    count = 0
+    for a in range(M):
+        for b in range(a + 1, M):
+            if not _excluded(excluded, mesh_ids[a] * n_links + mesh_ids[b]):
+                count += 1
+    out = np.empty((count, 2), np.int64)
+    p = 0
+    for a in range(M):
+        for b in range(a + 1, M):
+            if not _excluded(excluded, mesh_ids[a] * n_links + mesh_ids[b]):
+                out[p, 0] = mesh_ids[a]
+                out[p, 1] = mesh_ids[b]
+                p += 1
+    return out
 
 
 #: columns of a local box row (``link_obb``, ``obj_obb``): centre, axes (one a row), half
@@ -230,7 +435,11 @@ H_WIDTH = 8  # volume row width of the pool
 H_NODES = 9
 H_TRIS = 10
 H_STACK = 11  # traversal stack rows the largest pair needs
-HEADER = 12
+H_SWEEP = 12  # offset in ib of the sweep's section (``_unpack_sweep``)
+H_SWEEP_LINKS = 13  # rows of the sweep's link tables (0: no sweep; else the links with geometry)
+H_EXCLUDED = 14  # excluded self-pair keys
+H_KIND_CODES = 15  # columns of ``link_tree`` (volume kind codes 0 .. H_KIND_CODES - 1)
+HEADER = 16
 
 
 @njit(cache=True, nogil=True)
@@ -293,6 +502,27 @@ def _unpack(fb, wb, ib):
     )  # fmt: skip
 
 
+@njit(cache=True, nogil=True)
+def _unpack_sweep(ib):
+    """The sweep's section of ``ib`` (after ``meta``), as views: ``excluded`` (E,) sorted
+    keys i * L + j of the self pairs never tested (adjacent, allowed), ``row_link`` (M,) the
+    link index of each box row, ``link_kind`` (M, 2) (``KIND_OWN``, ``KIND_CHOICE``) and
+    ``link_tree`` (M, K) each row's tree in the pool per volume kind code (-1: not built).
+    Empty (M = 0) for a checker that lists its self pairs."""
+    i = ib[H_SWEEP]
+    M = ib[H_SWEEP_LINKS]
+    E = ib[H_EXCLUDED]
+    K = ib[H_KIND_CODES]
+    excluded = ib[i : i + E]
+    i += E
+    row_link = ib[i : i + M]
+    i += M
+    link_kind = ib[i : i + 2 * M].reshape((M, 2))
+    i += 2 * M
+    link_tree = ib[i : i + M * K].reshape((M, K))
+    return excluded, row_link, link_kind, link_tree
+
+
 @njit(cache=True)
 def _finite(Q):
     for k in range(Q.shape[0]):
@@ -318,18 +548,51 @@ def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared):
     )  # fmt: skip
 
 
+@njit(cache=True, nogil=True)
+def _run_sweep(c, nchunks, Q, fb, wb, ib, topo, mode, out, shared, found):
+    """``_sweep_worker`` on the packed buffers (after ``_run``: the listed pairs)."""
+    (
+        base, parents, children, kinds, H, vsrc, vmul, vdepth,
+        local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
+    ) = _unpack(fb, wb, ib)  # fmt: skip
+    _sweep_worker(
+        c, nchunks, Q,
+        ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
+        local, link_row, link_obb, topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
+        mode, out, shared, ib, found,
+    )  # fmt: skip
+
+
 # PERF: no nogil on the per-call entry (as kernels.traverse.descent.intersect_one): releasing
 # and retaking the GIL costs about 0.5 us.
 @njit(cache=True)
 def check_one(q, fb, wb, ib, topo):
     """One configuration q (dof,) against the packed checker (``fb``, ``wb``, ``ib``, ``topo``, built
-    by ``robot/checker.py``): 1 (collides), 0 (free), -1 (q holds a non-finite value)."""
+    by ``robot/checker.py``): 1 (collides), 0 (free), -1 (q holds a non-finite value).
+
+    A checker that lists its self pairs; one that sweeps them takes ``check_one_sweep``
+    (PERF: separate entries, so the listed path's compiled code holds no sweep: with it, the
+    Panda's check cost 0.3-0.4 us more)."""
     Q = q.reshape((1, q.shape[0]))
     if not _finite(Q):
         return -1
     out = np.zeros(1, np.int8)
     none = np.zeros(0, np.int64)
     _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none)
+    return np.int64(out[0])
+
+
+@njit(cache=True)
+def check_one_sweep(q, fb, wb, ib, topo):
+    """``check_one`` for a checker that sweeps its self pairs: the listed pairs, then the sweep."""
+    Q = q.reshape((1, q.shape[0]))
+    if not _finite(Q):
+        return -1
+    out = np.zeros(1, np.int8)
+    none = np.zeros(0, np.int64)
+    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none)
+    if out[0] == 0:
+        _run_sweep(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, none, none)
     return np.int64(out[0])
 
 
@@ -349,3 +612,21 @@ def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks
     for c in prange(nchunks):
         # prange's index is unsigned: keep _run's one signature
         _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+
+
+@njit(cache=True, nogil=True)
+def check_sweep_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
+    """``check_serial`` for a checker that sweeps its self pairs: per chunk the listed pairs,
+    then the sweep (``found``: its self hits in CHECK_DETAIL, else empty)."""
+    for c in range(nchunks):
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+        _run_sweep(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, shared, found)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def check_sweep_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
+    """``check_parallel`` for a checker that sweeps: each worker claims configurations for the
+    listed pairs (cursor ``shared[1]``), then for the sweep (cursor ``shared[2]``)."""
+    for c in prange(nchunks):
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+        _run_sweep(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, shared, found)
