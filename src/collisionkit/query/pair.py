@@ -157,12 +157,13 @@ def intersects(
             # a query its budget does not settle is large: the kernel splits it over threads
             if threads is None:
                 r = _INTERSECT_FIRST.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code)
-                if r == UNSETTLED:
-                    r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, -_TARGET)
             else:
                 r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri_code)
-            if r < 0:
-                raise_pose_code(r)
+            if r < 0:  # PERF: UNSETTLED is negative, so a settled answer pays one test
+                if r == UNSETTLED:
+                    r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, -_TARGET)
+                if r < 0:
+                    raise_pose_code(r)
             return r == 1
     else:
         fast = FAST.get(("intersects", type(a), type(b)))
