@@ -730,15 +730,16 @@ class Robot:
 
         ``margin=`` (>= 0, world units): a pair collides when its distance is at most
         ``margin + pad_a + pad_b`` (the links' ``padding``, ``with_padding``): then, and for
-        a padded robot, ``robot.motion.check_with_margin`` answers (not on Dask input yet).
+        a padded robot, ``robot.margin.check`` answers (the prepared checker's threshold
+        descents; not on Dask input yet).
         """
         margin = options.pop("margin", 0.0)
-        if margin != 0.0 or self.padding:  # a distance threshold: robot/motion.py
-            from .motion import check_with_margin
+        if margin != 0.0 or self.padding:  # a distance threshold: robot/margin.py
+            from .margin import check as check_margin
 
             if deferred.is_lazy(q):
                 raise ValueError("Robot.check: margin and padding do not take Dask input yet")
-            return check_with_margin(self, q, world, margin=margin, **options)
+            return check_margin(self, q, world, margin, options)
         if deferred.is_lazy(q):
             return deferred.run("robot_check", self, q, world, **options)
         return _checker.check(self, q, world, options)
