@@ -267,3 +267,22 @@ def test_robot_margin_with_convex_obstacles_and_bad_input(panda, per_pair):
         panda.check(np.full(panda.dof, np.nan), world, margin=0.01)
     with pytest.raises(ValueError, match="shape"):
         panda.check(np.zeros(panda.dof + 1), world, margin=0.01)
+
+
+def test_a_padded_copy_made_after_checks_uses_its_own_padding(panda, per_pair):
+    """Regression: ``with_padding`` copies the robot's caches (its prepared checkers); the
+    thresholds are the asking robot's, not the cached checker's robot's."""
+    world = _scene()
+    q = panda.random_configurations(16, seed=13)
+    before = panda.check(q, world, margin=0.005)
+    padded = panda.with_padding({"panda_hand": 0.05, "panda_link7": 0.04})
+    got = padded.check(q, world)
+    got_m = padded.check(q, world, margin=0.005)
+    again = panda.check(q, world, margin=0.005)
+    per_pair()
+    ref = motion.check_with_margin(padded, q, world)
+    assert ref.sum() > motion.check_with_margin(panda, q, world, margin=0.005).sum()  # the pads matter
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_array_equal(got_m, motion.check_with_margin(padded, q, world, margin=0.005))
+    np.testing.assert_array_equal(before, again)
+    np.testing.assert_array_equal(before, motion.check_with_margin(panda, q, world, margin=0.005))

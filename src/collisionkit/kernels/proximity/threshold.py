@@ -1,12 +1,15 @@
 """Are two meshes within distance ``thr`` of each other? A threshold descent of their BVHs
 (issue 30 item 2: the margin queries), without the full distance.
 
-The descent of ``proximity.distance`` with a fixed cut instead of a shrinking best: a node
-pair, a triangle against a leaf, or a triangle pair is dropped as soon as a lower bound of
-its squared distance reaches the cut (the same conservative bounds as the distance
-descent: ``node_lower_bound2`` / ``_pair_lb2`` with the volume slack, the triangle-box,
-plane and directional gaps less their rounding allowances), and the search stops at the
-first triangle pair that is within ``thr``:
+The descent of ``proximity.distance`` with a fixed threshold instead of a shrinking best,
+and no bound values: a node pair is dropped when one of the 15 axes of the two boxes
+separates them by more than ``thr`` plus the volume slack (the intersection descent's
+overlap test, ``node_near``: a separation over ``thr`` on an axis at most unit long is a
+distance over ``thr``), a triangle against a leaf or a triangle pair when a lower bound of
+its squared distance (the triangle-box, plane and directional gaps of the distance descent,
+less their rounding allowances) reaches the cut, a little above thr**2. A pair farther than
+``thr`` must be exhausted whatever the order, so children are pushed unsorted. The search
+stops at the first triangle pair that is within ``thr``:
 
 * ``thr > 0``: the pair's closest points (``tri_distance.tri_tri_closest``) at most ``thr``
   apart, ``sqrt(d2) <= thr``; when they are not but the triangles' coordinate boxes touch,
@@ -19,8 +22,9 @@ first triangle pair that is within ``thr``:
   disjoint triangles never does): the answer is ``intersects``'.
 
 The unit direction between the closest points measured so far (as the distance descent's
-best pair) gives one more lower bound for every node and triangle pair (projection onto a
-unit vector never lengthens a distance), which settles most pairs near the threshold.
+best pair; from the start when the caller has a warm-start pair, ``seed_a``, ``seed_b``)
+gives one more lower bound for every later node and triangle pair (projection onto a unit
+vector never lengthens a distance), which settles most pairs near the threshold.
 
 Counters (``distance.DSTAT_*`` columns): node pairs popped, triangle pairs tested.
 """
@@ -32,21 +36,23 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import LEAF_FLAG, TRI_TEST_GUIGUE
+from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
 from ..core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_NODES, META_TRI_OFF, META_TRIS
 from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
 from ..core.scaling import OUT_OF_BAND, in_band
+from ..traverse.descent import _obb_overlap
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..volumes.access import node_extent
+from ..volumes.box import boxes_overlap
 from .distance import (
     DSTAT_NODE_PAIRS,
     DSTAT_TRI_PAIRS,
     _box_gap2,
     _direction,
     _min_dot,
-    _pair_lb2,
     _tri_leaf_gap2,
-    node_lower_bound2,
+    dir_gap2,
     plane_gap2,
 )
 
@@ -69,13 +75,48 @@ def threshold_cut(thr):
     return c if c > 0.0 else 5e-324
 
 
+#: relative widening of the threshold in the node tests: poses are rigid only to
+#: ``POSE_RIGIDITY_TOL`` (1e-6), so an axis of b's box may be 1e-6 longer than unit and a
+#: projected gap that much larger than the true one
+_RIGID_WIDEN = 1e-5
+
+
+# inline: the one per-node-pair test of within_task (one site); as a call each node pair
+# would pay a call with the row tuples.
+@njit(cache=True, nogil=True, inline="always")
+def node_near(kind, R, AbsR, t, bv_a, ia, bv_b, ib, gap):
+    """False when node ia of a and node ib of b (b's in a's frame by R, t) are separated by
+    more than ``gap`` along one of the 15 axes of their boxes (every kind but OBB read as its
+    enclosing box, ``node_extent``), which proves them more than ``gap`` apart (a face axis is
+    unit, a cross axis at most unit long). PERF: the overlap test of the intersection
+    descent with its slack widened, exiting at the first separating axis; a threshold
+    question needs no bound value (``distance.node_lower_bound2`` computes all 15 axes)."""
+    if kind == BV_OBB:
+        return _obb_overlap(R, t, bv_a, ia, bv_b, ib, gap)
+    ea = node_extent(kind, bv_a, ia)
+    eb = node_extent(kind, bv_b, ib)
+    cx = eb[0]
+    cy = eb[1]
+    cz = eb[2]
+    t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0]
+    t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1]
+    t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2]
+    return boxes_overlap(t0, t1, t2, R, AbsR, ea[3], ea[4], ea[5], eb[3], eb[4], eb[5], gap)
+
+
 # LENGTH (~150 lines): one descent whose state (stack, the direction of the closest pair
 # measured so far, counters) lives in locals and changes at every leaf, as distance_task.
 @njit(cache=True, nogil=True)
-def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_kind, thr, stack, lbs, stats, row):
-    """WITHIN (1) when tree a at pose Ta and tree b at pose Tb (one tree each, volume kind
-    ``bv_kind``, ``scale`` their largest coordinates summed) are at most ``thr`` >= 0 apart,
-    else APART (0). ``stack`` (rows, 2) int64 and ``lbs`` (rows,) float64 scratch
+def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_kind, thr, seed_a, seed_b, stack, stats, row):
+    """(answer, ja, jb): WITHIN (1) when tree a at pose Ta and tree b at pose Tb (one tree
+    each, volume kind ``bv_kind``, ``scale`` their largest coordinates summed) are at most
+    ``thr`` >= 0 apart, else APART (0); ja, jb (leaf-order triangle indices) the pair found
+    within, or else the closest pair measured (-1, -1: none), a warm start for a later call.
+
+    ``seed_a``, ``seed_b`` (leaf-order triangle indices, -1: none; thr > 0 only) are
+    measured first: within, the search ends there; otherwise the direction between their
+    closest points bounds every node and triangle pair from the start (PERF: the answer
+    never depends on the seeds, only the work). ``stack`` (rows, 2) int64 scratch
     (``stack_rows``); ``stats[row]`` gains node pairs and triangle pairs."""
     R, t = relative_pose(Ta, Tb)
     AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
@@ -91,12 +132,35 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
     have_v = False
     v = (0.0, 0.0, 0.0)
     w = (0.0, 0.0, 0.0)
+    bja = np.int64(-1)
+    bjb = np.int64(-1)
+    gap = slack + thr * (1.0 + _RIGID_WIDEN)
+    root = node_near(kind, R, AbsR, t, bv_a, np.int64(0), bv_b, np.int64(0), gap)
+    if root and measure and seed_a >= 0 and seed_b >= 0:
+        A = (
+            tris_a[seed_a, 0, 0], tris_a[seed_a, 0, 1], tris_a[seed_a, 0, 2],
+            tris_a[seed_a, 1, 0], tris_a[seed_a, 1, 1], tris_a[seed_a, 1, 2],
+            tris_a[seed_a, 2, 0], tris_a[seed_a, 2, 1], tris_a[seed_a, 2, 2],
+        )  # fmt: skip
+        B = map_triangle(
+            R, t,
+            tris_b[seed_b, 0, 0], tris_b[seed_b, 0, 1], tris_b[seed_b, 0, 2],
+            tris_b[seed_b, 1, 0], tris_b[seed_b, 1, 1], tris_b[seed_b, 1, 2],
+            tris_b[seed_b, 2, 0], tris_b[seed_b, 2, 1], tris_b[seed_b, 2, 2],
+        )  # fmt: skip
+        n_tri += 1
+        d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
+        bja = np.int64(seed_a)
+        bjb = np.int64(seed_b)
+        if math.sqrt(d2) <= thr or tri_tri_intersect_tuples(A, B, tri_method):
+            found = WITHIN
+        else:
+            closest = d2
+            have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
     top = 0
-    lb0 = node_lower_bound2(kind, R, AbsR, t, bv_a, np.int64(0), bv_b, np.int64(0), slack)
-    if lb0 < cut:
+    if root and found == APART:
         stack[0, 0] = 0
         stack[0, 1] = 0
-        lbs[0] = lb0
         top = 1
     while top > 0 and found == APART:
         top -= 1
@@ -138,6 +202,8 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
                             n_tri += 1
                             if tri_tri_intersect_tuples(A, B, tri_method):
                                 found = WITHIN
+                                bja = np.int64(ja)
+                                bjb = np.int64(jb)
                                 break
                         continue
                     # the box gap is rounded: compared with a margin so it never drops a pair within thr
@@ -155,14 +221,15 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
                         continue
                     n_tri += 1
                     d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
-                    if math.sqrt(d2) <= thr:
-                        found = WITHIN
-                        break
-                    if touch and tri_tri_intersect_tuples(A, B, tri_method):
-                        found = WITHIN  # crossing triangles: distance 0
+                    if math.sqrt(d2) <= thr or (touch and tri_tri_intersect_tuples(A, B, tri_method)):
+                        found = WITHIN  # (crossing triangles: distance 0)
+                        bja = np.int64(ja)
+                        bjb = np.int64(jb)
                         break
                     if d2 < closest:
                         closest = d2
+                        bja = np.int64(ja)
+                        bjb = np.int64(jb)
                         have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
                         if have_v:
                             sb = _min_dot(v, B)
@@ -170,7 +237,8 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
                     break
             continue
         # inner nodes: as distance_task (two inner nodes split together, a leaf against an
-        # inner node splits the inner one; children nearest on top)
+        # inner node splits the inner one); every near child pair pushed, unsorted: a pair
+        # farther than thr must be exhausted whatever the order
         if not leaf_a and not leaf_b:
             ca0 = np.int64(topo_a[ia, 0])
             cna = np.int64(topo_a[ia, 1])
@@ -186,26 +254,19 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
             cna = np.int64(1)
             cb0 = np.int64(topo_b[ib, 0])
             cnb = np.int64(topo_b[ib, 1])
-        base = top
         for k in range(cna * cnb):
             na = ca0 + k // cnb
             nb = cb0 + k % cnb
-            lc = _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, na, bv_b, nb, slack, cut)
-            if lc >= cut:
+            # the directional gap first (cheap; it settles most pairs near the threshold)
+            if have_v and dir_gap2(kind, v, w, R, t, bv_a, na, bv_b, nb, slack) >= cut:
                 continue
-            p = top
-            while p > base and lbs[p - 1] <= lc:
-                stack[p, 0] = stack[p - 1, 0]
-                stack[p, 1] = stack[p - 1, 1]
-                lbs[p] = lbs[p - 1]
-                p -= 1
-            stack[p, 0] = na
-            stack[p, 1] = nb
-            lbs[p] = lc
-            top += 1
+            if node_near(kind, R, AbsR, t, bv_a, na, bv_b, nb, gap):
+                stack[top, 0] = na
+                stack[top, 1] = nb
+                top += 1
     stats[row, DSTAT_NODE_PAIRS] += n_pairs
     stats[row, DSTAT_TRI_PAIRS] += n_tri
-    return found
+    return found, bja, bjb
 
 
 @njit(cache=True, nogil=True)
@@ -226,9 +287,10 @@ def stack_rows(meta_a, meta_b):
 
 
 @njit(cache=True, nogil=True)
-def within_pooled(topo_a, bv_a, tris_a, meta_a, ta, Ta, topo_b, bv_b, tris_b, meta_b, tb, Tb, scale, kind, thr, stack, lbs, stats, row):
+def within_pooled(topo_a, bv_a, tris_a, meta_a, ta, Ta, topo_b, bv_b, tris_b, meta_b, tb, Tb, scale, kind, thr, seed_a, seed_b, stack, stats, row):
     """``within_task`` on tree ``ta`` of pool a and tree ``tb`` of pool b (``meta`` rows hold
-    each tree's node and triangle offsets), sliced out of the pools."""
+    each tree's node and triangle offsets), sliced out of the pools (seeds and the pair it
+    returns: indices local to the trees)."""
     na0 = meta_a[ta, META_NODE_OFF]
     na1 = na0 + meta_a[ta, META_NODES]
     fa0 = meta_a[ta, META_TRI_OFF]
@@ -240,7 +302,7 @@ def within_pooled(topo_a, bv_a, tris_a, meta_a, ta, Ta, topo_b, bv_b, tris_b, me
     return within_task(
         topo_a[na0:na1], bv_a[na0:na1], tris_a[fa0:fa1], Ta,
         topo_b[nb0:nb1], bv_b[nb0:nb1], tris_b[fb0:fb1], Tb,
-        scale, kind, thr, stack, lbs, stats, row,
+        scale, kind, thr, seed_a, seed_b, stack, stats, row,
     )  # fmt: skip
 
 
@@ -260,18 +322,26 @@ def within_one(topo_a, bv_a, tris_a, meta_a, Ta, topo_b, bv_b, tris_b, meta_b, T
         return OUT_OF_BAND
     n = stack_rows(meta_a, meta_b)
     stack = np.empty((n, 2), np.int64)
-    lbs = np.empty(n)
     stats = np.zeros((1, 2), np.int64)
-    return np.int64(within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_kind, thr, stack, lbs, stats, np.int64(0)))
+    none = np.int64(-1)
+    found, _, _ = within_task(
+        topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_kind, thr, none, none, stack, stats, np.int64(0)
+    )
+    return np.int64(found)
 
 
 @njit(cache=True, nogil=True)
 def _within_chunk(c, nchunks, topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, meta_b, scale_b, poses_b, tasks, kind, thr, out, stats):
     """Tasks c, c + nchunks, ...: row k of ``tasks`` (tree a, tree b, pose a, pose b) ->
-    ``out[k]`` WITHIN, APART or OUT_BAND (poses validated by the caller)."""
+    ``out[k]`` WITHIN, APART or OUT_BAND (poses validated by the caller). A task on the same
+    two trees as the chunk's previous one starts from the pair that one measured (PERF:
+    the poses of a batch are often near each other)."""
     n = stack_rows(meta_a, meta_b)
     stack = np.empty((n, 2), np.int64)
-    lbs = np.empty(n)
+    last_a = np.int64(-1)
+    last_b = np.int64(-1)
+    ja = np.int64(-1)
+    jb = np.int64(-1)
     for k in range(c, tasks.shape[0], nchunks):
         ta = tasks[k, 0]
         tb = tasks[k, 1]
@@ -281,9 +351,15 @@ def _within_chunk(c, nchunks, topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, to
         if not in_band(s, Ta, Tb):
             out[k] = OUT_BAND
             continue
-        out[k] = within_pooled(
-            topo_a, bv_a, tris_a, meta_a, ta, Ta, topo_b, bv_b, tris_b, meta_b, tb, Tb, s, kind, thr, stack, lbs, stats, k
+        if ta != last_a or tb != last_b:
+            ja = np.int64(-1)
+            jb = np.int64(-1)
+        found, ja, jb = within_pooled(
+            topo_a, bv_a, tris_a, meta_a, ta, Ta, topo_b, bv_b, tris_b, meta_b, tb, Tb, s, kind, thr, ja, jb, stack, stats, k
         )
+        out[k] = found
+        last_a = ta
+        last_b = tb
 
 
 @njit(cache=True, nogil=True)
