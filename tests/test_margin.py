@@ -286,3 +286,18 @@ def test_a_padded_copy_made_after_checks_uses_its_own_padding(panda, per_pair):
     np.testing.assert_array_equal(got_m, motion.check_with_margin(padded, q, world, margin=0.005))
     np.testing.assert_array_equal(before, again)
     np.testing.assert_array_equal(before, motion.check_with_margin(panda, q, world, margin=0.005))
+
+
+def test_one_pose_pair_of_meshes_takes_the_per_call_kernel(monkeypatch):
+    """Regression: a pair within the margin answered by the per-call kernel (its WITHIN code is
+    not read as "outside the band of scales", which sent every such call down the batch path)."""
+    from collisionkit.query import pair
+
+    a = box()
+
+    def no_request(*args, **kwargs):
+        raise AssertionError("the request path ran")
+
+    monkeypatch.setattr(pair, "ask", no_request)
+    assert ck.intersects(a, a, None, ck.translation([1.05, 0, 0]), margin=0.1)
+    assert not ck.intersects(a, a, None, ck.translation([1.2, 0, 0]), margin=0.1)

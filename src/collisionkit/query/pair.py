@@ -18,7 +18,6 @@ from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, MODES,
 from ..errors import UnsupportedOptionError
 from ..geometry.mesh import Mesh
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
-from ..kernels.core.scaling import OUT_OF_BAND
 from ..kernels.proximity import threshold as kth
 from ..kernels.traverse.descent import intersect_one
 from ..runtime import using_threads
@@ -219,7 +218,7 @@ def _intersects_within(a: Any, b: Any, pose_a: Any, pose_b: Any, m: float, strat
         Tb = single_pose(pose_b)
         if Ta is not None and Tb is not None:
             r = within_one(a, b, Ta, Tb, m)
-            if r != OUT_OF_BAND:
+            if r != kth.ONE_OUT_OF_BAND:
                 if r < 0:
                     raise_pose_code(r)
                 return r == kth.WITHIN
@@ -236,7 +235,8 @@ _WITHIN_ONE = Pinned(kth.within_one)
 
 def within_one(a: Mesh, b: Mesh, Ta: NDArray[np.float64], Tb: NDArray[np.float64], m: float) -> int:
     """The per-call threshold kernel on two meshes (their pair volume kind) at one pose pair:
-    1 within ``m``, 0 not, a negative pose code, or ``OUT_OF_BAND`` (nothing computed)."""
+    1 within ``m``, 0 not, a negative pose code, or ``threshold.ONE_OUT_OF_BAND`` (nothing
+    computed: the pair must be prescaled)."""
     ta, tb = pair_trees(a, b)
     x, y = ta.arrays, tb.arrays
     return int(_WITHIN_ONE.call(

@@ -11,10 +11,9 @@ less their rounding allowances) reaches the cut, a little above thr**2. A pair f
 ``thr`` must be exhausted whatever the order, so children are pushed unsorted. The search
 stops at the first triangle pair that is within ``thr``:
 
-* ``thr > 0``: the pair's closest points (``tri_distance.tri_tri_closest``) at most ``thr``
-  apart, ``sqrt(d2) <= thr``; when they are not but the triangles' coordinate boxes touch,
-  the exact intersection test (``tri_tri``, Guigue-Devillers) decides whether they cross
-  (distance 0). So "within" is exactly ``collisionkit.distance(...).distance <= thr`` on
+* ``thr > 0``: the triangles cross (where their coordinate boxes touch, the exact
+  intersection test, ``tri_tri``, Guigue-Devillers: distance 0), or their closest points
+  (``tri_distance.tri_tri_closest``) are at most ``thr`` apart, ``sqrt(d2) <= thr``. So "within" is exactly ``collisionkit.distance(...).distance <= thr`` on
   the same trees and poses (the distance query reports the same ``sqrt(d2)`` values and 0
   exactly when the exact test finds a crossing pair); the cut is the square of a float a
   little above ``thr``, as the distance query searching below ``nextafter(thr)`` prunes.
@@ -39,7 +38,7 @@ from numba import njit, prange
 from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
 from ..core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_NODES, META_TRI_OFF, META_TRIS
 from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
-from ..core.scaling import OUT_OF_BAND, in_band
+from ..core.scaling import in_band
 from ..traverse.descent import _obb_overlap
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_tri import tri_tri_intersect_tuples
@@ -64,6 +63,9 @@ APART = 0
 #: a batch row whose pair lies outside the kernel's band of scales (nothing computed: the
 #: caller prescales, ``query/scaling.py``)
 OUT_BAND = -1
+#: ``within_one``'s answer for such a pair (NOTE: not ``scaling.OUT_OF_BAND``, which is 1,
+#: WITHIN; pose errors are -1 .. -20)
+ONE_OUT_OF_BAND = -1000
 
 
 @njit(cache=True, nogil=True)
@@ -197,17 +199,19 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
                     # every crossing pair's do
                     g2 = _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz)
                     touch = g2 == 0.0
+                    if touch:
+                        # the exact test first where the boxes touch: a crossing pair is within
+                        # any threshold (PERF: its filter is cheaper than the closest points)
+                        n_tri += 1
+                        if tri_tri_intersect_tuples(A, B, tri_method):
+                            found = WITHIN
+                            bja = np.int64(ja)
+                            bjb = np.int64(jb)
+                            break
                     if not measure:
-                        if touch:
-                            n_tri += 1
-                            if tri_tri_intersect_tuples(A, B, tri_method):
-                                found = WITHIN
-                                bja = np.int64(ja)
-                                bjb = np.int64(jb)
-                                break
                         continue
                     # the box gap is rounded: compared with a margin so it never drops a pair within thr
-                    if g2 * (1.0 - 8.0 * _U) - slack * slack >= cut:
+                    if not touch and g2 * (1.0 - 8.0 * _U) - slack * slack >= cut:
                         continue
                     if have_v:
                         sa = max(
@@ -221,8 +225,8 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
                         continue
                     n_tri += 1
                     d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
-                    if math.sqrt(d2) <= thr or (touch and tri_tri_intersect_tuples(A, B, tri_method)):
-                        found = WITHIN  # (crossing triangles: distance 0)
+                    if math.sqrt(d2) <= thr:
+                        found = WITHIN
                         bja = np.int64(ja)
                         bjb = np.int64(jb)
                         break
@@ -311,7 +315,7 @@ def within_pooled(topo_a, bv_a, tris_a, meta_a, ta, Ta, topo_b, bv_b, tris_b, me
 def within_one(topo_a, bv_a, tris_a, meta_a, Ta, topo_b, bv_b, tris_b, meta_b, Tb, scale, bv_kind, thr):
     """One pose pair of two single trees: WITHIN (1) or APART (0); a negative pose error,
     -(1 + code) for Ta, -(11 + code) for Tb (``linalg.pose_error``); or
-    ``scaling.OUT_OF_BAND`` (nothing computed) when the pair must be prescaled."""
+    ``ONE_OUT_OF_BAND`` (nothing computed) when the pair must be prescaled."""
     ea = pose_error(Ta)
     if ea != 0:
         return -(1 + ea)
@@ -319,7 +323,7 @@ def within_one(topo_a, bv_a, tris_a, meta_a, Ta, topo_b, bv_b, tris_b, meta_b, T
     if eb != 0:
         return -(11 + eb)
     if not in_band(scale, Ta, Tb):
-        return OUT_OF_BAND
+        return np.int64(ONE_OUT_OF_BAND)
     n = stack_rows(meta_a, meta_b)
     stack = np.empty((n, 2), np.int64)
     stats = np.zeros((1, 2), np.int64)
