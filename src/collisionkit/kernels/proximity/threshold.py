@@ -39,11 +39,10 @@ from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
 from ..core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_NODES, META_TRI_OFF, META_TRIS
 from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
 from ..core.scaling import in_band
-from ..traverse.descent import _obb_overlap
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.access import node_extent
-from ..volumes.box import boxes_overlap
+from ..volumes.box import boxes_overlap, obb_overlap
 from .distance import (
     DSTAT_NODE_PAIRS,
     DSTAT_TRI_PAIRS,
@@ -94,7 +93,7 @@ def node_near(kind, R, AbsR, t, bv_a, ia, bv_b, ib, gap):
     descent with its slack widened, exiting at the first separating axis; a threshold
     question needs no bound value (``distance.node_lower_bound2`` computes all 15 axes)."""
     if kind == BV_OBB:
-        return _obb_overlap(R, t, bv_a, ia, bv_b, ib, gap)
+        return obb_overlap(R, t, bv_a, ia, bv_b, ib, gap)
     ea = node_extent(kind, bv_a, ia)
     eb = node_extent(kind, bv_b, ib)
     cx = eb[0]
