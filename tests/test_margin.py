@@ -301,3 +301,13 @@ def test_one_pose_pair_of_meshes_takes_the_per_call_kernel(monkeypatch):
     monkeypatch.setattr(pair, "ask", no_request)
     assert ck.intersects(a, a, None, ck.translation([1.05, 0, 0]), margin=0.1)
     assert not ck.intersects(a, a, None, ck.translation([1.2, 0, 0]), margin=0.1)
+
+
+def test_dask_poses_with_a_margin():
+    da = pytest.importorskip("dask.array")
+    a = ck.primitives.torus_mesh(1.0, 0.25, 24, 12)
+    P = _poses(40, 2.5, seed=3)
+    ref = ck.intersects(a, a, None, P, margin=0.05)
+    lazy = ck.intersects(a, a, None, da.from_array(P, chunks=(10, 4, 4)), margin=0.05)
+    np.testing.assert_array_equal(lazy.compute(), ref)
+    assert 0 < ref.sum() < len(P)
