@@ -311,3 +311,24 @@ def test_dask_poses_with_a_margin():
     lazy = ck.intersects(a, a, None, da.from_array(P, chunks=(10, 4, 4)), margin=0.05)
     np.testing.assert_array_equal(lazy.compute(), ref)
     assert 0 < ref.sum() < len(P)
+
+
+@pytest.mark.parametrize(("kind_a", "kind_b"), [("aabb", "obb"), ("obb", "sphere"), ("kdop14", "saabb"), ("sphere", "aabb")])
+def test_mixed_volume_kinds_and_the_brute_force_oracle(kind_a, kind_b):
+    """Meshes of different volume kinds (traversed in the pair's kind) against the independent
+    brute-force distance over every triangle pair (tests/distance_oracle.py): within just above
+    it, not within just below it."""
+    from tests.distance_oracle import brute_distance
+
+    a = ck.primitives.uv_sphere_mesh(0.6, 6, 8).with_options(bv=kind_a)
+    b = box([0.5, 0.3, 0.4]).with_options(bv=kind_b)
+    P = _poses(16, 1.6, seed=17)
+    ds = [brute_distance(a, b, None, T)[0] for T in P]
+    assert min(ds) == 0.0 < max(ds)
+    for T, d in zip(P, ds, strict=True):
+        if d == 0.0:
+            assert ck.intersects(a, b, None, T, margin=1e-12) and ck.intersects(a, b, None, T)
+            continue
+        assert ck.intersects(a, b, None, T, margin=d * (1 + 1e-6)), d
+        assert not ck.intersects(a, b, None, T, margin=d * (1 - 1e-6)), d
+        assert ck.intersects(b, a, T, None, margin=d * (1 + 1e-6)) and not ck.intersects(b, a, T, None, margin=d * (1 - 1e-6))
