@@ -410,7 +410,7 @@ def test_every_tolerance_like_parameter_is_tolerance_or_relative_by_name():
     assert found, "the scan found nothing: it is broken"
     bad = {k: v for k, v in found.items() if not (v in ("tolerance", "margin") or v.startswith("rel_"))}
     assert not bad, bad
-    assert {"classify.tolerance", "time_of_impact.tolerance", "DynamicTree.rel_margin"} <= {
+    assert {"classify.tolerance", "time_of_impact.tolerance", "DynamicTree.rel_margin", "intersects.margin"} <= {
         k.replace(".__init__", "") for k in found
     }
     with pytest.raises(TypeError, match="margin"):  # not a keyword of World (a fraction is rel_margin)

@@ -31,6 +31,7 @@ POSE_B = np.stack([ck.translation([0.9, 0.05, 0.02]), ck.translation([3.0, 0.0, 
 
 #: A non-default value per (query, option): what a caller would set.
 NON_DEFAULT = {
+    ("intersects", "margin"): 2.5,
     ("intersects", "strategy"): Descent(tri_test="moller"),
     ("intersects", "threads"): 1,
     ("contacts", "mode"): "first",
@@ -123,6 +124,8 @@ def _check_honoured(query, option, value, got, a, b):
         assert not got.free and got.distance <= value
     elif (query, option) == ("surface_contacts", "triangles"):
         assert got.triangles is not None
+    elif (query, option) == ("intersects", "margin"):
+        np.testing.assert_array_equal(got, [True, True])  # the gap of 2.0 is within 2.5
     elif query in ("intersects",):
         np.testing.assert_array_equal(got, [True, False])
 

@@ -32,7 +32,7 @@ from ..strategies import resolve
 from . import containment, registry, scaling
 from .distance import DISTANCE, distance_record, mesh_distance_rows, register_convex_mesh_fast
 from .driver import prepare, register_fast
-from .pair import CONTACTS, INTERSECTS, QUERY_STATS, mesh_bool_one
+from .pair import CONTACTS, INTERSECTS, QUERY_STATS, bool_result, check_margin_strategy, margin_rows, mesh_bool_one
 from .penetration import PENETRATION, penetration_rows
 from .pose_form import in_form, per_pose, record
 from .registry import Request
@@ -99,8 +99,40 @@ for _ta in SHAPES:
     register_fast("intersects", _ta, Mesh, _single_bool_mesh)
     register_fast("intersects", Mesh, _ta, _single_bool_mesh)
 register_convex_mesh_fast(SHAPES)
-for _spec in (INTERSECTS, CONTACTS, QUERY_STATS):
-    # strategy: gjk, double-box or Descent records (convex-mesh: Descent only)
+# -- intersects with a margin (issue 30 item 2): distance <= margin, as ``distance`` measures it
+def _convex_convex_margin(req: Request) -> BatchResult:
+    """``intersects`` on two convex shapes: with a margin, GJK's distance at most the margin
+    (what ``distance`` reports for the pair); else ``_convex_convex``."""
+    m = req.options["margin"]
+    if not m > 0.0:
+        return _convex_convex(req)
+    check_margin_strategy(req, convex=True)
+    _, dist, _, _ = gjk_batch(req.a, req.b, req, distance=True)
+    return bool_result(req, dist <= m)
+
+
+def _convex_mesh_margin(req: Request) -> BatchResult:
+    """``intersects`` on a convex shape and a mesh: with a margin, the threshold descent on the
+    shape's surface and the mesh, and (where it finds nothing) the solid holding part of the
+    mesh, as ``distance`` measures the pair (``_distance_with_mesh``); else ``_convex_mesh``."""
+    m = req.options["margin"]
+    if not m > 0.0:
+        return _convex_mesh(req)
+    check_margin_strategy(req)
+    convex_is_a = isinstance(req.a, ConvexShape)
+    shape, mesh = (req.a, req.b) if convex_is_a else (req.b, req.a)
+    hit = margin_rows(req, req.a.mesh if convex_is_a else req.a, req.b if convex_is_a else req.b.mesh, m)
+    todo = np.flatnonzero(~hit)
+    if todo.size:
+        hit |= containment.inside_tasks(shape, mesh, convex_is_a, req, todo)
+    return bool_result(req, hit)
+
+
+# strategy: gjk, double-box or Descent records (convex-mesh: Descent only)
+registry.register("intersects", ConvexShape, ConvexShape, _convex_convex_margin, honours=INTERSECTS.options)
+registry.register("intersects", ConvexShape, Mesh, _convex_mesh_margin, honours=INTERSECTS.options)
+registry.register("intersects", Mesh, ConvexShape, _convex_mesh_margin, honours=INTERSECTS.options)
+for _spec in (CONTACTS, QUERY_STATS):
     registry.register(_spec.name, ConvexShape, ConvexShape, _convex_convex, honours=_spec.options)
     registry.register(_spec.name, ConvexShape, Mesh, _convex_mesh, honours=_spec.options)
     registry.register(_spec.name, Mesh, ConvexShape, _convex_mesh, honours=_spec.options)

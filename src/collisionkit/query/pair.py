@@ -15,13 +15,15 @@ from numpy.typing import NDArray
 
 from ..bvh import pair_trees
 from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, NO_BUDGET
+from ..errors import UnsupportedOptionError
 from ..geometry.mesh import Mesh
 from ..geometry.pose import PoseLike
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
+from ..kernels.proximity import threshold as kth
 from ..kernels.traverse.descent import UNSETTLED, intersect_first, intersect_one
 from ..runtime import using_threads
 from ..strategies import Descent, Strategy, resolve
-from . import registry
+from . import batch, registry, scaling
 from .batch import Pinned, thread_count
 from .driver import FAST, ask, prepare, raise_pose_code, single_pose
 from .pose_form import per_pose, record
@@ -38,7 +40,9 @@ from .spec import (
     Spec,
     define,
     int_text,
+    length_text,
     mode_option,
+    nonnegative_length,
     strategy_option,
     traversal_view,
 )
@@ -51,8 +55,19 @@ def _boolean_view(options: Any) -> tuple[int, int, Any]:
     return MODE_ANY, -1, options["strategy"]
 
 
+#: ``margin=``: pairs at most this far apart count as intersecting (issue 30 item 2)
+_MARGIN = nonnegative_length("margin")
 INTERSECTS = define(Spec(
-    "intersects", {"strategy": strategy_option("descent"), "threads": THREADS}, view=_boolean_view, cli="check",
+    "intersects",
+    {
+        "margin": Option(
+            0.0, _MARGIN, "count shapes at most this far apart (world units) as intersecting", cli=True,
+            text=length_text,
+        ),
+        "strategy": strategy_option("descent"),
+        "threads": THREADS,
+    },
+    view=_boolean_view, cli="check",
 ))  # fmt: skip
 CONTACTS = define(Spec(
     "contacts",
@@ -94,6 +109,7 @@ def intersects(
     pose_a: PoseLike = None,
     pose_b: PoseLike = None,
     *,
+    margin: float = 0.0,
     strategy: str | Strategy = "descent",
     threads: int | None = None,
 ) -> bool | NDArray[np.bool_]:
@@ -109,6 +125,15 @@ def intersects(
     pose_a, pose_b : array_like (4, 4) or (N, 4, 4), optional
         World-from-object rigid transforms; None is the identity. A (4, 4) pose
         broadcasts against an (N, 4, 4) batch.
+    margin : float, optional
+        A finite length >= 0 (world units): the shapes count as intersecting when
+        their distance is at most ``margin`` (an offset by a ball, not an inflation of
+        vertices): exactly ``collisionkit.distance(a, b, ...).distance <= margin``,
+        answered without the full distance (meshes: a threshold descent that stops at
+        the first triangle pair within the margin or when every open node pair is
+        farther; two convex shapes: GJK's distance; a convex shape and a mesh: the
+        shape's surface, or the mesh inside the solid). 0 (the default) is the plain
+        exact test. Strategies: ``"descent"``/``Descent`` records (and ``"gjk"`` for convex pairs).
     strategy : str or strategy record
         How the shapes are walked; every strategy gives the same answer. Two
         meshes: "descent" (default), "bfs", "oaabb", or a record
@@ -131,7 +156,8 @@ def intersects(
     InvalidPoseError
         A non-finite or non-rigid pose (its index is in the message).
     ValueError
-        Poses of the wrong shape or batches that do not broadcast.
+        Poses of the wrong shape or batches that do not broadcast; a margin that is
+        negative, NaN, infinite or not a number.
 
     Examples
     --------
@@ -139,7 +165,14 @@ def intersects(
     >>> box = ck.primitives.box_mesh([1, 1, 1])
     >>> ck.intersects(box, box, None, ck.translation([0.5, 0, 0]))
     True
+    >>> ck.intersects(box, box, None, ck.translation([1.5, 0, 0]), margin=0.5)
+    True
     """
+    # PERF: margin 0 (the default float) goes straight on: one type check and comparison
+    if type(margin) is not float or margin != 0.0:
+        m = _MARGIN(margin)
+        if m > 0.0:
+            return _intersects_within(a, b, pose_a, pose_b, m, strategy, threads)
     # PERF: the per-call path (one pose each, default strategy) touches as
     # little Python as it can: ~1.5 us of wrapper and dispatch around the kernel.
     if threads is not None:
@@ -180,6 +213,98 @@ def intersects(
     if type(res) is not BatchResult:  # lazy: the Dask hand-off's answer
         return res
     return per_pose(res.counts > 0, res.batched)
+
+
+def _intersects_within(a: Any, b: Any, pose_a: Any, pose_b: Any, m: float, strategy: Any, threads: int | None) -> Any:
+    """``intersects`` with a margin m > 0: the per-call threshold kernel for one pose pair of
+    meshes (default strategy), else the request path (``margin_rows`` and the convex
+    handlers)."""
+    if type(a) is Mesh and type(b) is Mesh and (strategy == "descent" or type(strategy) is Descent):
+        if threads is not None:
+            thread_count(threads)
+        Ta = single_pose(pose_a)
+        Tb = single_pose(pose_b)
+        if Ta is not None and Tb is not None:
+            r = within_one(a, b, Ta, Tb, m)
+            if r != kth.ONE_OUT_OF_BAND:
+                if r < 0:
+                    raise_pose_code(r)
+                return r == kth.WITHIN
+    res = ask(INTERSECTS, a, b, pose_a, pose_b, margin=m, strategy=strategy, threads=threads)
+    if type(res) is not BatchResult:  # lazy: the Dask hand-off's answer
+        return res
+    return per_pose(res.counts > 0, res.batched)
+
+
+#: the per-call threshold kernel without numba's per-call type dispatch (batch.Pinned): its
+#: arguments are library-built tree arrays, poses checked by driver.single_pose, floats, ints
+_WITHIN_ONE = Pinned(kth.within_one)
+
+
+def within_one(a: Mesh, b: Mesh, Ta: NDArray[np.float64], Tb: NDArray[np.float64], m: float) -> int:
+    """The per-call threshold kernel on two meshes (their pair volume kind) at one pose pair:
+    1 within ``m``, 0 not, a negative pose code, or ``threshold.ONE_OUT_OF_BAND`` (nothing
+    computed: the pair must be prescaled)."""
+    ta, tb = pair_trees(a, b)
+    x, y = ta.arrays, tb.arrays
+    return int(_WITHIN_ONE.call(
+        x.topo, x.bv, x.tris, x.meta, Ta, y.topo, y.bv, y.tris, y.meta, Tb, float(x.scale[0] + y.scale[0]), ta.bv_code,
+        float(m),
+    ))  # fmt: skip
+
+
+def check_margin_strategy(req: Request, convex: bool = False) -> None:
+    """Refuse a strategy that cannot answer a margin: the threshold descent walks BVHs
+    (``Descent`` records), GJK measures convex pairs."""
+    name = type(req.strategy).__name__
+    if type(req.strategy) is Descent or (convex and name == "GJK"):
+        return
+    raise UnsupportedOptionError(
+        f"intersects with margin={req.options['margin']!r} is answered by the threshold descent (BVH records)"
+        + (" or GJK" if convex else "") + f", not by strategy {name}"
+    )
+
+
+def margin_rows(req: Request, a: Mesh, b: Mesh, m: float) -> NDArray[np.bool_]:
+    """(n,) bool over a prepared request's tasks: meshes ``a`` and ``b`` (surfaces) at most
+    ``m`` > 0 apart, by the threshold descent (``kernels.proximity.threshold``); tasks
+    outside the kernel's band of scales run prescaled by a power of two (``query/scaling.py``;
+    the threshold with them)."""
+    ta, tb = pair_trees(a, b)
+    n = req.n
+    hit = np.zeros(n, np.bool_)
+    if n == 0:
+        return hit
+    sa, sb = float(ta.arrays.scale[0]), float(tb.arrays.scale[0])
+    for e, tasks in scaling.groups(scaling.task_shifts(req, sa, sb), n):
+        sub = req if tasks is None else scaling.sub_request(req, tasks, e)
+        if e:
+            scaling.check_range("intersects", (sa, sb), e)
+        x = scaling.scaled_tree(a, ta, e) if e else ta.arrays
+        y = scaling.scaled_tree(b, tb, e) if e else tb.arrays
+        k = sub.n
+        tasks4 = np.zeros((k, 4), np.int64)
+        tasks4[:, 2] = sub.ia
+        tasks4[:, 3] = sub.ib
+        out = np.zeros(k, np.int8)
+        stats = np.zeros((k, 2), np.int64)
+        batch.launch(
+            batch.plan(k, req.threads, uniform=True), kth.within_serial, kth.within_parallel,
+            x.topo, x.bv, x.tris, x.meta, x.scale, sub.pa, y.topo, y.bv, y.tris, y.meta, y.scale, sub.pb,
+            tasks4, ta.bv_code, float(np.ldexp(m, -e)), out, stats,
+        )  # fmt: skip
+        if tasks is None:
+            hit[:] = out == kth.WITHIN
+        else:
+            hit[tasks] = out == kth.WITHIN
+    return hit
+
+
+def bool_result(req: Request, hit: NDArray[np.bool_]) -> BatchResult:
+    """The boolean answer (n,) of a request as the engine's ``BatchResult`` (no rows)."""
+    n = req.n
+    return BatchResult(n, req.batched, hit.astype(np.int64), np.zeros((n, N_STATS), np.int64),
+                       np.zeros(0, np.int64), np.zeros(n, np.int64), 0)  # fmt: skip
 
 
 def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri_code: int) -> int:
@@ -414,7 +539,17 @@ def _traverse_meshes(req: Request) -> BatchResult:
     return RUNNERS[type(strategy)](req, strategy)
 
 
-for _spec in (INTERSECTS, CONTACTS, QUERY_STATS):
+def _intersects_meshes(req: Request) -> BatchResult:
+    """The mesh-mesh handler of ``intersects``: with a margin, the threshold descent."""
+    m = req.options.get("margin", 0.0)
+    if m > 0.0:
+        check_margin_strategy(req)
+        return bool_result(req, margin_rows(req, req.a, req.b, m))
+    return _traverse_meshes(req)
+
+
+registry.register("intersects", Mesh, Mesh, _intersects_meshes, honours=INTERSECTS.options)
+for _spec in (CONTACTS, QUERY_STATS):
     registry.register(_spec.name, Mesh, Mesh, _traverse_meshes, honours=_spec.options)
 
 

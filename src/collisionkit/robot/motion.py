@@ -83,6 +83,7 @@ from ..constants import WORLD_BOX_SLACK
 from ..kernels.robot import checker as checker_kernel
 from ..kernels.robot import edge as edge_kernel
 from ..kernels.robot import proximity
+from ..query import batch
 from ..query.distance import distance
 from ..query.pair import intersects
 from ..query.pose_form import record
@@ -625,9 +626,9 @@ def check_with_margin(
     ``margin=0`` and no padding the answer is ``Robot.check``'s (pairs with a zero threshold
     take the same exact test, ``intersects``). Pair-major, as ``check.py``: per pair, one
     batched query over the configurations whose box lower bound is within the threshold
-    and that no earlier pair found colliding. PERF: when every pair is the checker's and
-    every threshold is > 0 (a margin, no convex shape), one compiled call answers the batch
-    (``proximity.margin_any``: kinematics, box pretest, descents); otherwise the checker's
+    and that no earlier pair found colliding. PERF: when every pair is the checker's (no
+    convex shape), one compiled call answers the batch (``margin_batch``: kinematics,
+    box pretests, threshold descents); otherwise the checker's
     pairs with a threshold > 0 go through one compiled call per configuration
     (``_margin_compiled``), pairs with a zero threshold (``intersects``) and convex shapes
     the per-pair path.
@@ -638,13 +639,12 @@ def check_with_margin(
     n = qa.shape[0]
     hit = np.zeros(n, np.bool_)
     kp = ps.kernel_pairs() if ps.n and n else np.zeros(0, np.int64)
-    if ps.n and n and (kp >= 0).all() and (ps.thr > 0.0).all():
-        # PERF: every pair the checker's, every threshold > 0: one compiled call for the
-        # batch, kinematics included (``proximity.margin_any``)
+    if ps.n and n and (kp >= 0).all():
+        # PERF: every pair the checker's: one compiled call for the batch, kinematics
+        # included (``margin_batch``: the threshold descent; zero thresholds exact)
         thr = np.empty(ps.n)
         thr[kp] = ps.thr
-        got = np.empty(n, np.int8)
-        proximity.margin_any(qa, *ps._args, thr, np.nextafter(thr, np.inf), got)
+        got = margin_batch(ps._args, qa, thr, threads)
         hit = got == 1
         if not (got < 0).any():
             return bool(hit[0]) if single else hit
@@ -672,6 +672,20 @@ def check_with_margin(
                 got = d <= ps.thr[p]
             hit[idx] = got
     return bool(hit[0]) if single else hit
+
+
+def margin_batch(args: tuple, Q: NDArray[np.float64], thr: NDArray[np.float64], threads: int | None) -> NDArray[np.int8]:
+    """(N,) int8: the checker's margin kernel (``kernels.robot.proximity.margin_serial`` /
+    ``margin_parallel``) on a finite batch Q (N, dof) over the packed checker ``args`` and
+    thresholds ``thr`` (P,) (one per row of its pairs): 1 within a threshold, 0 not, -1
+    undecided (a pair outside the kernel's band of scales)."""
+    n = Q.shape[0]
+    out = np.zeros(n, np.int8)
+    if n:
+        p = batch.plan(n, batch.thread_count(threads), uniform=True)
+        shared = np.zeros(1 if p.parallel else 0, np.int64)
+        batch.launch(p, proximity.margin_serial, proximity.margin_parallel, Q, *args, thr, out, shared)
+    return out
 
 
 def _margin_compiled(ps: _PairSet, T: NDArray, lb: NDArray, pairs: NDArray[np.int64], hit: NDArray[np.bool_]) -> None:

@@ -35,8 +35,10 @@ from ..errors import InvalidPoseError
 from ..geometry.mesh import Mesh
 from ..kernels.broadphase.common import finish_pairs, world_boxes
 from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF
+from ..kernels.proximity import threshold as kth
 from ..query import batch, deferred
 from ..query.driver import pose_error
+from ..query.spec import nonnegative_length
 from ..query.strategies.descent import descent_rows
 from . import broadphases
 from .filters import PairFilter, as_bits
@@ -46,6 +48,8 @@ from .records import FramePairs, Pairs, WorldContacts
 _I64 = np.int64
 _F64 = np.dtype(np.float64)
 _EMPTY = np.empty(0, _I64)
+#: ``margin=`` of the collision queries: a finite length >= 0
+_check_margin = nonnegative_length("margin")
 
 
 class World:
@@ -501,25 +505,40 @@ class World:
         """
         return Pairs.from_rows(self._candidates(), self._names)
 
-    def colliding_pairs(self) -> Pairs:
+    def colliding_pairs(self, *, margin: float = 0.0) -> Pairs:
         """Pairs whose shapes intersect (exact narrow phase on the candidates).
+
+        Parameters
+        ----------
+        margin : float, optional
+            A finite length >= 0: pairs at most this far apart count as colliding
+            (``collisionkit.intersects(..., margin=margin)``, which is
+            ``distance <= margin``); 0 (default) is the exact intersection test.
 
         Returns
         -------
         Pairs
-            Exactly the pairs ``collisionkit.intersects`` reports for every
-            filtered pair of objects, as ``object_a``, ``object_b`` (M,) rows,
+            Exactly the pairs ``collisionkit.intersects`` (with the margin) reports for
+            every filtered pair of objects, as ``object_a``, ``object_b`` (M,) rows,
             object_a < object_b.
+
+        Raises
+        ------
+        ValueError
+            A negative, NaN, infinite or non-numeric margin.
         """
-        return Pairs.from_rows(self._colliding(), self._names)
+        m = _check_margin(margin)
+        return Pairs.from_rows(self._colliding() if m == 0.0 else self._within(m), self._names)
 
-    def step(self, poses: Any) -> Pairs:
-        """``set_poses(poses)`` then ``colliding_pairs()``: one frame."""
+    def step(self, poses: Any, *, margin: float = 0.0) -> Pairs:
+        """``set_poses(poses)`` then ``colliding_pairs(margin=margin)``: one frame."""
+        m = _check_margin(margin)  # before the poses change
         self.set_poses(poses)
-        return self.colliding_pairs()
+        return self.colliding_pairs(margin=m)
 
-    def run(self, frames: Any) -> FramePairs:
-        """``step`` over many frames: the colliding pairs of each, as rows (frame, object_a, object_b).
+    def run(self, frames: Any, *, margin: float = 0.0) -> FramePairs:
+        """``step`` over many frames: the colliding pairs of each, as rows (frame, object_a, object_b)
+        (``margin`` as for ``colliding_pairs``; numpy frames only).
 
         The broad phase keeps its state from frame to frame inside the call (and the
         world is left at the last frame's poses, as after ``step``).
@@ -549,7 +568,10 @@ class World:
             (``constants.WORLD_TASKS_PER_CALL`` pair tasks at most), and the
             signal is seen between them.
         """
+        m = _check_margin(margin)
         if deferred.is_lazy(frames):
+            if m > 0.0:
+                raise ValueError("World.run: a margin does not take Dask frames yet")
             return deferred.run("world_run", self, frames)
         if isinstance(frames, np.ndarray) and (frames.ndim != 4 or frames.shape[1:] != (len(self), 4, 4)):
             raise ValueError(f"frames must have shape (F, {len(self)}, 4, 4), got {frames.shape}")
@@ -559,7 +581,7 @@ class World:
                 self.set_poses(T)
             except InvalidPoseError as exc:  # name the frame too (its index is the frame's)
                 raise InvalidPoseError(f"frames[{f}]: {exc}", f) from None
-            found.append(self._colliding())
+            found.append(self._colliding() if m == 0.0 else self._within(m))
         counts = np.array([f.shape[0] for f in found], dtype=_I64)
         rows = np.concatenate(found) if found else np.empty((0, 2), _I64)
         frame = np.repeat(np.arange(counts.shape[0], dtype=_I64), counts)
@@ -797,6 +819,56 @@ class World:
         self._coll = cand[hit]
         self._coll.flags.writeable = False
         return self._coll
+
+    def _margin_candidates(self, m: float) -> NDArray[np.int64]:
+        """Filtered pairs (i < j, sorted) whose world boxes are at most ``m`` apart along every
+        axis (a pair within ``m`` always is): each box grown by m / 2, every pair tested
+        (``broadphases.Brute``). NOTE: the boxes are padded (``WORLD_BOX_SLACK``) far beyond
+        the rounding of growing them."""
+        self._update_broadphase()
+        h = 0.5 * m
+        lo, hi = self._lo - h, self._hi + h
+        bp = broadphases.Brute()
+        raw = np.empty((max(1024, 4 * len(self)), 2), _I64)
+        while True:
+            k = bp.pairs_finished(lo, hi, self._order, self._group, self._mask, self._filter.array, raw)
+            if k <= raw.shape[0]:
+                return raw[:k].copy()
+            raw = np.empty((k + k // 2, 2), _I64)
+
+    def _within(self, m: float) -> NDArray[np.int64]:
+        """Rows (i, j) of the pairs at most ``m`` > 0 apart: mesh pairs by the threshold
+        descent (``kernels.proximity.threshold``) over the World's pools, one launch per
+        volume kind; other shapes (and mesh pairs outside the kernel's band of scales) by
+        ``collisionkit.intersects(..., margin=m)``."""
+        cand = self._margin_candidates(m)
+        hit = np.zeros(cand.shape[0], np.bool_)
+        if cand.shape[0]:
+            from ..query.pair import intersects
+
+            groups, mesh = self._split(cand)
+            nthreads = batch.thread_count(self._threads)
+            rest = [np.flatnonzero(~mesh)]
+            for rows, pool, bv_code, tasks in groups:
+                topo, bv, tris, _, meta, scale = pool
+                for t0 in range(0, tasks.shape[0], WORLD_TASKS_PER_CALL):  # Ctrl-C seen between calls
+                    sub = np.ascontiguousarray(tasks[t0 : t0 + WORLD_TASKS_PER_CALL])
+                    out = np.zeros(sub.shape[0], np.int8)
+                    stats = np.zeros((sub.shape[0], 2), _I64)
+                    batch.launch(
+                        batch.plan(sub.shape[0], nthreads, uniform=True), kth.within_serial, kth.within_parallel,
+                        topo, bv, tris, meta, scale, self._poses, topo, bv, tris, meta, scale, self._poses,
+                        sub, bv_code, float(m), out, stats,
+                    )  # fmt: skip
+                    r = rows[t0 : t0 + sub.shape[0]]
+                    hit[r] = out == kth.WITHIN
+                    rest.append(r[out == kth.OUT_BAND])
+            for r in np.concatenate(rest).tolist():
+                si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
+                hit[r] = bool(intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj], margin=m))
+        out_rows = cand[hit]
+        out_rows.flags.writeable = False
+        return out_rows
 
     def contacts(self, *, max_pairs: int | None = None) -> WorldContacts:
         """The intersecting triangle pairs of every colliding object pair.
