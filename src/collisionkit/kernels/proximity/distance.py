@@ -44,6 +44,7 @@ from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_segment import tri_tri_segment
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.access import node_extent, node_size
+from ..volumes.box import frame_in_frame
 
 _U = 2.0**-53
 
@@ -161,44 +162,7 @@ def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
         t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1]
         t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2]
         return box_lower_bound2(t0, t1, t2, R, AbsR, ea[3], ea[4], ea[5], eb[3], eb[4], eb[5], slack)
-    bx = bv_b[ib, 0]
-    by = bv_b[ib, 1]
-    bz = bv_b[ib, 2]
-    cx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - bv_a[ia, 0]
-    cy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - bv_a[ia, 1]
-    cz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - bv_a[ia, 2]
-    a00 = bv_a[ia, 3]
-    a01 = bv_a[ia, 4]
-    a02 = bv_a[ia, 5]
-    a10 = bv_a[ia, 6]
-    a11 = bv_a[ia, 7]
-    a12 = bv_a[ia, 8]
-    a20 = bv_a[ia, 9]
-    a21 = bv_a[ia, 10]
-    a22 = bv_a[ia, 11]
-    u0x = R[0] * bv_b[ib, 3] + R[1] * bv_b[ib, 4] + R[2] * bv_b[ib, 5]
-    u0y = R[3] * bv_b[ib, 3] + R[4] * bv_b[ib, 4] + R[5] * bv_b[ib, 5]
-    u0z = R[6] * bv_b[ib, 3] + R[7] * bv_b[ib, 4] + R[8] * bv_b[ib, 5]
-    u1x = R[0] * bv_b[ib, 6] + R[1] * bv_b[ib, 7] + R[2] * bv_b[ib, 8]
-    u1y = R[3] * bv_b[ib, 6] + R[4] * bv_b[ib, 7] + R[5] * bv_b[ib, 8]
-    u1z = R[6] * bv_b[ib, 6] + R[7] * bv_b[ib, 7] + R[8] * bv_b[ib, 8]
-    u2x = R[0] * bv_b[ib, 9] + R[1] * bv_b[ib, 10] + R[2] * bv_b[ib, 11]
-    u2y = R[3] * bv_b[ib, 9] + R[4] * bv_b[ib, 10] + R[5] * bv_b[ib, 11]
-    u2z = R[6] * bv_b[ib, 9] + R[7] * bv_b[ib, 10] + R[8] * bv_b[ib, 11]
-    r00 = a00 * u0x + a01 * u0y + a02 * u0z
-    r01 = a00 * u1x + a01 * u1y + a02 * u1z
-    r02 = a00 * u2x + a01 * u2y + a02 * u2z
-    r10 = a10 * u0x + a11 * u0y + a12 * u0z
-    r11 = a10 * u1x + a11 * u1y + a12 * u1z
-    r12 = a10 * u2x + a11 * u2y + a12 * u2z
-    r20 = a20 * u0x + a21 * u0y + a22 * u0z
-    r21 = a20 * u1x + a21 * u1y + a22 * u1z
-    r22 = a20 * u2x + a21 * u2y + a22 * u2z
-    Rab = (r00, r01, r02, r10, r11, r12, r20, r21, r22)
-    Aab = (abs(r00), abs(r01), abs(r02), abs(r10), abs(r11), abs(r12), abs(r20), abs(r21), abs(r22))
-    t0 = a00 * cx + a01 * cy + a02 * cz
-    t1 = a10 * cx + a11 * cy + a12 * cz
-    t2 = a20 * cx + a21 * cy + a22 * cz
+    t0, t1, t2, Rab, Aab = frame_in_frame(R, t, bv_a, ia, bv_b, ib)
     return box_lower_bound2(
         t0, t1, t2, Rab, Aab,
         bv_a[ia, 12], bv_a[ia, 13], bv_a[ia, 14], bv_b[ib, 12], bv_b[ib, 13], bv_b[ib, 14], slack,

@@ -91,17 +91,14 @@ def boxes_overlap(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     return True
 
 
-# inline: the per-node-pair test of the traversal; as a call, OBB queries ran 15-50%
-# slower (issue 16, benchmarks micro: intersects/contacts with bv="obb").
+# inline: the first half of every oriented node test (OBB overlap, the OBB distance bound,
+# the RSS test); a call there would cost what obb_overlap's note measured (15-50%)
 @njit(cache=True, nogil=True, inline="always")
-def obb_overlap(R, t, bv_a, ia, bv_b, ib, slack):
-    """OBB node pair: move b's box into a's frame, express it in a's box frame, SAT
-    (rows: centre, axes as rows, half extents; ``bv_a[ia]`` and ``bv_b[ib]``). Shared by the
-    intersection descent, the threshold descent (``slack`` widened by the threshold) and the
-    robot checker's local boxes.
-
-    R is the row-major 9-tuple of b's rotation in a's frame, t its translation (tuple).
-    """
+def frame_in_frame(R, t, bv_a, ia, bv_b, ib):
+    """b's oriented frame in a's: rows of both hold a centre (cols 0-2) and three axes as rows
+    (cols 3-11); b is moved by (R, t) into a's tree frame. Returns (t0, t1, t2, Rab, Aab):
+    b's centre in a's axes and Rab[3 i + j] = A_i . B_j (9-tuples, Aab the absolute values),
+    as ``boxes_overlap`` and ``distance.box_lower_bound2`` take them."""
     bx = bv_b[ib, 0]
     by = bv_b[ib, 1]
     bz = bv_b[ib, 2]
@@ -141,6 +138,21 @@ def obb_overlap(R, t, bv_a, ia, bv_b, ib, slack):
     t0 = a00 * cx + a01 * cy + a02 * cz
     t1 = a10 * cx + a11 * cy + a12 * cz
     t2 = a20 * cx + a21 * cy + a22 * cz
+    return t0, t1, t2, Rab, Aab
+
+
+# inline: the per-node-pair test of the traversal; as a call, OBB queries ran 15-50%
+# slower (issue 16, benchmarks micro: intersects/contacts with bv="obb").
+@njit(cache=True, nogil=True, inline="always")
+def obb_overlap(R, t, bv_a, ia, bv_b, ib, slack):
+    """OBB node pair: move b's box into a's frame, express it in a's box frame, SAT
+    (rows: centre, axes as rows, half extents; ``bv_a[ia]`` and ``bv_b[ib]``). Shared by the
+    intersection descent, the threshold descent (``slack`` widened by the threshold) and the
+    robot checker's local boxes.
+
+    R is the row-major 9-tuple of b's rotation in a's frame, t its translation (tuple).
+    """
+    t0, t1, t2, Rab, Aab = frame_in_frame(R, t, bv_a, ia, bv_b, ib)
     return boxes_overlap(
         t0, t1, t2, Rab, Aab,
         bv_a[ia, 12], bv_a[ia, 13], bv_a[ia, 14],

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from ..core.linalg import symmetric_eigen3
-from .box import boxes_overlap
+from .box import boxes_overlap, frame_in_frame
 
 _U = 2.0**-53
 
@@ -123,36 +123,7 @@ def fit_rss(tris, idx, s, e, out, work):
 def overlap_rss(R, t, bv_a, ia, bv_b, ib, slack):
     """Do node ``ia`` of a and node ``ib`` of b (moved by R, t into a's frame) overlap?
     Conservative (see the module notes); R a row-major 9-tuple, t a 3-tuple."""
-    bx = bv_b[ib, 0]
-    by = bv_b[ib, 1]
-    bz = bv_b[ib, 2]
-    cx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - bv_a[ia, 0]
-    cy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - bv_a[ia, 1]
-    cz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - bv_a[ia, 2]
-    # b's axes in a's frame (u_j = R @ row j of b's axes), then against a's axes:
-    # Rab[3 i + j] = A_i . B_j
-    u0x = R[0] * bv_b[ib, 3] + R[1] * bv_b[ib, 4] + R[2] * bv_b[ib, 5]
-    u0y = R[3] * bv_b[ib, 3] + R[4] * bv_b[ib, 4] + R[5] * bv_b[ib, 5]
-    u0z = R[6] * bv_b[ib, 3] + R[7] * bv_b[ib, 4] + R[8] * bv_b[ib, 5]
-    u1x = R[0] * bv_b[ib, 6] + R[1] * bv_b[ib, 7] + R[2] * bv_b[ib, 8]
-    u1y = R[3] * bv_b[ib, 6] + R[4] * bv_b[ib, 7] + R[5] * bv_b[ib, 8]
-    u1z = R[6] * bv_b[ib, 6] + R[7] * bv_b[ib, 7] + R[8] * bv_b[ib, 8]
-    u2x = R[0] * bv_b[ib, 9] + R[1] * bv_b[ib, 10] + R[2] * bv_b[ib, 11]
-    u2y = R[3] * bv_b[ib, 9] + R[4] * bv_b[ib, 10] + R[5] * bv_b[ib, 11]
-    u2z = R[6] * bv_b[ib, 9] + R[7] * bv_b[ib, 10] + R[8] * bv_b[ib, 11]
-    a0x, a0y, a0z = bv_a[ia, 3], bv_a[ia, 4], bv_a[ia, 5]
-    a1x, a1y, a1z = bv_a[ia, 6], bv_a[ia, 7], bv_a[ia, 8]
-    a2x, a2y, a2z = bv_a[ia, 9], bv_a[ia, 10], bv_a[ia, 11]
-    Rab = (
-        a0x * u0x + a0y * u0y + a0z * u0z, a0x * u1x + a0y * u1y + a0z * u1z, a0x * u2x + a0y * u2y + a0z * u2z,
-        a1x * u0x + a1y * u0y + a1z * u0z, a1x * u1x + a1y * u1y + a1z * u1z, a1x * u2x + a1y * u2y + a1z * u2z,
-        a2x * u0x + a2y * u0y + a2z * u0z, a2x * u1x + a2y * u1y + a2z * u1z, a2x * u2x + a2y * u2y + a2z * u2z,
-    )  # fmt: skip
-    Aab = (abs(Rab[0]), abs(Rab[1]), abs(Rab[2]), abs(Rab[3]), abs(Rab[4]), abs(Rab[5]),
-           abs(Rab[6]), abs(Rab[7]), abs(Rab[8]))  # fmt: skip
-    t0 = a0x * cx + a0y * cy + a0z * cz
-    t1 = a1x * cx + a1y * cy + a1z * cz
-    t2 = a2x * cx + a2y * cy + a2z * cz
+    t0, t1, t2, Rab, Aab = frame_in_frame(R, t, bv_a, ia, bv_b, ib)  # the rectangles' frames
     return boxes_overlap(
         t0, t1, t2, Rab, Aab,
         bv_a[ia, 12], bv_a[ia, 13], 0.0,
