@@ -809,7 +809,8 @@ def ask_spec(command: str, fn: Callable[..., Any], args: argparse.Namespace, a: 
 
     spec = _spec_of(command)
     flags = {name: getattr(args, name) for name, _ in spec.cli_options()} if spec is not None else {}
-    if all(k in inspect.signature(fn).parameters for k in flags):
+    params = inspect.signature(fn).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()) or all(k in params for k in flags):
         return fn(a, b, pa, pb, **flags)
     from .query.driver import ask
 
