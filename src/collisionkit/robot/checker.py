@@ -7,8 +7,9 @@ on the robot per (world, options). The arrays are rebuilt when the world changes
 ``version`` counter: add, remove, poses, filters) and never otherwise.
 
 Which pairs the kernel answers: every (link, object) and self pair whose two shapes are
-``collisionkit.Mesh`` objects, in the volume kind ``collisionkit.intersects`` would use
-(``bvh.pair_volume``; both trees of that kind, ``bvh.tree_for``), every kind in one pool.
+``collisionkit.Mesh`` objects, in one volume kind per pair (``ROBOT_VOLUME``, "obb", where
+both meshes leave it to "auto", else ``bvh.pair_volume``'s rule; both trees of that kind,
+``bvh.tree_for``), every kind in one pool.
 Pairs with any other shape (a convex ``ck.Box``, ``ck.Sphere`` or ``ck.Convex`` in the World)
 are routed through today's per-pair path (``robot/check.py``: padded boxes, then
 ``collisionkit.intersects`` per pair, which runs the convex kernels), only for the
@@ -57,6 +58,19 @@ _ORDER_MAX_PAIRS = 200_000
 #: configuration cost more than the sweep (64 links: 10.0 against 10.8 us, 96: 16.6 against
 #: 15.3, 256: 65 against 40; ``python -m benchmarks.many_links``, results/many_links.md).
 SWEEP_MIN_LINKS = 80
+#: the volume kind of a pair whose two meshes leave their kind to "auto", unless the caller
+#: names one (``bv=``; "auto": ``bvh.pair_volume``'s own pick). A mesh built with a named kind
+#: keeps it (``pair_volume``'s rule). Answers never depend on it. PERF: OBB trees were the
+#: fastest kind on every scene measured (interleaved, 3 repeats, batched thread CPU us a
+#: configuration at threads=1, auto pick / aabb / obb / kdop14 / rss): Panda among 7 boxes
+#: random 4.20 / 4.28 / 2.53 / 14.7 / 4.81, free 3.84 / 3.81 / 2.29, colliding 4.74 / 4.93 /
+#: 2.72; iiwa among 7 boxes random 3.06 / 2.96 / 2.14 / 41.0 / 5.32, colliding 6.29 / 6.28 /
+#: 3.33 (free: 1.17 / 1.15 / 1.27, the one case OBB loses, by 0.1 us); Panda planning scenes
+#: (benchmarks/planning_scenes.py, random) table 4.69 / 4.48 / 3.08, bookshelf 4.52 / 4.70 /
+#: 2.87, cage 4.50 / 4.49 / 2.55, thin plate 4.15 / 4.25 / 2.46. The auto pick was AABB for
+#: every Panda and iiwa link: their leaves are thick (``bvh.leaf_thickness_ratio``), yet the
+#: links' long, rotated parts fit oriented boxes much tighter near the root.
+ROBOT_VOLUME = "obb"
 
 
 
@@ -91,9 +105,11 @@ class RobotChecker:
     bv : str, optional
         The volume kind every pair is traversed in ("aabb", "obb", "sphere", "kdop14",
         "saabb", ...; trees of that kind with each mesh's own split rule and leaf size).
-        Default: each pair's kind as ``collisionkit.intersects`` takes it
-        (``bvh.pair_volume``). The answers do not depend on it (ARCHITECTURE.md,
-        "Exactness"), only the work: the Panda's links are twice as fast in "obb" trees
+        Default: ``ROBOT_VOLUME`` ("obb") for a pair of two meshes whose kind is "auto", a
+        mesh's named kind where it has one; "auto": each pair's kind as
+        ``collisionkit.intersects`` takes it (``bvh.pair_volume``). The answers do not
+        depend on it (ARCHITECTURE.md, "Exactness"), only the work: the Panda's and the
+        iiwa's links are 1.4-1.8x as fast in "obb" trees as in the "auto" pick's AABB trees
         (benchmarks/results/robot_config.md).
     listed : bool
         List every self pair even past ``SWEEP_MIN_LINKS`` (``Robot.clearance``,
@@ -199,7 +215,7 @@ class RobotChecker:
             if type(a) is not Mesh or type(b) is not Mesh:
                 external.append(c)
                 continue
-            bv = self.bv or pair_volume(a, b)
+            bv = _pair_volume(a, b, self.bv)
             ta, tb = tree_for(a, bv), tree_for(b, bv)
             b_index, b_row = (j, int(link_row[j])) if j >= 0 else (o, o)
             rows.append([i, int(link_row[i]), b_index, b_row, int(j >= 0), tree_index(ta), tree_index(tb), ta.bv_code, c])
@@ -535,9 +551,10 @@ def _local_obbs(shapes: list[Any]) -> NDArray[np.float64]:
 
 
 def _volume(bv: str | None) -> str | None:
-    """The ``bv`` option checked: None (or "auto") for each pair's own kind, else a kind name."""
+    """The ``bv`` option checked: None (the robot default, ``ROBOT_VOLUME``), "auto" (each
+    pair's ``bvh.pair_volume``), else a kind name."""
     if bv is None or bv == "auto":
-        return None
+        return bv
     if bv not in BV_KINDS:
         raise ValueError(f"bv must be one of {sorted(BV_KINDS)} or 'auto', got {bv!r}")
     return bv
@@ -627,18 +644,33 @@ def sweeps(robot: Any, listed: bool = False) -> bool:
     return not listed and len(robot.link_meshes) >= SWEEP_MIN_LINKS
 
 
+def _pair_volume(a: Mesh, b: Mesh, bv: str | None) -> str:
+    """The kind the checker traverses the pair (a, b) in for its ``bv`` option: a named kind
+    as given; "auto": ``bvh.pair_volume``; None: a's named kind, else b's, else
+    ``ROBOT_VOLUME`` (``pair_volume``'s rule with the robot default for the "auto" pick)."""
+    if bv == "auto":
+        return pair_volume(a, b)
+    if bv is not None:
+        return bv
+    for mesh in (a, b):
+        if mesh.options.bv != AUTO_BV:
+            return mesh.options.bv
+    return ROBOT_VOLUME
+
+
 def _link_kinds(meshes: list[Mesh], bv: str | None) -> NDArray[np.int64]:
     """(M, 2) per mesh (``kernel.KIND_OWN``, ``kernel.KIND_CHOICE``): its own volume kind code
-    (-1: "auto") and the kind ``auto`` picks for it; every entry ``bv``'s code when the
-    checker's ``bv`` option is set."""
+    (-1: "auto") and the kind picked for it where it has none (``bv`` "auto": ``choose_volume``'s;
+    None: ``ROBOT_VOLUME``); every entry ``bv``'s code when the checker's ``bv`` names a kind."""
     out = np.empty((len(meshes), 2), _I64)
-    if bv is not None:
+    if bv is not None and bv != "auto":
         out[:] = BV_KINDS[bv]
         return out
     for m, mesh in enumerate(meshes):
         own = mesh.options.bv
         out[m, kernel.KIND_OWN] = -1 if own == AUTO_BV else BV_KINDS[own]
-        out[m, kernel.KIND_CHOICE] = BV_KINDS[choose_volume(mesh).bv] if own == AUTO_BV else out[m, kernel.KIND_OWN]
+        pick = BV_KINDS[choose_volume(mesh).bv if bv == "auto" else ROBOT_VOLUME]
+        out[m, kernel.KIND_CHOICE] = pick if own == AUTO_BV else out[m, kernel.KIND_OWN]
     return out
 
 
