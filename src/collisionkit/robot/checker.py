@@ -68,15 +68,16 @@ SWEEP_MIN_LINKS = 80
 #: the volume kind of a pair whose two meshes leave their kind to "auto", unless the caller
 #: names one (``bv=``; "auto": ``bvh.pair_volume``'s own pick). A mesh built with a named kind
 #: keeps it (``pair_volume``'s rule). Answers never depend on it. PERF: OBB trees were the
-#: fastest kind on every scene measured (interleaved, 3 repeats, batched thread CPU us a
-#: configuration at threads=1, auto pick / aabb / obb / kdop14 / rss): Panda among 7 boxes
-#: random 4.20 / 4.28 / 2.53 / 14.7 / 4.81, free 3.84 / 3.81 / 2.29, colliding 4.74 / 4.93 /
-#: 2.72; iiwa among 7 boxes random 3.06 / 2.96 / 2.14 / 41.0 / 5.32, colliding 6.29 / 6.28 /
-#: 3.33 (free: 1.17 / 1.15 / 1.27, the one case OBB loses, by 0.1 us); Panda planning scenes
-#: (benchmarks/planning_scenes.py, random) table 4.69 / 4.48 / 3.08, bookshelf 4.52 / 4.70 /
-#: 2.87, cage 4.50 / 4.49 / 2.55, thin plate 4.15 / 4.25 / 2.46. The auto pick was AABB for
-#: every Panda and iiwa link: their leaves are thick (``bvh.leaf_thickness_ratio``), yet the
-#: links' long, rotated parts fit oriented boxes much tighter near the root.
+#: fastest kind on every scene measured but one (``python -m benchmarks.robot_volumes``,
+#: results/robot_volumes.md; batched thread CPU us a configuration at threads=1 on random
+#: configurations, auto pick / aabb / obb / kdop14 / rss): the Panda among 7 boxes 4.18 / 4.21
+#: / 2.34 / 13.1 / 4.74, the iiwa among them 2.57 / 2.63 / 2.02 / 41.6 / 5.04, the Panda in
+#: benchmarks/planning_scenes.py's table 4.28 / 4.32 / 2.94, bookshelf 4.57 / 4.48 / 2.70, cage
+#: 4.40 / 4.40 / 2.43, thin plate 4.08 / 4.03 / 2.32; colliding configurations 1.7-2.1x faster
+#: than the auto pick. The exception: the iiwa's free configurations, 1.29 against 1.17-1.19
+#: (few descents there, and an OBB node test costs more than an AABB one). The auto pick is
+#: AABB for every Panda and iiwa link (thick leaves, ``bvh.leaf_thickness_ratio``), yet the
+#: links' long, rotated parts fit oriented boxes far tighter near the root.
 ROBOT_VOLUME = "obb"
 
 
