@@ -117,8 +117,8 @@ class RobotChecker:
         mesh's named kind where it has one; "auto": each pair's kind as
         ``collisionkit.intersects`` takes it (``bvh.pair_volume``). The answers do not
         depend on it (ARCHITECTURE.md, "Exactness"), only the work: the Panda's and the
-        iiwa's links are 1.4-1.8x as fast in "obb" trees as in the "auto" pick's AABB trees
-        (benchmarks/results/robot_config.md).
+        iiwa's links are 1.3-1.8x as fast in "obb" trees as in the "auto" pick's AABB trees
+        (benchmarks/results/robot_volumes.md).
     listed : bool
         List every self pair even past ``SWEEP_MIN_LINKS`` (``Robot.clearance``,
         ``check_motion`` and margins read the checker's pairs by row): O(M^2) memory for
