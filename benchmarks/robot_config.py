@@ -15,6 +15,12 @@ within the joint limits (seed 11). Measured:
   configurations;
 * collisionkit batched, ``robot.check(Q, world, threads=1)`` on ``--batch`` configurations,
   per configuration (the median of 3 runs);
+* the same, one call a configuration and batched, with ``bv="auto"`` (each pair in the kind
+  ``bvh.pair_volume`` picks: AABB for the Panda's links; the checker's default before
+  ``checker.ROBOT_VOLUME``);
+* per volume kind (``bv=`` auto, aabb, obb, kdop14, rss), the batched call's thread CPU time
+  at ``threads=1`` on the free and on the colliding configurations of the batch, the kinds
+  interleaved and repeated 3 times (the median): what ``ROBOT_VOLUME`` was chosen by;
 * pybullet, per configuration: ``resetJointState`` per joint (both fingers take q[7]), then
   ``getClosestPoints(robot, box, 0)`` per obstacle and ``getClosestPoints(robot, robot, 0,
   link a, link b)`` per self pair (the same non-adjacent pairs), stopping at the first
@@ -42,6 +48,7 @@ import numpy as np
 
 import collisionkit as ck
 from collisionkit.robot import check as reference
+from collisionkit.robot.checker import ROBOT_VOLUME
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -107,6 +114,27 @@ def time_batch(robot: ck.Robot, world: ck.World, Q: np.ndarray, threads: int | N
         walls.append(time.perf_counter() - t)
         cpus.append(time.thread_time() - c)
     return hit, float(np.median(walls) / len(Q) * 1e6), float(np.median(cpus) / len(Q) * 1e6)
+
+
+#: the volume kinds compared (``bv=``)
+KINDS = ("auto", "aabb", "obb", "kdop14", "rss")
+
+
+def time_kinds(robot: ck.Robot, world: ck.World, Q: np.ndarray, repeats: int = 3) -> dict:
+    """Per kind of ``KINDS``, the batched call's thread CPU us a configuration at threads=1 on
+    the random, free and colliding configurations of Q (kinds interleaved, order alternated,
+    the median of ``repeats``), and every kind's answers on Q (``hits``)."""
+    hit = robot.check(Q, world, threads=1)
+    parts = {"random": Q, "free": Q[~hit], "colliding": Q[hit]}
+    hits = [robot.check(Q, world, threads=1, bv=k) for k in KINDS]
+    cpu: dict = {p: {k: [] for k in KINDS} for p in parts}
+    for rep in range(repeats):
+        for part, QQ in parts.items():
+            for k in KINDS if rep % 2 == 0 else KINDS[::-1]:
+                c = time.thread_time()
+                robot.check(QQ, world, threads=1, bv=k)
+                cpu[part][k].append((time.thread_time() - c) / max(len(QQ), 1) * 1e6)
+    return {"cpu_us": {p: {k: float(np.median(v)) for k, v in d.items()} for p, d in cpu.items()}, "hits": hits}
 
 
 def time_pybullet(urdf: str, robot: ck.Robot, q: np.ndarray) -> tuple[np.ndarray, float]:
@@ -181,21 +209,24 @@ def main(argv: list[str] | None = None) -> int:
     ref, ref_us = time_reference(robot, world, q[: args.reference_n])
     batch_hit, batch_us, batch_cpu_us = time_batch(robot, world, q[:nb], threads=1)
     batch_all_hit, batch_all_us, _ = time_batch(robot, world, q[:nb], threads=None)
-    # the same with every pair traversed in OBB trees (the bv option: same answers, less work)
-    obb_hit, obb_us, obb_cpu_us = time_single(robot, world, q[:n], bv="obb")
-    obb_batch_hit, obb_batch_us, obb_batch_cpu_us = time_batch(robot, world, q[:nb], threads=1, bv="obb")
+    # the same with each pair in the kind bvh.pair_volume picks (the default before ROBOT_VOLUME)
+    auto_hit, auto_us, auto_cpu_us = time_single(robot, world, q[:n], bv="auto")
+    auto_batch_hit, auto_batch_us, auto_batch_cpu_us = time_batch(robot, world, q[:nb], threads=1, bv="auto")
+    kinds = time_kinds(robot, world, q[:nb])
     # referee 1: the kernel's answers are the per-pair path's, on every configuration measured
     want = reference.check_configurations(robot, q[:nb], world)
+    kinds["equal"] = all(np.array_equal(h, want) for h in kinds.pop("hits"))
     exact = bool(np.array_equal(ours, want[:n]) and np.array_equal(batch_hit, want) and np.array_equal(batch_all_hit, want)
-                 and np.array_equal(ref, want[: args.reference_n]) and np.array_equal(obb_hit, want[:n])
-                 and np.array_equal(obb_batch_hit, want))  # fmt: skip
+                 and np.array_equal(ref, want[: args.reference_n]) and np.array_equal(auto_hit, want[:n])
+                 and np.array_equal(auto_batch_hit, want))  # fmt: skip
     row: dict = {
         "robot": "franka_panda", "obstacles": len(BOXES), "self_pairs": len(reference.self_collision_pairs(robot)),
         "configurations": n, "colliding": float(want[:n].mean()), "prepare_ms": prepare_ms,
         "ours_single_us": single_us, "ours_single_cpu_us": single_cpu_us, "per_pair_path_us": ref_us,
         "ours_batch_t1_us": batch_us, "ours_batch_t1_cpu_us": batch_cpu_us, "ours_batch_all_threads_us": batch_all_us,
-        "obb_single_us": obb_us, "obb_single_cpu_us": obb_cpu_us, "obb_batch_t1_us": obb_batch_us,
-        "obb_batch_t1_cpu_us": obb_batch_cpu_us, "batch": nb, "equal_to_per_pair_path": exact,
+        "auto_single_us": auto_us, "auto_single_cpu_us": auto_cpu_us, "auto_batch_t1_us": auto_batch_us,
+        "auto_batch_t1_cpu_us": auto_batch_cpu_us, "batch": nb, "equal_to_per_pair_path": exact and kinds["equal"],
+        "default_volume": ROBOT_VOLUME, "kinds_batch_t1_cpu_us": kinds["cpu_us"],
     }  # fmt: skip
     try:
         pb_hit, pb_us = time_pybullet(urdf, robot, q[:n])
@@ -232,19 +263,26 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "| what | us per configuration |",
         "|---|---|",
-        f"| collisionkit `robot.check(q, world)`, one (dof,) configuration a call ({n} calls) | {r['ours_single_us']:.1f} wall median, "
+        f"| collisionkit `robot.check(q, world)` (default: \"{ROBOT_VOLUME}\" trees), one (dof,) configuration a call ({n} calls) | {r['ours_single_us']:.1f} wall median, "
         f"{r['ours_single_cpu_us']:.1f} CPU mean |",
         f"| the per-pair path it replaced (`robot/check.py`, {args.reference_n} calls) | {r['per_pair_path_us']:.0f} |",
         f"| collisionkit batched, `threads=1` ({nb} configurations) | {r['ours_batch_t1_us']:.2f} wall, {r['ours_batch_t1_cpu_us']:.2f} CPU |",
         f"| collisionkit batched, all threads | {r['ours_batch_all_threads_us']:.2f} |",
-        f"| collisionkit `bv=\"obb\"` (every pair in OBB trees, same answers), one a call | {r['obb_single_us']:.1f} wall median, "
-        f"{r['obb_single_cpu_us']:.1f} CPU mean |",
-        f"| collisionkit `bv=\"obb\"` batched, `threads=1` | {r['obb_batch_t1_us']:.2f} wall, {r['obb_batch_t1_cpu_us']:.2f} CPU |",
+        f"| collisionkit `bv=\"auto\"` (each pair in `bvh.pair_volume`'s pick: AABB; the default before), one a call | "
+        f"{r['auto_single_us']:.1f} wall median, {r['auto_single_cpu_us']:.1f} CPU mean |",
+        f"| collisionkit `bv=\"auto\"` batched, `threads=1` | {r['auto_batch_t1_us']:.2f} wall, {r['auto_batch_t1_cpu_us']:.2f} CPU |",
         f"| pybullet `getClosestPoints` per obstacle and self pair ({n} configurations) | {pb} |",
         "",
         f"Referee: collisionkit equals the per-pair path on every configuration measured: **{'yes' if exact else 'NO'}**. "
         f"{referee}. Preparing the checker (first call): {r['prepare_ms']:.0f} ms.",
         "pybullet checks convex hulls of the link meshes with its collision margin: a different answer, timed for scale.",
+        "",
+        f"Volume kinds (`bv=`; the default `checker.ROBOT_VOLUME` = \"{ROBOT_VOLUME}\" for pairs of two \"auto\" meshes): "
+        "batched thread CPU us a configuration at `threads=1`, kinds interleaved, median of 3, same answers in every kind:",
+        "",
+        "| configurations | " + " | ".join(KINDS) + " |",
+        "|---|" + "---|" * len(KINDS),
+        *(f"| {part} | " + " | ".join(f"{r['kinds_batch_t1_cpu_us'][part][k]:.2f}" for k in KINDS) + " |" for part in ("random", "free", "colliding")),
     ]
     (RESULTS / "robot_config.md").write_text(stamp("\n".join(lines) + "\n", meta["provenance"]))
     print("\n".join(lines))

@@ -313,10 +313,45 @@ def test_bv_option_changes_the_work_not_the_answers(panda, bv):
     assert [panda.check(x, world, bv=bv) for x in q[:30]] == want[:30].tolist()
     _assert_same_detail(panda.check_detail(q[:40], world, bv=bv), reference.check_detail(panda, q[:40], world))
     checker = panda.checker(world, bv=bv)
-    assert checker.bv == (None if bv == "auto" else bv)
+    assert checker.bv == bv
     assert checker.first_colliding(q) == int(np.argmax(want))
     with pytest.raises(ValueError, match="bv must be"):
         panda.check(q[0], world, bv="octagon")
+
+
+def test_default_volume_kind_per_pair(panda):
+    """Without ``bv=``, a pair of two "auto" meshes is traversed in ``ROBOT_VOLUME`` (OBB) trees;
+    a mesh with a named kind keeps it (``bvh.pair_volume``'s rule); ``bv="auto"`` is each pair's
+    ``pair_volume``. Every choice answers as the per-pair path."""
+    from collisionkit.bvh import pair_volume
+    from collisionkit.constants import BV_KINDS
+    from collisionkit.kernels.robot import checker as kernel
+    from collisionkit.robot.checker import ROBOT_VOLUME
+
+    world = _world()
+    world.add("named", ck.primitives.box_mesh([0.05, 0.05, 0.05]).with_options(bv="aabb"), ck.translation([0.3, 0.3, 0.3]))
+    q = panda.random_configurations(80, seed=17)
+    want = reference.check_configurations(panda, q, world)
+    default, auto = panda.checker(world), panda.checker(world, bv="auto")
+    assert default.bv is None and auto.bv == "auto"
+    for chk in (default, auto):
+        np.testing.assert_array_equal(chk.check(q, threads=1), want)
+        assert [chk.check(x) for x in q[:20]] == want[:20].tolist()
+        for row in chk._pairs:
+            i = int(row[kernel.PAIR_A])
+            a = panda.link_meshes[panda.links[i]]
+            if row[kernel.PAIR_SELF]:
+                b = panda.link_meshes[panda.links[int(row[kernel.PAIR_B])]]
+            else:
+                b = world.shape(chk.names[int(row[kernel.PAIR_B])])
+            if chk is auto:
+                kind = pair_volume(a, b)
+            elif not row[kernel.PAIR_SELF] and chk.names[int(row[kernel.PAIR_B])] == "named":
+                kind = "aabb"
+            else:
+                kind = ROBOT_VOLUME
+            assert row[kernel.PAIR_KIND] == BV_KINDS[kind]
+    assert "named" in default.names
 
 
 def test_several_python_threads_share_one_checker(panda):

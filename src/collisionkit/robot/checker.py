@@ -7,8 +7,9 @@ on the robot per (world, options). The arrays are rebuilt when the world changes
 ``version`` counter: add, remove, poses, filters) and never otherwise.
 
 Which pairs the kernel answers: every (link, object) and self pair whose two shapes are
-``collisionkit.Mesh`` objects, in the volume kind ``collisionkit.intersects`` would use
-(``bvh.pair_volume``; both trees of that kind, ``bvh.tree_for``), every kind in one pool.
+``collisionkit.Mesh`` objects, in one volume kind per pair (``ROBOT_VOLUME``, "obb", where
+both meshes leave it to "auto", else ``bvh.pair_volume``'s rule; both trees of that kind,
+``bvh.tree_for``), every kind in one pool.
 Pairs with any other shape (a convex ``ck.Box``, ``ck.Sphere`` or ``ck.Convex`` in the World)
 are routed through today's per-pair path (``robot/check.py``: padded boxes, then
 ``collisionkit.intersects`` per pair, which runs the convex kernels), only for the
@@ -46,8 +47,15 @@ _CHECK_ONE = batch.Pinned(kernel.check_one)
 _CHECK_ONE_SWEEP = batch.Pinned(kernel.check_one_sweep)
 #: checkers kept per robot (a cache entry holds its World alive: few of them)
 _CACHE_ENTRIES = 8
-#: configurations sampled (fixed seed) to order the kernel's pairs (``_order_pairs``)
-_ORDER_SAMPLES = 64
+#: configurations sampled (fixed seed) to order the kernel's pairs (``_order_pairs``); PERF:
+#: 256 rather than 64 orders a colliding configuration's likely hit sooner (thread CPU us a
+#: colliding configuration at threads=1, 64 -> 256 samples: Panda among 7 boxes 2.73 -> 2.62,
+#: iiwa among them 3.43 -> 2.91, Panda table scene 5.21 -> 4.70, cage 3.45 -> 3.35; free ones
+#: unchanged) for a few ms more preparation; ``_ORDER_FEW`` samples past ``_ORDER_MANY_PAIRS``
+#: pairs (the (C, samples) matrix and its time)
+_ORDER_SAMPLES = 256
+_ORDER_FEW = 64
+_ORDER_MANY_PAIRS = 4096
 #: listed pairs above which ``_order_pairs`` is skipped (its (C, 64) sample matrix)
 _ORDER_MAX_PAIRS = 200_000
 #: links with geometry from which the checker lists no self pairs: the kernel finds them per
@@ -57,6 +65,20 @@ _ORDER_MAX_PAIRS = 200_000
 #: configuration cost more than the sweep (64 links: 10.0 against 10.8 us, 96: 16.6 against
 #: 15.3, 256: 65 against 40; ``python -m benchmarks.many_links``, results/many_links.md).
 SWEEP_MIN_LINKS = 80
+#: the volume kind of a pair whose two meshes leave their kind to "auto", unless the caller
+#: names one (``bv=``; "auto": ``bvh.pair_volume``'s own pick). A mesh built with a named kind
+#: keeps it (``pair_volume``'s rule). Answers never depend on it. PERF: OBB trees were the
+#: fastest kind on every scene measured but one (``python -m benchmarks.robot_volumes``,
+#: results/robot_volumes.md; batched thread CPU us a configuration at threads=1 on random
+#: configurations, auto pick / aabb / obb / kdop14 / rss): the Panda among 7 boxes 4.18 / 4.21
+#: / 2.34 / 13.1 / 4.74, the iiwa among them 2.57 / 2.63 / 2.02 / 41.6 / 5.04, the Panda in
+#: benchmarks/planning_scenes.py's table 4.28 / 4.32 / 2.94, bookshelf 4.57 / 4.48 / 2.70, cage
+#: 4.40 / 4.40 / 2.43, thin plate 4.08 / 4.03 / 2.32; colliding configurations 1.7-2.1x faster
+#: than the auto pick. The exception: the iiwa's free configurations, 1.29 against 1.17-1.19
+#: (few descents there, and an OBB node test costs more than an AABB one). The auto pick is
+#: AABB for every Panda and iiwa link (thick leaves, ``bvh.leaf_thickness_ratio``), yet the
+#: links' long, rotated parts fit oriented boxes far tighter near the root.
+ROBOT_VOLUME = "obb"
 
 
 
@@ -91,10 +113,12 @@ class RobotChecker:
     bv : str, optional
         The volume kind every pair is traversed in ("aabb", "obb", "sphere", "kdop14",
         "saabb", ...; trees of that kind with each mesh's own split rule and leaf size).
-        Default: each pair's kind as ``collisionkit.intersects`` takes it
-        (``bvh.pair_volume``). The answers do not depend on it (ARCHITECTURE.md,
-        "Exactness"), only the work: the Panda's links are twice as fast in "obb" trees
-        (benchmarks/results/robot_config.md).
+        Default: ``ROBOT_VOLUME`` ("obb") for a pair of two meshes whose kind is "auto", a
+        mesh's named kind where it has one; "auto": each pair's kind as
+        ``collisionkit.intersects`` takes it (``bvh.pair_volume``). The answers do not
+        depend on it (ARCHITECTURE.md, "Exactness"), only the work: the Panda's and the
+        iiwa's links are 1.3-1.8x as fast in "obb" trees as in the "auto" pick's AABB trees
+        (benchmarks/results/robot_volumes.md).
     listed : bool
         List every self pair even past ``SWEEP_MIN_LINKS`` (``Robot.clearance``,
         ``check_motion`` and margins read the checker's pairs by row): O(M^2) memory for
@@ -199,7 +223,7 @@ class RobotChecker:
             if type(a) is not Mesh or type(b) is not Mesh:
                 external.append(c)
                 continue
-            bv = self.bv or pair_volume(a, b)
+            bv = _pair_volume(a, b, self.bv)
             ta, tb = tree_for(a, bv), tree_for(b, bv)
             b_index, b_row = (j, int(link_row[j])) if j >= 0 else (o, o)
             rows.append([i, int(link_row[i]), b_index, b_row, int(j >= 0), tree_index(ta), tree_index(tb), ta.bv_code, c])
@@ -306,14 +330,16 @@ class RobotChecker:
 
     def _order_pairs(self) -> None:
         """Order the kernel's pairs so that typical hits come early: by hits per unit of
-        descent work (node pairs + triangle tests) over ``_ORDER_SAMPLES`` configurations drawn
+        descent work (node pairs + triangle tests) over ``_ORDER_SAMPLES`` (``_ORDER_FEW`` past
+        ``_ORDER_MANY_PAIRS`` pairs) configurations drawn
         with a fixed seed (``Robot.random_configurations``), highest first; pairs never hit
         keep their order after them. Deterministic; answers do not depend on the order.
 
         PERF: a configuration stops at its first colliding pair; with the per-pair path's
         order the Panda's colliding configurations cost more than its free ones.
         """
-        Q = self.robot.random_configurations(_ORDER_SAMPLES, seed=0)
+        samples = _ORDER_SAMPLES if self._pairs.shape[0] <= _ORDER_MANY_PAIRS else _ORDER_FEW
+        Q = self.robot.random_configurations(samples, seed=0)
         n = Q.shape[0]
         detail = np.zeros((self._n_checks, n), np.bool_)
         work = np.zeros(self._pairs.shape[0], _I64)
@@ -535,9 +561,10 @@ def _local_obbs(shapes: list[Any]) -> NDArray[np.float64]:
 
 
 def _volume(bv: str | None) -> str | None:
-    """The ``bv`` option checked: None (or "auto") for each pair's own kind, else a kind name."""
+    """The ``bv`` option checked: None (the robot default, ``ROBOT_VOLUME``), "auto" (each
+    pair's ``bvh.pair_volume``), else a kind name."""
     if bv is None or bv == "auto":
-        return None
+        return bv
     if bv not in BV_KINDS:
         raise ValueError(f"bv must be one of {sorted(BV_KINDS)} or 'auto', got {bv!r}")
     return bv
@@ -627,18 +654,33 @@ def sweeps(robot: Any, listed: bool = False) -> bool:
     return not listed and len(robot.link_meshes) >= SWEEP_MIN_LINKS
 
 
+def _pair_volume(a: Mesh, b: Mesh, bv: str | None) -> str:
+    """The kind the checker traverses the pair (a, b) in for its ``bv`` option: a named kind
+    as given; "auto": ``bvh.pair_volume``; None: a's named kind, else b's, else
+    ``ROBOT_VOLUME`` (``pair_volume``'s rule with the robot default for the "auto" pick)."""
+    if bv == "auto":
+        return pair_volume(a, b)
+    if bv is not None:
+        return bv
+    for mesh in (a, b):
+        if mesh.options.bv != AUTO_BV:
+            return mesh.options.bv
+    return ROBOT_VOLUME
+
+
 def _link_kinds(meshes: list[Mesh], bv: str | None) -> NDArray[np.int64]:
     """(M, 2) per mesh (``kernel.KIND_OWN``, ``kernel.KIND_CHOICE``): its own volume kind code
-    (-1: "auto") and the kind ``auto`` picks for it; every entry ``bv``'s code when the
-    checker's ``bv`` option is set."""
+    (-1: "auto") and the kind picked for it where it has none (``bv`` "auto": ``choose_volume``'s;
+    None: ``ROBOT_VOLUME``); every entry ``bv``'s code when the checker's ``bv`` names a kind."""
     out = np.empty((len(meshes), 2), _I64)
-    if bv is not None:
+    if bv is not None and bv != "auto":
         out[:] = BV_KINDS[bv]
         return out
     for m, mesh in enumerate(meshes):
         own = mesh.options.bv
         out[m, kernel.KIND_OWN] = -1 if own == AUTO_BV else BV_KINDS[own]
-        out[m, kernel.KIND_CHOICE] = BV_KINDS[choose_volume(mesh).bv] if own == AUTO_BV else out[m, kernel.KIND_OWN]
+        pick = BV_KINDS[choose_volume(mesh).bv if bv == "auto" else ROBOT_VOLUME]
+        out[m, kernel.KIND_CHOICE] = pick if own == AUTO_BV else out[m, kernel.KIND_OWN]
     return out
 
 

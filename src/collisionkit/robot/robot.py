@@ -769,8 +769,9 @@ class Robot:
         ignore : iterable of str
             World objects skipped.
         bv : str, optional
-            The volume kind every pair is traversed in (default each pair's own; answers
-            unchanged).
+            The volume kind every pair is traversed in (default: OBB for two meshes of kind
+            "auto", ``robot.checker.ROBOT_VOLUME``, else a mesh's named kind; "auto": each
+            pair's ``bvh.pair_volume`` pick); answers unchanged.
         threads : int, optional
             Threads for a batch (default: all cores).
         margin : float
@@ -918,7 +919,8 @@ class Robot:
         into flat arrays, with ``check(q)``, ``check_detail(q)`` and ``first_colliding(qs)``.
 
         Options as ``check`` (``self_collision``, ``allowed``, ``ignore``, ``base``, ``bv``:
-        the volume kind of every pair's traversal, default each pair's own); the same
+        the volume kind of every pair's traversal, default ``checker.ROBOT_VOLUME`` for two
+        "auto" meshes, else a mesh's named kind); the same
         checker ``check`` uses for them (cached on the robot).
         """
         return _checker.checker_for(self, world, _checker_options(self_collision, allowed, ignore, base, bv))
