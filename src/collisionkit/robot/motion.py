@@ -907,14 +907,22 @@ def _search_compiled(edge: _Edge) -> tuple[float, float, bool, int, int] | None:
         )  # fmt: skip
     out = np.empty(5)
     status = edge_kernel.edge_search(
-        edge.q0, edge.q1, *args, edge.lam, edge.cap, WORLD_BOX_SLACK, _LIMITS, out,
+        edge.q0, edge.q1, *args, edge.lam, edge.cap, WORLD_BOX_SLACK, _limits(), out,
     )  # fmt: skip
     if status != edge_kernel.EDGE_DONE:
         return None
     return float(out[0]), float(out[1]), bool(out[2]), int(out[3]), int(out[4])
 
 
-_LIMITS = np.array([MAX_DEPTH, MAX_SEGMENTS, WITNESS_GAP], np.float64)
+#: PERF: the compiled search's distances in the descent's relative-error mode: node and
+#: triangle pairs pruned at ``EDGE_SHRINK`` times the best squared distance so far, the
+#: certified lower bound used (``kernels/robot/edge.py``); 1.0 is the exact distance,
+#: ``_search``'s, step for step
+EDGE_SHRINK = 0.5
+
+
+def _limits() -> NDArray[np.float64]:
+    return np.array([MAX_DEPTH, MAX_SEGMENTS, WITNESS_GAP, EDGE_SHRINK], np.float64)
 
 
 def check_motion(

@@ -26,7 +26,7 @@ from numba import njit
 from ..broadphase.common import padded_box
 from ..proximity.distance import N_DSTATS
 from .checker import H_BASE_LINK, PAIR_A, PAIR_B, PAIR_SELF, _unpack, link_poses_of
-from .proximity import _pair_distance, _stack_rows
+from .proximity import _pair_bound, _stack_rows
 
 #: ``edge_search``'s status
 EDGE_DONE = 0
@@ -123,7 +123,8 @@ def edge_search(
     (lo xyz, hi xyz), box_slack the world boxes' relative padding (``Robot.poses_and_boxes``);
     lc, lh (L, 3), oc, oh (P, 3), slack (P,): ``oriented_bounds``; thr, lam, cap (P,) the
     pairs' thresholds, travel bounds over the edge and distance caps (``motion._Edge``);
-    limits (3,) float64: max depth, max segments, witness gap.
+    limits (4,) float64: max depth, max segments, witness gap, the distances' shrink
+    (``_pair_bound``: 1.0 exact, ``motion._search``'s steps; < 1 the relative-error mode).
 
     Writes out (5,) float64: frontier, t_hit (inf: none), certified free (0/1), segments,
     distance calls. Returns EDGE_DONE, or EDGE_FALLBACK (nothing decided: a pair outside the
@@ -138,6 +139,8 @@ def edge_search(
     max_depth = np.int64(limits[0])
     max_segments = np.int64(limits[1])
     witness_gap = limits[2]
+    shrink = limits[3]
+    sqrt_shrink = math.sqrt(shrink)
     base_link = ib[H_BASE_LINK]
     dof = q0.shape[0]
     dq = q1 - q0
@@ -330,26 +333,40 @@ def edge_search(
                             slot_b = s
                         T = TB
                     u = min(max(w, 0.0) + 2.0 * slack[p], cap[p])
+                    # PERF: with shrink < 1 searched below u / sqrt(shrink), so that nothing
+                    # found there still bounds the distance by u (as the exact search's)
+                    u = u / sqrt_shrink
                     r = rows[p]
                     bl = pairs[r, PAIR_B]
                     Ta = T[pairs[r, PAIR_A], 0]
                     Tb = T[bl, 0] if pairs[r, PAIR_SELF] != 0 else obj_poses[bl]
                     if u > 0.0:
-                        d = _pair_distance(
-                            r, Ta, Tb, u, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
+                        d, lo = _pair_bound(
+                            r, Ta, Tb, u, shrink, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
                             dstack, dlbs, dbuf, drow, dstats,
                         )  # fmt: skip
+                        if shrink < 1.0 and d > thr[p] and lo <= thr[p]:
+                            # EXACT: the approximate distance cannot say whether the pair is
+                            # within its threshold: the exact one decides (the reference's hit)
+                            calls += 1
+                            d, lo = _pair_bound(
+                                r, Ta, Tb, u, 1.0, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
+                                dstack, dlbs, dbuf, drow, dstats,
+                            )  # fmt: skip
                     else:
                         d = math.inf
+                        lo = u
                     if math.isnan(d):
                         return EDGE_FALLBACK
                     calls += 1
                     if math.isinf(d):
-                        pt_low[s, p] = max(pt_low[s, p], u - slack[p])
+                        pt_low[s, p] = max(pt_low[s, p], lo - slack[p])
                     else:
+                        # NOTE: with shrink < 1, d is a real pair of points' distance (a hit
+                        # at d <= thr is real) and lo a certified lower bound (what certifies)
                         pt_ex[s, p] = 1.0
                         pt_hit[s, p] = 1.0 if d <= thr[p] else 0.0
-                        pt_low[s, p] = max(d - slack[p], 0.0)
+                        pt_low[s, p] = max(lo - slack[p], 0.0)
             if side == 0:
                 ncb = 0
                 for j in range(nc):
