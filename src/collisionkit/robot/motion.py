@@ -73,11 +73,13 @@ returns the distance of two real points (a hit at most the threshold is a real c
 and a certified lower bound of the true distance (the smallest of that and every pruned
 bound; ``sqrt(shrink)`` times the search bound when nothing is found below it), and the
 lower bound is what certifies. Where the approximate distance is above the threshold but the
-lower bound is not, the exact distance decides the hit. The proof above holds with any lower
-bounds, so the guarantee is the same; the steps, and so ``t_free`` and the witness, may
+lower bound is not, the exact distance decides the hit. Each pair's search starts from the
+closest triangle pair it found last on the edge (``distance_task``'s seed: a bound from the
+start; the values never depend on it). The proof above holds with any lower bounds, so the
+guarantee is the same; the steps, and so ``t_free`` and the witness, may
 differ from the exact search's (``tests/test_robot_motion_compiled.py`` referees them with
 dense exact samples). PERF: ``python -m benchmarks.planning_edges``, 100 Panda edges, about
-7x less time an edge (each distance a few microseconds instead of 20-30; about the same
+8x less time an edge (each distance about a microsecond instead of 20-30; about the same
 number of them). Convex obstacles and pairs outside the distance kernel's band of scales run
 ``_search``.
 """
@@ -311,6 +313,7 @@ class _PairSet:
         }
         self._kp: NDArray[np.int64] | None = None
         self._edge_args: tuple | None = None  # edge_search's arrays (``_search_compiled``)
+        self._all_kernel: bool | None = None  # every pair the checker's (``check_motion``)
         self._masks: NDArray[np.float64] | None = None
         self.base = None if base is None else np.ascontiguousarray(base, dtype=np.float64)
         if self.base is not None and self.base.shape != (4, 4):
@@ -965,7 +968,9 @@ def check_motion(
     undecided = np.zeros(n, np.bool_)
     segments = np.zeros(n, np.int64)
     calls = np.zeros(n, np.int64)
-    compiled = COMPILED_SEARCH and ps.n > 0 and bool((ps.kernel_pairs() >= 0).all())
+    if ps._all_kernel is None:  # PERF: once per pair set
+        ps._all_kernel = ps.n > 0 and bool((ps.kernel_pairs() >= 0).all())
+    compiled = COMPILED_SEARCH and ps._all_kernel
     for k in range(n):
         edge = _Edge(ps, q0[k], q1[k], travel[k])
         got = _search_compiled(edge) if compiled else None

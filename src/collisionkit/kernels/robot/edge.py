@@ -202,6 +202,8 @@ def edge_search(
     top = 1
     pool_top = P
     keep = np.zeros(P, np.int64)
+    seeds = np.full((P, 2), -1, np.int64)  # per pair, the closest triangle pair found last
+    none = np.int64(-1)
     cand = np.empty(P, np.int64)
     cand_b = np.empty(P, np.int64)
     need_of = np.empty(P)
@@ -358,8 +360,12 @@ def edge_search(
                     Ta = T[pairs[r, PAIR_A], 0]
                     Tb = T[bl, 0] if pairs[r, PAIR_SELF] != 0 else obj_poses[bl]
                     if u > 0.0:
+                        # PERF: with shrink < 1, the closest pair found last for this pair (at
+                        # another point of the edge) is measured first: a bound from the start
+                        sja = seeds[p, 0] if shrink < 1.0 else none
+                        sjb = seeds[p, 1] if shrink < 1.0 else none
                         d, lo = _pair_bound(
-                            r, Ta, Tb, u, shrink, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
+                            r, Ta, Tb, u, shrink, sja, sjb, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
                             dstack, dlbs, dbuf, drow, dstats,
                         )  # fmt: skip
                         if shrink < 1.0 and d > thr[p] and lo <= thr[p]:
@@ -367,9 +373,12 @@ def edge_search(
                             # within its threshold: the exact one decides (the reference's hit)
                             calls += 1
                             d, lo = _pair_bound(
-                                r, Ta, Tb, u, 1.0, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
+                                r, Ta, Tb, u, 1.0, sja, sjb, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
                                 dstack, dlbs, dbuf, drow, dstats,
                             )  # fmt: skip
+                        if math.isfinite(d):
+                            seeds[p, 0] = np.int64(drow[0, 7])
+                            seeds[p, 1] = np.int64(drow[0, 8])
                     else:
                         d = math.inf
                         lo = u

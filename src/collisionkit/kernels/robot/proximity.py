@@ -117,7 +117,7 @@ def _pair_distance(p, Ta, Tb, u, pairs, meta, topo, bv, tris, scale, link_obb, o
 
 # LENGTH: ``_pair_distance`` with the descent's relative-error mode and its lower bound.
 @njit(cache=True, nogil=True)
-def _pair_bound(p, Ta, Tb, u, shrink, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
+def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
     """(d, low): pair p's distance at poses Ta, Tb searched below u > 0 in the distance
     descent's relative-error mode (``shrink`` in (0, 1]: node and triangle pairs whose squared
     lower bound reaches ``shrink`` times the best so far are pruned), and a certified lower
@@ -128,7 +128,11 @@ def _pair_bound(p, Ta, Tb, u, shrink, pairs, meta, topo, bv, tris, scale, link_o
 
     low: when found, the smallest of d and every pruned pair's bound (``distance_task``'s
     ``out[11]``); when not, ``sqrt(shrink) * u`` (every pruned pair's bound reached
-    shrink * u**2, the root's included, and every measured pair was at least u)."""
+    shrink * u**2, the root's included, and every measured pair was at least u).
+
+    ``seed_a``, ``seed_b`` (leaf-order triangle indices of the two trees, -1: none) are
+    measured first (``distance_task``'s warm start: a bound from the start; the distance
+    found never depends on them, only the work). The closest pair found is ``row[0, 7:9]``."""
     ta = pairs[p, PAIR_TREE_A]
     tb = pairs[p, PAIR_TREE_B]
     s = scale[ta] + scale[tb]
@@ -151,11 +155,10 @@ def _pair_bound(p, Ta, Tb, u, shrink, pairs, meta, topo, bv, tris, scale, link_o
     nb1 = nb0 + meta[tb, META_NODES]
     fb0 = meta[tb, META_TRI_OFF]
     fb1 = fb0 + meta[tb, META_TRIS]
-    none = np.int64(-1)
     d2 = distance_task(
         topo[na0:na1], bv[na0:na1], tris[fa0:fa1], Ta,
         topo[nb0:nb1], bv[nb0:nb1], tris[fb0:fb1], Tb,
-        s, pairs[p, PAIR_KIND], u2, shrink, none, none, stack, lbs, buf, row, stats, np.int64(0),
+        s, pairs[p, PAIR_KIND], u2, shrink, seed_a, seed_b, stack, lbs, buf, row, stats, np.int64(0),
     )  # fmt: skip
     if row[0, 7] < 0.0:
         return math.inf, (u if shrink >= 1.0 else math.sqrt(u2 * shrink))
