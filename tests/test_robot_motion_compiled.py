@@ -1,8 +1,14 @@
 """``Robot.check_motion``'s compiled edge search (``kernels/robot/edge.py``) against its
 reference, ``robot.motion._search`` (the bisection written in Python): on random edges of the
-Panda among box meshes, with and without self-collision, margins and padding, every field of
-the answer is equal (free, t_free, the witness and its t, undecided) and so is the work
-(segments, distance calls): the two take the same steps.
+Panda among box meshes, with and without self-collision, margins and padding.
+
+With exact distances (``motion.EDGE_SHRINK = 1.0``) every field of the answer is equal (free,
+t_free, the witness and its t, undecided) and so is the work (segments, distance calls): the
+two take the same steps. With the default relative-error distances (``EDGE_SHRINK`` < 1: the
+certified lower bounds of a cheaper descent) the search takes other steps, so t_free and the
+witness may differ: the answers are compared with the certified semantics instead (every free
+edge free at dense exact samples, every certified prefix free, every witness confirmed, and
+the same free / colliding verdict as the reference wherever both decided).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ def _both(monkeypatch, robot, q0, q1, world, **kw):
     [(False, 0.0, False), (True, 0.0, False), (True, 0.02, False), (False, 0.0, True)],
 )
 def test_compiled_search_equals_the_reference(monkeypatch, panda, self_collision, margin, padded):
+    monkeypatch.setattr(motion, "EDGE_SHRINK", 1.0)
     robot = panda.with_padding({"panda_hand": 0.03, "panda_link5": 0.01}) if padded else panda
     world = _scene()
     q0, q1 = _edges(panda, world, 40, seed=3 + int(10 * margin) + int(self_collision) + 7 * int(padded))
@@ -61,9 +68,48 @@ def test_compiled_search_equals_the_reference(monkeypatch, panda, self_collision
     assert fast.segments.sum() > 2 * len(q0)
 
 
-def test_the_kernel_answers_every_mesh_edge(panda):
+def _samples_collide(robot, world, q0, q1, t1, n, **kw):
+    """Whether any of n exact samples of the segment's part [0, t1] collides."""
+    t = np.linspace(0.0, t1, n)
+    Q = q0 + t[:, None] * (q1 - q0)
+    return bool(np.any(robot.check(Q, world, **kw)))
+
+
+@pytest.mark.parametrize(
+    ("self_collision", "margin", "padded"),
+    [(False, 0.0, False), (True, 0.0, False), (True, 0.02, False), (False, 0.0, True)],
+)
+@pytest.mark.parametrize("shrink", [0.5, 0.1])
+def test_relative_error_search_is_certified(monkeypatch, panda, self_collision, margin, padded, shrink):
+    """The default search (relative-error distances, certified lower bounds) against the
+    certified semantics: dense exact samples, confirmed witnesses, the reference's verdicts."""
+    robot = panda.with_padding({"panda_hand": 0.03, "panda_link5": 0.01}) if padded else panda
+    world = _scene()
+    q0, q1 = _edges(panda, world, 40, seed=3 + int(10 * margin) + int(self_collision) + 7 * int(padded))
+    monkeypatch.setattr(motion, "EDGE_SHRINK", shrink)
+    kw = {"self_collision": self_collision, "margin": margin}
+    fast, ref = _both(monkeypatch, robot, q0, q1, world, **kw)
+    assert not fast.undecided.any()
+    decided = ~ref.undecided
+    np.testing.assert_array_equal(fast.free[decided], ref.free[decided])
+    assert fast.free.any() and (~fast.free).any()
+    for k in range(len(q0)):
+        if fast.free[k]:
+            assert fast.t_free[k] == 1.0 and np.isnan(fast.witness[k]).all()
+            assert not _samples_collide(robot, world, q0[k], q1[k], 1.0, 2000, **kw), k
+            continue
+        assert 0.0 <= fast.t_free[k] <= fast.t_witness[k] <= 1.0
+        if fast.t_free[k] > 0.0:
+            assert not _samples_collide(robot, world, q0[k], q1[k], fast.t_free[k], 400, **kw), k
+        w = q0[k] + fast.t_witness[k] * (q1[k] - q0[k])
+        np.testing.assert_allclose(fast.witness[k], w)
+        assert _samples_collide(robot, world, w, w, 0.0, 1, **kw), k
+
+
+def test_the_kernel_answers_every_mesh_edge(monkeypatch, panda):
     """The compiled path runs (no fallback) on a mesh-only world; a convex obstacle sends the
     edge to the reference."""
+    monkeypatch.setattr(motion, "EDGE_SHRINK", 1.0)
     world = _scene()
     q0, q1 = _edges(panda, world, 6, seed=1)
     ps = motion._pair_set(panda, world, self_collision=True, allowed=(), ignore=(), base=None)

@@ -211,7 +211,9 @@ def sum_terms(terms: NDArray[np.float64], mask: NDArray[np.float64]) -> NDArray[
     """(N, P) ``terms`` (N, E) summed under ``mask`` (P, E), rounded up (sums of
     nonnegative float64 terms: relative error below E * 2**-53). Row by row, so that an
     edge's bound does not depend on the batch it came in (a BLAS product's rounding does)."""
-    return (terms[:, None, :] * mask[None]).sum(axis=2) * (1.0 + 2.0**-40)
+    out = np.empty((terms.shape[0], mask.shape[0]))
+    kt.masked_sums(np.ascontiguousarray(terms, np.float64), np.ascontiguousarray(mask, np.float64), 1.0 + 2.0**-40, out)
+    return out
 
 
 def link_travel(robot: Any, q0: ArrayLike, q1: ArrayLike) -> NDArray[np.float64]:

@@ -519,6 +519,10 @@ def distance_task(
         stack[0, 1] = 0
         lbs[0] = lb0
         top = 1
+    elif not done:
+        # EXACT: a root pruned (after a seed, or at upper2 * shrink) bounds the rest: its
+        # bound belongs in ``lower`` like every other pruned pair's
+        lower = min(lower, lb0)
     while top > 0 and not done:
         top -= 1
         ia = stack[top, 0]

@@ -6,9 +6,15 @@ checker's arrays: ``checker._unpack``), the depth-first bisection of ``motion._s
 for step: the same points (t = 0, 1 and midpoints), the same bounds at each point (the links'
 padded world boxes of ``kinematics._configurations``, the oriented boxes of
 ``oriented_bounds``, the distances of ``proximity._pair_distance`` searched below the same
-upper bounds, in the same order), the same decisions and the same limits, so the answer and
-the counters are ``motion._search``'s (``tests/test_robot_motion_compiled.py`` compares them
-on random edges). What it cannot answer (a pair outside the distance kernel's band of scales)
+upper bounds, in the same order), the same decisions and the same limits, so with exact
+distances (shrink 1.0, ``limits[3]``) the answer and the counters are ``motion._search``'s
+(``tests/test_robot_motion_compiled.py`` compares them on random edges). With shrink < 1 (the
+default, ``motion.EDGE_SHRINK``) each distance is the descent's relative-error mode
+(``proximity._pair_bound``) searched below u / sqrt(shrink): its certified lower bound is
+the point's bound of the pair, its distance (two real points) says whether the pair is within
+its threshold, the exact distance deciding where the two disagree; the proof of
+``robot/motion.py`` takes any lower bounds, so answers stay certified, by other steps. What
+it cannot answer (a pair outside the distance kernel's band of scales)
 it returns as ``EDGE_FALLBACK``: the caller runs ``motion._search``.
 
 Point storage: one slot per point, created when its segment is split (each midpoint once), its
@@ -26,7 +32,7 @@ from numba import njit
 from ..broadphase.common import padded_box
 from ..proximity.distance import N_DSTATS
 from .checker import H_BASE_LINK, PAIR_A, PAIR_B, PAIR_SELF, _unpack, link_poses_of
-from .proximity import _pair_distance, _stack_rows
+from .proximity import _pair_bound, _stack_rows
 
 #: ``edge_search``'s status
 EDGE_DONE = 0
@@ -44,59 +50,66 @@ def oriented_bounds(T, a, b, lc, lh, oc, oh, slack, low, high):
     ``slack[p]``, at least 0; upper: |c_a - c_b| + |h_a| + |h_b| + slack[p] (module notes of
     ``robot/motion.py``, ``_PairSet._oriented``)."""
     for p in range(a.shape[0]):
-        i = a[p]
-        j = b[p]
-        # PERF: scalars only (a small array per pair cost ~0.3 us, a third of the call)
-        a00, a01, a02, a03 = T[i, 0, 0, 0], T[i, 0, 0, 1], T[i, 0, 0, 2], T[i, 0, 0, 3]
-        a10, a11, a12, a13 = T[i, 0, 1, 0], T[i, 0, 1, 1], T[i, 0, 1, 2], T[i, 0, 1, 3]
-        a20, a21, a22, a23 = T[i, 0, 2, 0], T[i, 0, 2, 1], T[i, 0, 2, 2], T[i, 0, 2, 3]
-        ca0 = a00 * lc[i, 0] + a01 * lc[i, 1] + a02 * lc[i, 2] + a03
-        ca1 = a10 * lc[i, 0] + a11 * lc[i, 1] + a12 * lc[i, 2] + a13
-        ca2 = a20 * lc[i, 0] + a21 * lc[i, 1] + a22 * lc[i, 2] + a23
-        ha0, ha1, ha2 = lh[i, 0], lh[i, 1], lh[i, 2]
-        if j >= 0:
-            b00, b01, b02, b03 = T[j, 0, 0, 0], T[j, 0, 0, 1], T[j, 0, 0, 2], T[j, 0, 0, 3]
-            b10, b11, b12, b13 = T[j, 0, 1, 0], T[j, 0, 1, 1], T[j, 0, 1, 2], T[j, 0, 1, 3]
-            b20, b21, b22, b23 = T[j, 0, 2, 0], T[j, 0, 2, 1], T[j, 0, 2, 2], T[j, 0, 2, 3]
-            cb0 = b00 * lc[j, 0] + b01 * lc[j, 1] + b02 * lc[j, 2] + b03
-            cb1 = b10 * lc[j, 0] + b11 * lc[j, 1] + b12 * lc[j, 2] + b13
-            cb2 = b20 * lc[j, 0] + b21 * lc[j, 1] + b22 * lc[j, 2] + b23
-            hb0, hb1, hb2 = lh[j, 0], lh[j, 1], lh[j, 2]
+        low[p], high[p] = oriented_pair(T, p, a, b, lc, lh, oc, oh, slack)
+
+
+# inline: the one pair of ``oriented_bounds`` (its loop and ``edge_search``'s open pairs: the
+# same arithmetic, so both paths see the same bounds)
+@njit(cache=True, nogil=True, inline="always")
+def oriented_pair(T, p, a, b, lc, lh, oc, oh, slack):
+    """(low, high) of pair p (``oriented_bounds``)."""
+    i = a[p]
+    j = b[p]
+    # PERF: scalars only (a small array per pair cost ~0.3 us, a third of the call)
+    a00, a01, a02, a03 = T[i, 0, 0, 0], T[i, 0, 0, 1], T[i, 0, 0, 2], T[i, 0, 0, 3]
+    a10, a11, a12, a13 = T[i, 0, 1, 0], T[i, 0, 1, 1], T[i, 0, 1, 2], T[i, 0, 1, 3]
+    a20, a21, a22, a23 = T[i, 0, 2, 0], T[i, 0, 2, 1], T[i, 0, 2, 2], T[i, 0, 2, 3]
+    ca0 = a00 * lc[i, 0] + a01 * lc[i, 1] + a02 * lc[i, 2] + a03
+    ca1 = a10 * lc[i, 0] + a11 * lc[i, 1] + a12 * lc[i, 2] + a13
+    ca2 = a20 * lc[i, 0] + a21 * lc[i, 1] + a22 * lc[i, 2] + a23
+    ha0, ha1, ha2 = lh[i, 0], lh[i, 1], lh[i, 2]
+    if j >= 0:
+        b00, b01, b02, b03 = T[j, 0, 0, 0], T[j, 0, 0, 1], T[j, 0, 0, 2], T[j, 0, 0, 3]
+        b10, b11, b12, b13 = T[j, 0, 1, 0], T[j, 0, 1, 1], T[j, 0, 1, 2], T[j, 0, 1, 3]
+        b20, b21, b22, b23 = T[j, 0, 2, 0], T[j, 0, 2, 1], T[j, 0, 2, 2], T[j, 0, 2, 3]
+        cb0 = b00 * lc[j, 0] + b01 * lc[j, 1] + b02 * lc[j, 2] + b03
+        cb1 = b10 * lc[j, 0] + b11 * lc[j, 1] + b12 * lc[j, 2] + b13
+        cb2 = b20 * lc[j, 0] + b21 * lc[j, 1] + b22 * lc[j, 2] + b23
+        hb0, hb1, hb2 = lh[j, 0], lh[j, 1], lh[j, 2]
+    else:
+        b00, b01, b02 = 1.0, 0.0, 0.0
+        b10, b11, b12 = 0.0, 1.0, 0.0
+        b20, b21, b22 = 0.0, 0.0, 1.0
+        cb0, cb1, cb2 = oc[p, 0], oc[p, 1], oc[p, 2]
+        hb0, hb1, hb2 = oh[p, 0], oh[p, 1], oh[p, 2]
+    dx = ca0 - cb0
+    dy = ca1 - cb1
+    dz = ca2 - cb2
+    best = -math.inf
+    for k in range(6):
+        if k == 0:
+            ux, uy, uz = a00, a10, a20
+        elif k == 1:
+            ux, uy, uz = a01, a11, a21
+        elif k == 2:
+            ux, uy, uz = a02, a12, a22
+        elif k == 3:
+            ux, uy, uz = b00, b10, b20
+        elif k == 4:
+            ux, uy, uz = b01, b11, b21
         else:
-            b00, b01, b02 = 1.0, 0.0, 0.0
-            b10, b11, b12 = 0.0, 1.0, 0.0
-            b20, b21, b22 = 0.0, 0.0, 1.0
-            cb0, cb1, cb2 = oc[p, 0], oc[p, 1], oc[p, 2]
-            hb0, hb1, hb2 = oh[p, 0], oh[p, 1], oh[p, 2]
-        dx = ca0 - cb0
-        dy = ca1 - cb1
-        dz = ca2 - cb2
-        best = -math.inf
-        for k in range(6):
-            if k == 0:
-                ux, uy, uz = a00, a10, a20
-            elif k == 1:
-                ux, uy, uz = a01, a11, a21
-            elif k == 2:
-                ux, uy, uz = a02, a12, a22
-            elif k == 3:
-                ux, uy, uz = b00, b10, b20
-            elif k == 4:
-                ux, uy, uz = b01, b11, b21
-            else:
-                ux, uy, uz = b02, b12, b22
-            sep = abs(ux * dx + uy * dy + uz * dz)
-            sep -= abs(ux * a00 + uy * a10 + uz * a20) * ha0
-            sep -= abs(ux * a01 + uy * a11 + uz * a21) * ha1
-            sep -= abs(ux * a02 + uy * a12 + uz * a22) * ha2
-            sep -= abs(ux * b00 + uy * b10 + uz * b20) * hb0
-            sep -= abs(ux * b01 + uy * b11 + uz * b21) * hb1
-            sep -= abs(ux * b02 + uy * b12 + uz * b22) * hb2
-            best = max(best, sep)
-        low[p] = max(best - slack[p], 0.0)
-        na = math.sqrt(ha0 * ha0 + ha1 * ha1 + ha2 * ha2)
-        nb = math.sqrt(hb0 * hb0 + hb1 * hb1 + hb2 * hb2)
-        high[p] = math.sqrt(dx * dx + dy * dy + dz * dz) + na + nb + slack[p]
+            ux, uy, uz = b02, b12, b22
+        sep = abs(ux * dx + uy * dy + uz * dz)
+        sep -= abs(ux * a00 + uy * a10 + uz * a20) * ha0
+        sep -= abs(ux * a01 + uy * a11 + uz * a21) * ha1
+        sep -= abs(ux * a02 + uy * a12 + uz * a22) * ha2
+        sep -= abs(ux * b00 + uy * b10 + uz * b20) * hb0
+        sep -= abs(ux * b01 + uy * b11 + uz * b21) * hb1
+        sep -= abs(ux * b02 + uy * b12 + uz * b22) * hb2
+        best = max(best, sep)
+    na = math.sqrt(ha0 * ha0 + ha1 * ha1 + ha2 * ha2)
+    nb = math.sqrt(hb0 * hb0 + hb1 * hb1 + hb2 * hb2)
+    return max(best - slack[p], 0.0), math.sqrt(dx * dx + dy * dy + dz * dz) + na + nb + slack[p]
 
 
 @njit(cache=True, nogil=True)
@@ -123,7 +136,8 @@ def edge_search(
     (lo xyz, hi xyz), box_slack the world boxes' relative padding (``Robot.poses_and_boxes``);
     lc, lh (L, 3), oc, oh (P, 3), slack (P,): ``oriented_bounds``; thr, lam, cap (P,) the
     pairs' thresholds, travel bounds over the edge and distance caps (``motion._Edge``);
-    limits (3,) float64: max depth, max segments, witness gap.
+    limits (4,) float64: max depth, max segments, witness gap, the distances' shrink
+    (``_pair_bound``: 1.0 exact, ``motion._search``'s steps; < 1 the relative-error mode).
 
     Writes out (5,) float64: frontier, t_hit (inf: none), certified free (0/1), segments,
     distance calls. Returns EDGE_DONE, or EDGE_FALLBACK (nothing decided: a pair outside the
@@ -138,6 +152,8 @@ def edge_search(
     max_depth = np.int64(limits[0])
     max_segments = np.int64(limits[1])
     witness_gap = limits[2]
+    shrink = limits[3]
+    sqrt_shrink = math.sqrt(shrink)
     base_link = ib[H_BASE_LINK]
     dof = q0.shape[0]
     dq = q1 - q0
@@ -157,7 +173,7 @@ def edge_search(
     hi_o = np.empty(P)
     wbox = np.empty((M, 6))
     # points: t, state (0: created, 1: bounds filled), bounds and measured state per pair
-    cap_pts = 64
+    cap_pts = 16  # PERF: grown on demand (most edges take under 16 points: less to allocate and zero)
     pt_t = np.empty(cap_pts)
     pt_done = np.zeros(cap_pts, np.int64)
     pt_lb = np.empty((cap_pts, P))
@@ -186,6 +202,8 @@ def edge_search(
     top = 1
     pool_top = P
     keep = np.zeros(P, np.int64)
+    seeds = np.full((P, 2), -1, np.int64)  # per pair, the closest triangle pair found last
+    none = np.int64(-1)
     cand = np.empty(P, np.int64)
     cand_b = np.empty(P, np.int64)
     need_of = np.empty(P)
@@ -224,8 +242,12 @@ def edge_search(
                     wbox[m, 0], wbox[m, 1], wbox[m, 2], wbox[m, 3], wbox[m, 4], wbox[m, 5] = padded_box(
                         local, m, poses[boxed[m]], np.int64(0), box_slack
                     )
-                oriented_bounds(poses, pa, pb, lc, lh, oc, oh, slack, lo_o, hi_o)
-                for p in range(P):
+                # PERF: the bounds of the open pairs of the segment reading the point first
+                # only: the root's are every pair, a midpoint's the list of the segment split
+                # to make it (both halves share it; later segments read subsets of it)
+                for i in range(cnt):
+                    p = pool[off + i]
+                    lo_o[p], hi_o[p] = oriented_pair(poses, p, pa, pb, lc, lh, oc, oh, slack)
                     ra = rows_a[p]
                     rb = rows_b[p]
                     g2 = 0.0
@@ -330,26 +352,47 @@ def edge_search(
                             slot_b = s
                         T = TB
                     u = min(max(w, 0.0) + 2.0 * slack[p], cap[p])
+                    # PERF: with shrink < 1 searched below u / sqrt(shrink), so that nothing
+                    # found there still bounds the distance by u (as the exact search's)
+                    u = u / sqrt_shrink
                     r = rows[p]
                     bl = pairs[r, PAIR_B]
                     Ta = T[pairs[r, PAIR_A], 0]
                     Tb = T[bl, 0] if pairs[r, PAIR_SELF] != 0 else obj_poses[bl]
                     if u > 0.0:
-                        d = _pair_distance(
-                            r, Ta, Tb, u, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
+                        # PERF: with shrink < 1, the closest pair found last for this pair (at
+                        # another point of the edge) is measured first: a bound from the start
+                        sja = seeds[p, 0] if shrink < 1.0 else none
+                        sjb = seeds[p, 1] if shrink < 1.0 else none
+                        d, lo = _pair_bound(
+                            r, Ta, Tb, u, shrink, sja, sjb, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
                             dstack, dlbs, dbuf, drow, dstats,
                         )  # fmt: skip
+                        if shrink < 1.0 and d > thr[p] and lo <= thr[p]:
+                            # EXACT: the approximate distance cannot say whether the pair is
+                            # within its threshold: the exact one decides (the reference's hit)
+                            calls += 1
+                            d, lo = _pair_bound(
+                                r, Ta, Tb, u, 1.0, sja, sjb, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb,
+                                dstack, dlbs, dbuf, drow, dstats,
+                            )  # fmt: skip
+                        if math.isfinite(d):
+                            seeds[p, 0] = np.int64(drow[0, 7])
+                            seeds[p, 1] = np.int64(drow[0, 8])
                     else:
                         d = math.inf
+                        lo = u
                     if math.isnan(d):
                         return EDGE_FALLBACK
                     calls += 1
                     if math.isinf(d):
-                        pt_low[s, p] = max(pt_low[s, p], u - slack[p])
+                        pt_low[s, p] = max(pt_low[s, p], lo - slack[p])
                     else:
+                        # NOTE: with shrink < 1, d is a real pair of points' distance (a hit
+                        # at d <= thr is real) and lo a certified lower bound (what certifies)
                         pt_ex[s, p] = 1.0
                         pt_hit[s, p] = 1.0 if d <= thr[p] else 0.0
-                        pt_low[s, p] = max(d - slack[p], 0.0)
+                        pt_low[s, p] = max(lo - slack[p], 0.0)
             if side == 0:
                 ncb = 0
                 for j in range(nc):

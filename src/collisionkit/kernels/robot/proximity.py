@@ -115,6 +115,57 @@ def _pair_distance(p, Ta, Tb, u, pairs, meta, topo, bv, tris, scale, link_obb, o
     return math.sqrt(d2)
 
 
+# LENGTH: ``_pair_distance`` with the descent's relative-error mode and its lower bound.
+@njit(cache=True, nogil=True)
+def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
+    """(d, low): pair p's distance at poses Ta, Tb searched below u > 0 in the distance
+    descent's relative-error mode (``shrink`` in (0, 1]: node and triangle pairs whose squared
+    lower bound reaches ``shrink`` times the best so far are pruned), and a certified lower
+    bound ``low`` of the true distance. d is the distance of two real points of the shapes
+    (so d >= the true distance; inf when nothing was found below u), within a factor
+    1/sqrt(shrink) of the true distance; shrink = 1 is ``_pair_distance`` (d exact, low = d,
+    or u when nothing is below u). (NaN, NaN) when the pair is outside the kernel's band.
+
+    low: when found, the smallest of d and every pruned pair's bound (``distance_task``'s
+    ``out[11]``); when not, ``sqrt(shrink) * u`` (every pruned pair's bound reached
+    shrink * u**2, the root's included, and every measured pair was at least u).
+
+    ``seed_a``, ``seed_b`` (leaf-order triangle indices of the two trees, -1: none) are
+    measured first (``distance_task``'s warm start: a bound from the start; the distance
+    found never depends on them, only the work). The closest pair found is ``row[0, 7:9]``."""
+    ta = pairs[p, PAIR_TREE_A]
+    tb = pairs[p, PAIR_TREE_B]
+    s = scale[ta] + scale[tb]
+    if not in_band(s, Ta, Tb):
+        return math.nan, math.nan
+    if pairs[p, PAIR_SELF] != 0:
+        near = _local_boxes_overlap(Ta, Tb, link_obb, pairs[p, PAIR_A_BOX], link_obb, pairs[p, PAIR_B_BOX], u)
+    else:
+        near = _local_boxes_overlap(Ta, Tb, link_obb, pairs[p, PAIR_A_BOX], obj_obb, pairs[p, PAIR_B_BOX], u)
+    if not near:
+        return math.inf, u
+    u2 = u * u
+    if u2 == 0.0:
+        u2 = 5e-324
+    na0 = meta[ta, META_NODE_OFF]
+    na1 = na0 + meta[ta, META_NODES]
+    fa0 = meta[ta, META_TRI_OFF]
+    fa1 = fa0 + meta[ta, META_TRIS]
+    nb0 = meta[tb, META_NODE_OFF]
+    nb1 = nb0 + meta[tb, META_NODES]
+    fb0 = meta[tb, META_TRI_OFF]
+    fb1 = fb0 + meta[tb, META_TRIS]
+    d2 = distance_task(
+        topo[na0:na1], bv[na0:na1], tris[fa0:fa1], Ta,
+        topo[nb0:nb1], bv[nb0:nb1], tris[fb0:fb1], Tb,
+        s, pairs[p, PAIR_KIND], u2, shrink, seed_a, seed_b, stack, lbs, buf, row, stats, np.int64(0),
+    )  # fmt: skip
+    if row[0, 7] < 0.0:
+        return math.inf, (u if shrink >= 1.0 else math.sqrt(u2 * shrink))
+    d = math.sqrt(d2)
+    return d, (d if shrink >= 1.0 else min(d, math.sqrt(row[0, 11])))
+
+
 @njit(cache=True)
 def pair_distances(T, fb, wb, ib, topo, sel, upper, thr, mode, best, out):
     """Distances of the checker's pairs ``sel`` (n,) int64 (rows of its ``pairs``) at the

@@ -89,3 +89,17 @@ def entry_travel(q0, q1, start, kind, src, mult, nsrc, nmult, noff, hop, fin, ou
                 else:
                     out[k, e] = dq * line * (1.0 + 2.0**-40)
                 tail += point
+
+
+@njit(cache=True, nogil=True)
+def masked_sums(terms, mask, up, out):
+    """out[n, p] = sum over e of terms[n, e] * mask[p, e], in increasing e, times ``up``
+    (``robot/travel.sum_terms``: terms (N, E) >= 0, mask (P, E) 0/1, out (N, P) float64).
+    PERF: one pass without the (N, P, E) temporary of the numpy form (~4 us a Panda edge)."""
+    for n in range(terms.shape[0]):
+        for p in range(mask.shape[0]):
+            acc = 0.0
+            for e in range(mask.shape[1]):
+                if mask[p, e] != 0.0:
+                    acc += terms[n, e] * mask[p, e]
+            out[n, p] = acc * up
