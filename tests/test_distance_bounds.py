@@ -92,3 +92,46 @@ def test_directional_bounds_are_lower_bounds(bv):
             checked += 1
             positive += g2 > 0
     assert checked == 240 and positive > 10
+
+
+@pytest.mark.parametrize("bv", ["aabb", "obb", "sphere"])
+@pytest.mark.parametrize("shrink", [0.5, 0.1])
+def test_relative_error_lower_bound_never_exceeds_the_distance(bv, shrink):
+    """``distance_task`` in relative-error mode (shrink < 1) reports in out[11] a squared LOWER
+    bound of the true distance, which the certified edge search relies on. Before: a root pair
+    pruned at once (after a warm-start seed, or at upper2 * shrink) left its bound out, and the
+    reported "lower bound" could exceed the distance (a free edge certified through an obstacle)."""
+    from collisionkit.kernels.proximity.distance import N_DSTATS, _stack_rows, distance_task
+
+    ta_mesh = ck.primitives.torus_mesh(1.0, 0.25, 24, 12).with_options(bv=bv)
+    tb_mesh = ck.primitives.uv_sphere_mesh(0.4).with_options(bv=bv)
+    ta, tb = trees(ta_mesh, tb_mesh)
+    x, y = ta.arrays, tb.arrays
+    n = _stack_rows(x.meta, y.meta)
+    stack, lbs, buf = np.empty((n, 2), np.int64), np.empty(n), np.empty((24, 3))
+    out, stats = np.empty((1, 12)), np.zeros((1, N_DSTATS), np.int64)
+    rng = np.random.default_rng(4)
+    Ta = np.eye(4)
+    checked = 0
+    for _ in range(120):
+        Tb = ck.random_poses(1, 2.0, seed=int(rng.integers(1 << 30)))[0]
+        exact = ck.distance(ta_mesh, tb_mesh, Ta, Tb).distance
+        if exact == 0.0:
+            continue
+        upper = exact * rng.uniform(1.05, 3.0)
+        # seeds: a real triangle pair (warm start) or none
+        seed_a = np.int64(rng.integers(x.tris.shape[0])) if rng.random() < 0.5 else np.int64(-1)
+        seed_b = np.int64(rng.integers(y.tris.shape[0])) if seed_a >= 0 else np.int64(-1)
+        d2 = distance_task(
+            x.topo, x.bv, x.tris, Ta, y.topo, y.bv, y.tris, Tb,
+            float(x.scale[0] + y.scale[0]), ta.bv_code, upper * upper, shrink, seed_a, seed_b,
+            stack, lbs, buf, out, stats, np.int64(0),
+        )  # fmt: skip
+        if math.isinf(d2):
+            continue
+        low2 = out[0, 11]
+        assert d2 >= exact * exact * (1 - 1e-12), (d2, exact)  # a real pair: at least the distance
+        assert d2 * shrink <= exact * exact * (1 + 1e-9)  # within the factor the mode promises
+        assert low2 <= exact * exact * (1 + 1e-12), (low2, exact * exact)  # a lower bound
+        checked += 1
+    assert checked > 60
