@@ -22,6 +22,17 @@ from ..geometry.frozen import sealed
 from .deferred import Computable, to_dataframe
 
 
+def pose_rows(counts: Any, col_a: NDArray[np.int64], col_b: NDArray[np.int64], pose: int) -> NDArray[np.int64]:
+    """(k, 2) int64 rows (col_a, col_b) of one pose of a row record whose rows follow the
+    poses in order, ``counts`` per pose (a scalar for one pose)."""
+    counts = np.atleast_1d(counts)
+    if not 0 <= pose < counts.shape[0]:
+        raise IndexError(f"pose {pose} out of range for {counts.shape[0]} poses")
+    start = int(counts[:pose].sum())
+    stop = start + int(counts[pose])
+    return np.stack([col_a[start:stop], col_b[start:stop]], axis=1)
+
+
 def _size(value: Any) -> int:
     """Elements of a per-pose field: 1 for a scalar (one pose); no compute for a Dask array."""
     size = getattr(value, "size", None)
@@ -101,12 +112,7 @@ class Contacts(Computable):
 
     def pairs(self, pose: int = 0) -> NDArray[np.int64]:
         """(k, 2) int64 (face_a, face_b) rows of one pose."""
-        if not 0 <= pose < self.n_poses:
-            raise IndexError(f"pose {pose} out of range for {self.n_poses} poses")
-        counts = np.atleast_1d(self.counts)
-        start = int(counts[:pose].sum())
-        stop = start + int(counts[pose])
-        return np.stack([self.face_a[start:stop], self.face_b[start:stop]], axis=1)
+        return pose_rows(self.counts, self.face_a, self.face_b, pose)
 
     def to_dataframe(self) -> Any:
         """The rows as a pandas DataFrame with columns pose_index, face_a, face_b (a Dask

@@ -23,7 +23,7 @@ from .driver import ask
 from .pair import contact_rows
 from .pose_form import in_form, record
 from .registry import Request
-from .results import Contacts, _freeze
+from .results import Contacts, _freeze, pose_rows
 from .shapes import Shape, register_mesh_query
 from .spec import THREADS, Mode, Option, RowMode, Spec, a_bool, define, mode_option, strategy_option, surface_view
 from .strategies import capabilities, refuse
@@ -73,12 +73,7 @@ class SurfaceContacts:
 
     def pairs(self, pose: int = 0) -> NDArray[np.int64]:
         """(k, 2) int64 (surface_a, surface_b) rows of one pose."""
-        if not 0 <= pose < self.n_poses:
-            raise IndexError(f"pose {pose} out of range for {self.n_poses} poses")
-        counts = np.atleast_1d(self.counts)
-        start = int(counts[:pose].sum())
-        stop = start + int(counts[pose])
-        return np.stack([self.surface_a[start:stop], self.surface_b[start:stop]], axis=1)
+        return pose_rows(self.counts, self.surface_a, self.surface_b, pose)
 
     def __repr__(self) -> str:
         tri = "" if self.triangles is None else f", triangle_pairs={len(self.triangles)}"
