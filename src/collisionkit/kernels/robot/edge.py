@@ -185,10 +185,8 @@ def edge_search(
     pt_t[0] = 0.0
     pt_t[1] = 1.0
     # poses of the last two points measured at (slot, pose buffer)
-    TA = np.zeros((n_links, 1, 4, 4))
-    TB = np.zeros((n_links, 1, 4, 4))
-    slot_a = np.int64(-1)
-    slot_b = np.int64(-1)
+    TT = np.zeros((2, n_links, 1, 4, 4))  # link poses at the point each side reads
+    slot = np.full(2, -1, np.int64)  # which point's poses TT[side] holds
     # the stack of segments (slot a, slot b, depth, pool offset, count) and the pool
     st = np.empty((2 * max_depth + 8, 5), np.int64)
     pool = np.empty((max_depth + 2) * P + P, np.int64)
@@ -307,50 +305,16 @@ def edge_search(
                     if rep == 0:
                         n_first += 1
                     # the point's poses, once per point in a row
-                    if side == 0:
-                        if slot_a != s:
-                            t = pt_t[s]
-                            for d in range(dof):
-                                Q[0, d] = q1[d] if t == 1.0 else q0[d] + t * dq[d]
-                            link_poses_of(
-                                Q,
-                                np.int64(0),
-                                vsrc,
-                                vdepth,
-                                vmul,
-                                base,
-                                base_link,
-                                parents,
-                                children,
-                                kinds,
-                                H,
-                                values,
-                                TA,
-                            )
-                            slot_a = s
-                        T = TA
-                    else:
-                        if slot_b != s:
-                            t = pt_t[s]
-                            for d in range(dof):
-                                Q[0, d] = q1[d] if t == 1.0 else q0[d] + t * dq[d]
-                            link_poses_of(
-                                Q,
-                                np.int64(0),
-                                vsrc,
-                                vdepth,
-                                vmul,
-                                base,
-                                base_link,
-                                parents,
-                                children,
-                                kinds,
-                                H,
-                                values,
-                                TB,
-                            )
-                            slot_b = s
-                        T = TB
+                    T = TT[side]
+                    if slot[side] != s:
+                        t = pt_t[s]
+                        for d in range(dof):
+                            Q[0, d] = q1[d] if t == 1.0 else q0[d] + t * dq[d]
+                        link_poses_of(
+                            Q, np.int64(0), vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H,
+                            values, T,
+                        )  # fmt: skip
+                        slot[side] = s
                     u = min(max(w, 0.0) + 2.0 * slack[p], cap[p])
                     # PERF: with shrink < 1 searched below u / sqrt(shrink), so that nothing
                     # found there still bounds the distance by u (as the exact search's)
