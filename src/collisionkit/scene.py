@@ -94,6 +94,16 @@ class SceneObject:
     line: int = 0
 
 
+def _read_text(p: Path) -> str:
+    """The UTF-8 text of a scene or trajectory file; a SceneError naming ``p`` if unreadable."""
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SceneError(p, None, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SceneError(p, None, f"cannot read: {exc}") from None
+
+
 @dataclass(frozen=True)
 class Scene:
     """A parsed scene file: its objects in file order and the excluded name pairs."""
@@ -106,13 +116,7 @@ class Scene:
     def load(cls, path: str | os.PathLike[str]) -> Scene:
         """Parse and check a scene file (files named in it must exist; they are loaded later)."""
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise SceneError(p, None, "file not found") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SceneError(p, None, f"cannot read: {exc}") from None
-        return cls.parse(text, p)
+        return cls.parse(_read_text(p), p)
 
     @classmethod
     def parse(cls, text: str, path: str | os.PathLike[str] = "<scene>") -> Scene:
@@ -401,12 +405,7 @@ def load_trajectory(path: str | os.PathLike[str]) -> Trajectory:
     same number of values, all finite numbers.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SceneError(p, None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SceneError(p, None, f"cannot read: {exc}") from None
+    text = _read_text(p)
     rows: list[list[float]] = []
     lines: list[int] = []
     names: tuple[str, ...] | None = None

@@ -38,16 +38,23 @@ def _split(a: Any, b: Any, T: np.ndarray, mode: int) -> None:
     split_pose(ta, tb, np.eye(4), T, 0, mode, None, 0)
 
 
+def _one_and_batch(query: Callable[..., Any]) -> tuple[Any, Any, np.ndarray]:
+    """``query`` at one pose (the per-call path), then over a batch on one thread and on
+    all (the serial and the parallel batch kernels); returns the meshes and the pose."""
+    a, b, T, poses = _meshes()
+    query(a, b, None, T)
+    for threads in (1, None):
+        query(a, b, None, poses, threads=threads)
+    return a, b, T
+
+
 def _intersects() -> None:
     from .constants import MODE_ANY
     from .query.pair import intersects
 
-    a, b, T, poses = _meshes()
-    intersects(a, b, None, T)
+    a, b, T = _one_and_batch(intersects)
     _split(a, b, T, MODE_ANY)
     _large_boolean(a, b, T)
-    for threads in (1, None):
-        intersects(a, b, None, poses, threads=threads)
 
 
 def _large_boolean(a: Any, b: Any, T: np.ndarray) -> None:
@@ -78,10 +85,7 @@ def _contacts() -> None:
 def _distance() -> None:
     from .query.distance import distance
 
-    a, b, T, poses = _meshes()
-    distance(a, b, None, T)
-    for threads in (1, None):
-        distance(a, b, None, poses, threads=threads)
+    _one_and_batch(distance)
 
 
 def _penetration() -> None:
@@ -101,10 +105,7 @@ def _penetration() -> None:
 def _classify() -> None:
     from .query.classify import classify
 
-    a, b, T, poses = _meshes()
-    classify(a, b, None, T)
-    for threads in (1, None):
-        classify(a, b, None, poses, threads=threads)
+    _one_and_batch(classify)
 
 
 def _strategies() -> None:

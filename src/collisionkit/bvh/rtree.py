@@ -5,7 +5,7 @@ per surface, a triangle tree, bulk-loaded by sort-tile-recursive packing
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,6 +46,22 @@ class RTreeArrays(NamedTuple):
     scale: NDArray[np.float64]  # (1,) largest |coordinate| (sizes the slack)
 
 
+class _Meta:
+    """A read-only int attribute of ``RTrees``: one slot of ``arrays.meta`` (the build's
+    counts, ``kernels/build/rtree.py``)."""
+
+    def __init__(self, slot: int, doc: str) -> None:
+        self.slot = slot
+        self.__doc__ = doc
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Meta: ...
+    @overload
+    def __get__(self, obj: RTrees, owner: type | None = None) -> int: ...
+    def __get__(self, obj: RTrees | None, owner: type | None = None) -> int | _Meta:
+        return self if obj is None else int(obj.arrays.meta[self.slot])
+
+
 class RTrees:
     """The frozen R-trees of one mesh geometry for one node capacity.
 
@@ -68,26 +84,11 @@ class RTrees:
         self.capacity = capacity
         self.build_seconds = build_seconds
 
-    @property
-    def n_nodes(self) -> int:
-        return int(self.arrays.meta[RT_NODES])
-
-    @property
-    def n_surface_nodes(self) -> int:
-        return int(self.arrays.meta[RT_SURFACE_NODES])
-
-    @property
-    def n_surfaces(self) -> int:
-        return int(self.arrays.meta[RT_SURFACES])
-
-    @property
-    def surface_depth(self) -> int:
-        return int(self.arrays.meta[RT_DEPTH_S])
-
-    @property
-    def triangle_depth(self) -> int:
-        """Largest depth of a surface's triangle tree."""
-        return int(self.arrays.meta[RT_DEPTH_T])
+    n_nodes = _Meta(RT_NODES, "Nodes of all the trees (the surface tree's first).")
+    n_surface_nodes = _Meta(RT_SURFACE_NODES, "Nodes of the surface tree.")
+    n_surfaces = _Meta(RT_SURFACES, "Surfaces of the mesh (entries of the surface tree).")
+    surface_depth = _Meta(RT_DEPTH_S, "Depth of the surface tree (root = 0).")
+    triangle_depth = _Meta(RT_DEPTH_T, "Largest depth of a surface's triangle tree.")
 
     def node_levels(self) -> NDArray[np.int64]:
         """(N,) depth of each node inside its own tree (surface tree or triangle tree; root = 0)."""

@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidMeshError
 from ..geometry.frozen import immutable
-from ..geometry.mesh import Mesh
+from ..geometry.mesh import Mesh, finite_xyz
 from ..kernels.proximity.gjk import SUPPORT_CYLINDER, SUPPORT_VERTICES
 
 #: Tessellation resolution of the smooth primitives (segments around the axis).
@@ -99,11 +99,7 @@ def _as_points(points: ArrayLike) -> NDArray[np.float64]:
         p = np.array(points, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidMeshError(f"points are not numeric: {exc}") from None
-    if p.ndim != 2 or p.shape[1] != 3:
-        raise InvalidMeshError(f"points must have shape (N, 3), got {p.shape}")
-    if not np.all(np.isfinite(p)):
-        bad = int(np.argwhere(~np.isfinite(p))[0, 0])
-        raise InvalidMeshError(f"point {bad} is not finite: {p[bad].tolist()}")
+    finite_xyz(p, "point", "points", "N")
     if p.shape[0] < 4:
         raise InvalidMeshError(f"a convex polyhedron needs at least 4 points, got {p.shape[0]}")
     return p

@@ -93,12 +93,19 @@ def _as_vertices(vertices: ArrayLike) -> NDArray[np.float64]:
         v = np.array(raw, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise InvalidMeshError(f"vertices are not numeric: {exc}") from None
-    if v.ndim != 2 or v.shape[1] != 3:
-        raise InvalidMeshError(f"vertices must have shape (V, 3), got {v.shape}")
-    if not np.all(np.isfinite(v)):
-        bad = int(np.argwhere(~np.isfinite(v))[0, 0])
-        raise InvalidMeshError(f"vertex {bad} is not finite: {v[bad].tolist()}")
-    return v
+    return finite_xyz(v, "vertex", "vertices", "V")
+
+
+def finite_xyz(p: NDArray[np.float64], one: str, many: str, n: str) -> NDArray[np.float64]:
+    """``p`` when it is an (n, 3) array of finite values, else an InvalidMeshError naming
+    the ``many`` (its shape) or the first ``one`` that is not finite (mesh vertices,
+    the points of a convex hull)."""
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise InvalidMeshError(f"{many} must have shape ({n}, 3), got {p.shape}")
+    if not np.all(np.isfinite(p)):
+        bad = int(np.argwhere(~np.isfinite(p))[0, 0])
+        raise InvalidMeshError(f"{one} {bad} is not finite: {p[bad].tolist()}")
+    return p
 
 
 def _as_faces(faces: ArrayLike, n_vertices: int) -> NDArray[np.int32]:

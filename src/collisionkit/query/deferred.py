@@ -14,7 +14,7 @@ arrays, lists and None never are, and the per-call paths never reach this check.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -94,6 +94,18 @@ class Computable:
         """The record with numpy fields: every Dask field computed in one pass over the data
         (itself when none is lazy). ``kwargs`` go to ``dask.compute`` (``scheduler=...``)."""
         return compute(self, **kwargs)
+
+    def __repr__(self) -> str:
+        """``Name(poses=N, lazy)`` for a lazy record (nothing is computed), else
+        ``Name(poses=N, <_summary()>)``: the repr of the records that define ``_summary``
+        and let it stand (``@dataclass(repr=False)``)."""
+        return f"{type(self).__name__}({self._count()}, {'lazy' if self.lazy else self._summary()})"
+
+    def _count(self) -> str:
+        return f"poses={cast(Any, self).n_poses}"
+
+    def _summary(self) -> str:
+        raise NotImplementedError(f"{type(self).__name__} defines no repr summary")
 
 
 __all__ = ["Computable", "compute", "is_lazy", "lazy_fields", "register", "run", "to_dataframe"]

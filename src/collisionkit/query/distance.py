@@ -25,7 +25,7 @@ from ..kernels.proximity import distance as kd
 from . import batch, registry, scaling
 from .batch import thread_count
 from .containment import inside_one
-from .driver import FAST, ask, raise_pose_code, register_fast, single_pose
+from .driver import FAST, ask, raise_pose_code, register_fast, single_poses
 from .pose_form import record
 from .registry import Request
 from .results import Distance, single
@@ -103,10 +103,9 @@ def distance(
     if fast is not None:  # PERF: one pose pair of shape kinds with a per-call path
         if threads is not None:
             thread_count(threads)
-        Ta = single_pose(pose_a)
-        Tb = single_pose(pose_b)
-        if Ta is not None and Tb is not None:
-            d = fast(a, b, Ta, Tb, upper)
+        poses = single_poses(pose_a, pose_b)
+        if poses is not None:
+            d = fast(a, b, poses[0], poses[1], upper)
             if d is not None:
                 return d
     return ask(DISTANCE, a, b, pose_a, pose_b, upper_bound=upper, threads=threads)

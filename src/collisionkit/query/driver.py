@@ -9,7 +9,7 @@ once (``prepare``; the kernels take them as given), and the handler run on the r
 The per-call pieces live here too:
 
 * ``single_pose``: a pose as the per-call kernels take it ((4, 4) C-contiguous writable
-  float64), or None for anything the batch path must parse;
+  float64), or None for anything the batch path must parse (``single_poses``: both sides);
 * ``FAST``: the single-pose fast paths, keyed by (question, type of a, type of b), each
   answering as the registered handler does (``register_fast``);
 * ``raise_pose_code``: the one decoding of a per-call kernel's negative pose code;
@@ -75,6 +75,17 @@ def single_pose(pose: Any) -> NDArray[np.float64] | None:
         stack, batched = as_poses(pose, "pose")
         return None if batched else stack[0]
     return None
+
+
+def single_poses(pose_a: Any, pose_b: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """(Ta, Tb), both poses as the per-call kernels take them (``single_pose``), when each
+    is one (4, 4) pose; None when either takes the batch path.
+
+    PERF: ~40 ns more than two inline ``single_pose`` calls; the ~2 us boolean paths of
+    ``intersects`` keep them inline."""
+    Ta = single_pose(pose_a)
+    Tb = single_pose(pose_b)
+    return None if Ta is None or Tb is None else (Ta, Tb)
 
 
 def check_mesh(x: Any, name: str) -> Mesh:
@@ -154,5 +165,5 @@ def request(spec: Spec, a: Any, b: Any, poses: tuple, options: Mapping[str, Any]
 
 __all__ = [
     "FAST", "PREPARE", "ask", "check_mesh", "pose_error", "prepare", "raise_pose_code", "register_fast", "request",
-    "single_pose", "trees",
+    "single_pose", "single_poses", "trees",
 ]  # fmt: skip

@@ -25,7 +25,7 @@ from ..runtime import using_threads
 from ..strategies import Descent, Strategy, resolve
 from . import batch, registry, scaling
 from .batch import Pinned, thread_count
-from .driver import FAST, ask, prepare, raise_pose_code, single_pose
+from .driver import FAST, ask, prepare, raise_pose_code, single_pose, single_poses
 from .pose_form import per_pose, record
 from .registry import Request
 from .results import Contacts, Stats
@@ -457,10 +457,10 @@ def _contacts_one(
     PERF: a pose with more pairs than the room ran on the batch path, about 2x slower than
     the batch itself on 4,000-pair poses (issue 15 item 4); now only the first such call on
     two trees runs twice."""
-    Ta = single_pose(pose_a)
-    Tb = single_pose(pose_b)
-    if Ta is None or Tb is None:
+    poses = single_poses(pose_a, pose_b)
+    if poses is None:
         return None
+    Ta, Tb = poses
     ta, tb = pair_trees(a, b)
     x, y = ta.arrays, tb.arrays
     if threads != 1 and splits(mode, cap):
@@ -560,10 +560,10 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
 
     For benchmarks that split a call into wrapper, dispatch and kernel time.
     """
-    Ta = single_pose(pose_a)
-    Tb = single_pose(pose_b)
-    if Ta is None or Tb is None:
+    poses = single_poses(pose_a, pose_b)
+    if poses is None:
         raise ValueError("single_call_args takes one (4, 4) float64 pose per side")
+    Ta, Tb = poses
     ta, tb = pair_trees(a, b)
     x, y = ta.arrays, tb.arrays
     return (

@@ -22,15 +22,66 @@ from ..geometry.frozen import sealed
 from .deferred import Computable, to_dataframe
 
 
-def pose_rows(counts: Any, col_a: NDArray[np.int64], col_b: NDArray[np.int64], pose: int) -> NDArray[np.int64]:
-    """(k, 2) int64 rows (col_a, col_b) of one pose of a row record whose rows follow the
-    poses in order, ``counts`` per pose (a scalar for one pose)."""
+def row_span(counts: Any, k: int, noun: str = "pose", plural: str = "poses") -> tuple[int, int]:
+    """[start, stop) of group ``k``'s rows in a row record whose rows follow its groups
+    (poses, frames, object pairs) in order, ``counts`` rows per group (a scalar for one
+    group); an IndexError naming the ``noun`` when ``k`` is out of range."""
     counts = np.atleast_1d(counts)
-    if not 0 <= pose < counts.shape[0]:
-        raise IndexError(f"pose {pose} out of range for {counts.shape[0]} poses")
-    start = int(counts[:pose].sum())
-    stop = start + int(counts[pose])
+    if not 0 <= k < counts.shape[0]:
+        raise IndexError(f"{noun} {k} out of range for {counts.shape[0]} {plural}")
+    start = int(counts[:k].sum())
+    return start, start + int(counts[k])
+
+
+def pose_rows(
+    counts: Any,
+    col_a: NDArray[np.int64],
+    col_b: NDArray[np.int64],
+    pose: int,
+    noun: str = "pose",
+    plural: str = "poses",
+) -> NDArray[np.int64]:
+    """(k, 2) int64 rows (col_a, col_b) of one pose (or other group: ``row_span``) of a row
+    record whose rows follow the poses in order, ``counts`` per pose (a scalar for one pose)."""
+    start, stop = row_span(counts, pose, noun, plural)
     return np.stack([col_a[start:stop], col_b[start:stop]], axis=1)
+
+
+class PerPose(Computable):
+    """Base of the pair queries' records: ``PER_POSE`` names the per-pose fields (scalars
+    for one pose pair, (N, ...) arrays for a batch); the first gives ``n_poses``."""
+
+    __slots__ = ()
+
+    PER_POSE: ClassVar[tuple[str, ...]]
+
+    @property
+    def n_poses(self) -> int:
+        """N (1 for a single pose pair, or four single poses of a motion)."""
+        return _size(getattr(self, self.PER_POSE[0]))
+
+
+class PoseRows:
+    """Mixin of the records of rows per pose (``Contacts``, ``SurfaceContacts``): ``ROWS``
+    names the pose column and the two pair columns; ``counts`` holds the rows per pose."""
+
+    __slots__ = ()
+
+    ROWS: ClassVar[tuple[str, str, str]]
+    counts: Any
+
+    def __len__(self) -> int:
+        return int(getattr(self, self.ROWS[0]).shape[0])
+
+    @property
+    def colliding(self) -> bool | NDArray[np.bool_]:
+        """bool or (N,) bool: the poses with at least one pair."""
+        return self.counts > 0
+
+    def pairs(self, pose: int = 0) -> NDArray[np.int64]:
+        """(k, 2) int64 rows of one pose: its pairs of the two pair columns of ``ROWS``."""
+        _, a, b = self.ROWS
+        return pose_rows(self.counts, getattr(self, a), getattr(self, b), pose)
 
 
 def _size(value: Any) -> int:
@@ -70,8 +121,8 @@ def single(cls: type, **fields: Any) -> Any:
     return r
 
 
-@dataclass(frozen=True, eq=False)
-class Contacts(Computable):
+@dataclass(frozen=True, eq=False, repr=False)
+class Contacts(PoseRows, PerPose):
     """Intersecting triangle pairs of one pose pair or of a batch of N.
 
     Attributes
@@ -87,6 +138,7 @@ class Contacts(Computable):
     """
 
     PER_POSE: ClassVar[tuple[str, ...]] = ("counts", "truncated")
+    ROWS: ClassVar[tuple[str, str, str]] = ("pose_index", "face_a", "face_b")
 
     pose_index: NDArray[np.int64]
     face_a: NDArray[np.int64]
@@ -97,36 +149,17 @@ class Contacts(Computable):
     def __post_init__(self) -> None:
         _freeze(self, "pose_index", "face_a", "face_b", "counts", "truncated")
 
-    def __len__(self) -> int:
-        return int(self.pose_index.shape[0])
-
-    @property
-    def n_poses(self) -> int:
-        """N (1 for a single pose)."""
-        return _size(self.counts)
-
-    @property
-    def colliding(self) -> bool | NDArray[np.bool_]:
-        """bool or (N,) bool: the poses with at least one pair."""
-        return self.counts > 0
-
-    def pairs(self, pose: int = 0) -> NDArray[np.int64]:
-        """(k, 2) int64 (face_a, face_b) rows of one pose."""
-        return pose_rows(self.counts, self.face_a, self.face_b, pose)
-
     def to_dataframe(self) -> Any:
         """The rows as a pandas DataFrame with columns pose_index, face_a, face_b (a Dask
         DataFrame, one partition per chunk of poses, when the record is lazy)."""
-        return to_dataframe(self, ("pose_index", "face_a", "face_b"))
+        return to_dataframe(self, self.ROWS)
 
-    def __repr__(self) -> str:
-        if self.lazy:
-            return f"{type(self).__name__}(poses={self.n_poses}, lazy)"
-        return f"Contacts(poses={self.n_poses}, pairs={len(self)}, truncated={int(np.sum(self.truncated))})"
+    def _summary(self) -> str:
+        return f"pairs={len(self)}, truncated={int(np.sum(self.truncated))}"
 
 
-@dataclass(frozen=True, eq=False)
-class Stats(Computable):
+@dataclass(frozen=True, eq=False, repr=False)
+class Stats(PerPose):
     """What the traversal did per pose: the seeds' cost model
     t = n_v c_v + n_p c_p + n_u c_u, counted by the kernel that answers queries.
 
@@ -150,23 +183,14 @@ class Stats(Computable):
     def __post_init__(self) -> None:
         _freeze(self, "bv_tests", "tri_tests", "node_pairs", "bv_updates", "colliding")
 
-    @property
-    def n_poses(self) -> int:
-        """N (1 for a single pose)."""
-        return _size(self.bv_tests)
-
     def cost(self, c_v: float, c_p: float, c_u: float = 0.0) -> float | NDArray[np.float64]:
         """The cost model t = n_v c_v + n_p c_p + n_u c_u per pose, for unit costs given."""
         # NOTE: numpy types an int64 array times a float as floating[Any]: it is float64
         return cast("float | NDArray[np.float64]", self.bv_tests * c_v + self.tri_tests * c_p + self.bv_updates * c_u)
 
-    def __repr__(self) -> str:
-        if self.lazy:
-            return f"Stats(poses={self.n_poses}, lazy)"
-        return (
-            f"Stats(poses={self.n_poses}, bv_tests={int(np.sum(self.bv_tests))}, "
-            f"tri_tests={int(np.sum(self.tri_tests))}, node_pairs={int(np.sum(self.node_pairs))}, "
-            f"bv_updates={int(np.sum(self.bv_updates))})"
+    def _summary(self) -> str:
+        return ", ".join(
+            f"{n}={int(np.sum(getattr(self, n)))}" for n in ("bv_tests", "tri_tests", "node_pairs", "bv_updates")
         )
 
 
@@ -174,7 +198,7 @@ class Stats(Computable):
 
 
 @dataclass(frozen=True, eq=False)
-class Distance(Computable):
+class Distance(PerPose):
     """Minimum distance between two shapes, per pose pair (world frame).
 
     For a single pose pair (two (4, 4) poses) the fields are scalars and (3,)
@@ -224,13 +248,8 @@ class Distance(Computable):
             return f"Distance({float(d):.6g}, faces=({self.face_a}, {self.face_b}))"
         return f"Distance(poses={d.shape[0]}, min={float(d.min()) if d.size else float('nan'):.6g})"
 
-    @property
-    def n_poses(self) -> int:
-        """N (1 for a single pose)."""
-        return _size(self.distance)
 
-
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ContactGeometry(Contacts):
     """``Contacts`` plus the geometry of each intersecting triangle pair (world frame).
 
@@ -260,14 +279,12 @@ class ContactGeometry(Contacts):
         super().__post_init__()
         _freeze(self, "segments", "points", "normals", "kinds")
 
-    def __repr__(self) -> str:
-        if self.lazy:
-            return f"ContactGeometry(poses={self.n_poses}, lazy)"
-        return f"ContactGeometry(poses={self.n_poses}, pairs={len(self)}, coplanar={int((self.kinds == 1).sum())})"
+    def _summary(self) -> str:
+        return f"pairs={len(self)}, coplanar={int((self.kinds == 1).sum())}"
 
 
 @dataclass(frozen=True, eq=False)
-class Penetration(Computable):
+class Penetration(PerPose):
     """Minimal translation separating two overlapping shapes (world frame).
 
     Moving b by ``depth * direction`` (or a by the opposite) makes them touch
@@ -328,18 +345,13 @@ class Penetration(Computable):
             f"depth_lower={self.depth_lower}, depth_upper={self.depth_upper})"
         )
 
-    @property
-    def n_poses(self) -> int:
-        """N (1 for a single pose)."""
-        return _size(self.depth)
-
 
 #: classify() codes and names
 CLASS_NAMES = ("disjoint", "touching", "penetrating", "contained")
 
 
 @dataclass(frozen=True, eq=False)
-class Classification(Computable):
+class Classification(PerPose):
     """What ``classify`` found per pose pair.
 
     Attributes
@@ -373,14 +385,9 @@ class Classification(Computable):
             return np.asarray(self.names)[self.codes]
         return self.names[self.codes]
 
-    @property
-    def n_poses(self) -> int:
-        """N (1 for a single pose)."""
-        return _size(self.codes)
-
 
 @dataclass(frozen=True, eq=False)
-class TimeOfImpact(Computable):
+class TimeOfImpact(PerPose):
     """First contact of two moving shapes over t in [0, 1].
 
     Every field is per motion: the types below for four single (4, 4) poses,
@@ -425,14 +432,9 @@ class TimeOfImpact(Computable):
     def __post_init__(self) -> None:
         _freeze(self, "colliding", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged")  # fmt: skip
 
-    @property
-    def n_poses(self) -> int:
-        """N (1 for four single poses)."""
-        return _size(self.t)
-
 
 @dataclass(frozen=True, eq=False)
-class RigidMotionCheck(Computable):
+class RigidMotionCheck(PerPose):
     """Whether two rigid shapes moving over t in [0, 1] stay farther apart than a margin
     (``collisionkit.check_motion``).
 
@@ -476,8 +478,3 @@ class RigidMotionCheck(Computable):
 
     def __post_init__(self) -> None:
         _freeze(self, "free", "t_free", "t_witness", "pose_a", "pose_b", "distance", "undecided", "iterations")
-
-    @property
-    def n_poses(self) -> int:
-        """N (1 for four single poses)."""
-        return _size(self.t_free)

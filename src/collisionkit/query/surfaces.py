@@ -23,7 +23,7 @@ from .driver import ask
 from .pair import contact_rows
 from .pose_form import in_form, record
 from .registry import Request
-from .results import Contacts, _freeze, pose_rows
+from .results import Contacts, PoseRows, _freeze
 from .shapes import Shape, register_mesh_query
 from .spec import THREADS, Mode, Option, RowMode, Spec, a_bool, define, mode_option, strategy_option, surface_view
 from .strategies import capabilities, refuse
@@ -31,7 +31,7 @@ from .strategies.oaabb import OAABB
 
 
 @dataclass(frozen=True, eq=False)
-class SurfaceContacts:
+class SurfaceContacts(PoseRows):
     """Intersecting surface pairs of a batch of N pose pairs (seed 000's queries).
 
     Attributes
@@ -48,6 +48,7 @@ class SurfaceContacts:
     """
 
     PER_POSE: ClassVar[tuple[str, ...]] = ("counts",)
+    ROWS: ClassVar[tuple[str, str, str]] = ("pose_index", "surface_a", "surface_b")
 
     pose_index: NDArray[np.int64]
     surface_a: NDArray[np.int64]
@@ -58,22 +59,10 @@ class SurfaceContacts:
     def __post_init__(self) -> None:
         _freeze(self, "pose_index", "surface_a", "surface_b", "counts")
 
-    def __len__(self) -> int:
-        return int(self.pose_index.shape[0])
-
     @property
     def n_poses(self) -> int:
         """N (1 for a single pose)."""
         return int(np.size(self.counts))
-
-    @property
-    def colliding(self) -> bool | NDArray[np.bool_]:
-        """bool or (N,) bool: the poses with at least one surface pair."""
-        return self.counts > 0
-
-    def pairs(self, pose: int = 0) -> NDArray[np.int64]:
-        """(k, 2) int64 (surface_a, surface_b) rows of one pose."""
-        return pose_rows(self.counts, self.surface_a, self.surface_b, pose)
 
     def __repr__(self) -> str:
         tri = "" if self.triangles is None else f", triangle_pairs={len(self.triangles)}"

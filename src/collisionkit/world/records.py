@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..query.deferred import Computable, to_dataframe
-from ..query.results import _freeze  # the one rule that seals a record's arrays
+from ..query.results import _freeze, pose_rows, row_span  # _freeze: the one rule that seals a record's arrays
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +65,7 @@ class Pairs:
         return f"Pairs({len(self)} of {len(self.object_names)} objects)"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class FramePairs(Computable):
     """The colliding pairs of every frame of a trajectory (``World.run``): one row per
     (frame, pair).
@@ -118,20 +118,18 @@ class FramePairs(Computable):
 
     def pairs(self, frame: int) -> Pairs:
         """The colliding pairs of one frame (as ``World.step`` returned them)."""
-        if not 0 <= frame < self.n_frames:
-            raise IndexError(f"frame {frame} out of range for {self.n_frames} frames")
-        start = int(self.counts[:frame].sum())
-        stop = start + int(self.counts[frame])
+        start, stop = row_span(self.counts, frame, "frame", "frames")
         return Pairs(self.object_a[start:stop].copy(), self.object_b[start:stop].copy(), self.object_names)
 
     def to_dataframe(self) -> Any:
         """The rows as a pandas DataFrame (frame, object_a, object_b); a Dask DataFrame when lazy."""
         return to_dataframe(self, ("frame", "object_a", "object_b"))
 
-    def __repr__(self) -> str:
-        if self.lazy:
-            return f"FramePairs(frames={self.n_frames}, lazy)"
-        return f"FramePairs(frames={self.n_frames}, rows={len(self)}, objects={len(self.object_names)})"
+    def _count(self) -> str:
+        return f"frames={self.n_frames}"
+
+    def _summary(self) -> str:
+        return f"rows={len(self)}, objects={len(self.object_names)}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,11 +177,7 @@ class WorldContacts:
 
     def pairs(self, k: int) -> NDArray[np.int64]:
         """(c, 2) int64 (face_a, face_b) rows of colliding object pair ``k``."""
-        if not 0 <= k < self.object_a.shape[0]:
-            raise IndexError(f"pair {k} out of range for {self.object_a.shape[0]} colliding pairs")
-        start = int(self.counts[:k].sum())
-        stop = start + int(self.counts[k])
-        return np.stack([self.face_a[start:stop], self.face_b[start:stop]], axis=1)
+        return pose_rows(self.counts, self.face_a, self.face_b, k, "pair", "colliding pairs")
 
     def __repr__(self) -> str:
         return f"WorldContacts(pairs={self.object_a.shape[0]}, triangle_pairs={len(self)})"
