@@ -42,10 +42,25 @@ from ...constants import (
     SPLIT_SAH,
     SPLIT_SPLATTER,
 )
-from ..core.linalg import symmetric_eigen3
+from ..core.linalg import box_half_area, symmetric_eigen3, vertex_scatter
 from ..volumes.dispatch import bv_width, fit_other
-from .split import split_axis_value
+from .split import EMPTY_BOX, grow_box, split_axis_value
 from .split_balanced import split_balanced
+
+
+@njit(cache=True, nogil=True)
+def triangle_area(tris, i):
+    """Area of triangle i of ``tris`` (F, 3, 3): half the length of (v1 - v0) x (v2 - v0)."""
+    ux = tris[i, 1, 0] - tris[i, 0, 0]
+    uy = tris[i, 1, 1] - tris[i, 0, 1]
+    uz = tris[i, 1, 2] - tris[i, 0, 2]
+    vx = tris[i, 2, 0] - tris[i, 0, 0]
+    vy = tris[i, 2, 1] - tris[i, 0, 1]
+    vz = tris[i, 2, 2] - tris[i, 0, 2]
+    cx = uy * vz - uz * vy
+    cy = uz * vx - ux * vz
+    cz = ux * vy - uy * vx
+    return 0.5 * np.sqrt(cx * cx + cy * cy + cz * cz)
 
 
 @njit(cache=True, nogil=True)
@@ -89,24 +104,10 @@ def _fit_obb(tris, idx, s, e, area, out, axes, work):
                 C[p, q] = C[p, q] / total - m[p] * m[q]
                 C[q, p] = C[p, q]
     else:
-        n = 3 * (e - s)
-        for k in range(s, e):
-            i = idx[k]
-            for v in range(3):
-                for d in range(3):
-                    m[d] += tris[i, v, d]
-        for d in range(3):
-            m[d] /= n
-        for k in range(s, e):
-            i = idx[k]
-            for v in range(3):
-                for p in range(3):
-                    for q in range(p, 3):
-                        C[p, q] += (tris[i, v, p] - m[p]) * (tris[i, v, q] - m[q])
+        n = vertex_scatter(tris, idx, s, e, m, C)
         for p in range(3):
-            for q in range(p, 3):
+            for q in range(3):
                 C[p, q] /= n
-                C[q, p] = C[p, q]
     symmetric_eigen3(C, axes, work[18:45])
     lo = work[12:15]
     hi = work[15:18]
@@ -131,15 +132,6 @@ def _fit_obb(tris, idx, s, e, area, out, axes, work):
         # NOTE: a few units of roundoff more, so the box still holds every
         # vertex after the centre is rebuilt from the axes in float64.
         out[12 + r] = 0.5 * (hi[r] - lo[r]) + 4.0 * 2.0**-53 * (abs(lo[r]) + abs(hi[r]))
-
-
-@njit(cache=True, nogil=True)
-def _box_area(lox, loy, loz, hix, hiy, hiz):
-    """Half the surface area of a box (all the SAH compares)."""
-    dx = hix - lox
-    dy = hiy - loy
-    dz = hiz - loz
-    return dx * dy + dy * dz + dz * dx
 
 
 @njit(cache=True, nogil=True)
@@ -201,25 +193,12 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, rig
     n = e - s
     if have_c == 0:
         # PERF: one pass over the rows (row-major: three column passes read every line three times)
-        lo0 = np.inf
-        lo1 = np.inf
-        lo2 = np.inf
-        hi0 = -np.inf
-        hi1 = -np.inf
-        hi2 = -np.inf
+        box = EMPTY_BOX
         for k in range(s, e):
-            lo0 = min(lo0, key[k, 0])
-            hi0 = max(hi0, key[k, 0])
-            lo1 = min(lo1, key[k, 1])
-            hi1 = max(hi1, key[k, 1])
-            lo2 = min(lo2, key[k, 2])
-            hi2 = max(hi2, key[k, 2])
-        cmin[0] = lo0
-        cmin[1] = lo1
-        cmin[2] = lo2
-        cmax[0] = hi0
-        cmax[1] = hi1
-        cmax[2] = hi2
+            box = grow_box(box, key, key, k)
+        for d in range(3):
+            cmin[d] = box[d]
+            cmax[d] = box[3 + d]
     spread_axis = np.int64(-1)  # not a literal: one signature for _partition
     best_spread = 0.0
     for r in range(3):
@@ -232,53 +211,21 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, rig
     if rule == SPLIT_SAH:
         # PERF: one pass bins the rows on all three axes (cnt/blo/bhi: one plane per axis);
         # the bins, and so the costs and the split, are those of one pass per axis.
-        scale0 = SAH_BINS / (cmax[0] - cmin[0]) if cmax[0] - cmin[0] > 0.0 else 0.0
-        scale1 = SAH_BINS / (cmax[1] - cmin[1]) if cmax[1] - cmin[1] > 0.0 else 0.0
-        scale2 = SAH_BINS / (cmax[2] - cmin[2]) if cmax[2] - cmin[2] > 0.0 else 0.0
-        c0 = cmin[0]
-        c1 = cmin[1]
-        c2 = cmin[2]
+        scale = (
+            SAH_BINS / (cmax[0] - cmin[0]) if cmax[0] - cmin[0] > 0.0 else 0.0,
+            SAH_BINS / (cmax[1] - cmin[1]) if cmax[1] - cmin[1] > 0.0 else 0.0,
+            SAH_BINS / (cmax[2] - cmin[2]) if cmax[2] - cmin[2] > 0.0 else 0.0,
+        )
+        base = (cmin[0], cmin[1], cmin[2])
         # the bins are empty here (cnt 0, blo inf, bhi -inf): the sweeps empty the bins they used
         for k in range(s, e):
-            l0 = flo[k, 0]
-            l1 = flo[k, 1]
-            l2 = flo[k, 2]
-            h0 = fhi[k, 0]
-            h1 = fhi[k, 1]
-            h2 = fhi[k, 2]
-            if scale0 > 0.0:
-                b = int((key[k, 0] - c0) * scale0)
-                if b >= SAH_BINS:
-                    b = SAH_BINS - 1
-                cnt[0, b] += 1
-                blo[0, b, 0] = min(blo[0, b, 0], l0)
-                blo[0, b, 1] = min(blo[0, b, 1], l1)
-                blo[0, b, 2] = min(blo[0, b, 2], l2)
-                bhi[0, b, 0] = max(bhi[0, b, 0], h0)
-                bhi[0, b, 1] = max(bhi[0, b, 1], h1)
-                bhi[0, b, 2] = max(bhi[0, b, 2], h2)
-            if scale1 > 0.0:
-                b = int((key[k, 1] - c1) * scale1)
-                if b >= SAH_BINS:
-                    b = SAH_BINS - 1
-                cnt[1, b] += 1
-                blo[1, b, 0] = min(blo[1, b, 0], l0)
-                blo[1, b, 1] = min(blo[1, b, 1], l1)
-                blo[1, b, 2] = min(blo[1, b, 2], l2)
-                bhi[1, b, 0] = max(bhi[1, b, 0], h0)
-                bhi[1, b, 1] = max(bhi[1, b, 1], h1)
-                bhi[1, b, 2] = max(bhi[1, b, 2], h2)
-            if scale2 > 0.0:
-                b = int((key[k, 2] - c2) * scale2)
-                if b >= SAH_BINS:
-                    b = SAH_BINS - 1
-                cnt[2, b] += 1
-                blo[2, b, 0] = min(blo[2, b, 0], l0)
-                blo[2, b, 1] = min(blo[2, b, 1], l1)
-                blo[2, b, 2] = min(blo[2, b, 2], l2)
-                bhi[2, b, 0] = max(bhi[2, b, 0], h0)
-                bhi[2, b, 1] = max(bhi[2, b, 1], h1)
-                bhi[2, b, 2] = max(bhi[2, b, 2], h2)
+            for r in range(3):
+                if scale[r] > 0.0:
+                    b = min(int((key[k, r] - base[r]) * scale[r]), SAH_BINS - 1)
+                    cnt[r, b] += 1
+                    for d in range(3):
+                        blo[r, b, d] = min(blo[r, b, d], flo[k, d])
+                        bhi[r, b, d] = max(bhi[r, b, d], fhi[k, d])
         best_cost = np.inf
         best_axis = np.int64(-1)  # not a literal: one signature for _partition
         best_bin = np.int64(-1)
@@ -308,7 +255,7 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, rig
                     acc[d] = min(acc[d], blo[r, b, d])
                     acc[3 + d] = max(acc[3 + d], bhi[r, b, d])
                 right_cnt[j] = c
-                right_area[j] = _box_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5])
+                right_area[j] = box_half_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5])
             acc[0:3] = np.inf
             acc[3:6] = -np.inf
             c = 0
@@ -318,7 +265,7 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, rig
                 for d in range(3):
                     acc[d] = min(acc[d], blo[r, b, d])
                     acc[3 + d] = max(acc[3 + d], bhi[r, b, d])
-                cost = _box_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]) * c + right_area[j] * right_cnt[j]
+                cost = box_half_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]) * c + right_area[j] * right_cnt[j]
                 if cost < best_cost:
                     best_cost = cost
                     best_axis = r
@@ -435,18 +382,8 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
             flo[i, d] = min(a, min(b, c))
             fhi[i, d] = max(a, max(b, c))
             key[i, d] = (a + b + c) / 3.0
-        if bv_kind != BV_OBB:
-            continue  # areas weight only the OBB fit
-        ux = tris[i, 1, 0] - tris[i, 0, 0]
-        uy = tris[i, 1, 1] - tris[i, 0, 1]
-        uz = tris[i, 1, 2] - tris[i, 0, 2]
-        vx = tris[i, 2, 0] - tris[i, 0, 0]
-        vy = tris[i, 2, 1] - tris[i, 0, 1]
-        vz = tris[i, 2, 2] - tris[i, 0, 2]
-        cx = uy * vz - uz * vy
-        cy = uz * vx - ux * vz
-        cz = ux * vy - uy * vx
-        area[i] = 0.5 * np.sqrt(cx * cx + cy * cy + cz * cz)
+        if bv_kind == BV_OBB:  # areas weight only the OBB fit
+            area[i] = triangle_area(tris, i)
     axes = np.eye(3)
     # PERF: one workspace for every node (per-node allocations cost a third of the build).
     # SAH bins, one plane per axis: kept empty between nodes (_choose_split empties what it used)
@@ -486,53 +423,22 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
             # flo/fhi rows are in segment order (they travel with idx): sequential reads.
             # PERF: one pass over the rows fits the box and, for an inner node, the
             # centroid bounds the split starts from (have_c).
-            lo0 = np.inf
-            lo1 = np.inf
-            lo2 = np.inf
-            hi0 = -np.inf
-            hi1 = -np.inf
-            hi2 = -np.inf
+            box = EMPTY_BOX
             if e - s <= leaf_size:
                 for k in range(s, e):
-                    lo0 = min(lo0, flo[k, 0])
-                    lo1 = min(lo1, flo[k, 1])
-                    lo2 = min(lo2, flo[k, 2])
-                    hi0 = max(hi0, fhi[k, 0])
-                    hi1 = max(hi1, fhi[k, 1])
-                    hi2 = max(hi2, fhi[k, 2])
+                    box = grow_box(box, flo, fhi, k)
             else:
-                klo0 = np.inf
-                klo1 = np.inf
-                klo2 = np.inf
-                khi0 = -np.inf
-                khi1 = -np.inf
-                khi2 = -np.inf
+                cbox = EMPTY_BOX
                 for k in range(s, e):
-                    lo0 = min(lo0, flo[k, 0])
-                    lo1 = min(lo1, flo[k, 1])
-                    lo2 = min(lo2, flo[k, 2])
-                    hi0 = max(hi0, fhi[k, 0])
-                    hi1 = max(hi1, fhi[k, 1])
-                    hi2 = max(hi2, fhi[k, 2])
-                    klo0 = min(klo0, key[k, 0])
-                    klo1 = min(klo1, key[k, 1])
-                    klo2 = min(klo2, key[k, 2])
-                    khi0 = max(khi0, key[k, 0])
-                    khi1 = max(khi1, key[k, 1])
-                    khi2 = max(khi2, key[k, 2])
-                cmin[0] = klo0
-                cmin[1] = klo1
-                cmin[2] = klo2
-                cmax[0] = khi0
-                cmax[1] = khi1
-                cmax[2] = khi2
+                    box = grow_box(box, flo, fhi, k)
+                    cbox = grow_box(cbox, key, key, k)
+                for col in range(3):
+                    cmin[col] = cbox[col]
+                    cmax[col] = cbox[3 + col]
                 have_c = np.int64(1)
-            bv[node, 0] = 0.5 * (lo0 + hi0)
-            bv[node, 1] = 0.5 * (lo1 + hi1)
-            bv[node, 2] = 0.5 * (lo2 + hi2)
-            bv[node, 3] = 0.5 * (hi0 - lo0)
-            bv[node, 4] = 0.5 * (hi1 - lo1)
-            bv[node, 5] = 0.5 * (hi2 - lo2)
+            for col in range(3):  # NOTE: not d, the node's depth
+                bv[node, col] = 0.5 * (box[col] + box[3 + col])
+                bv[node, 3 + col] = 0.5 * (box[3 + col] - box[col])
         if e - s <= leaf_size:
             topo[node, 0] = s
             topo[node, 1] = e - s
