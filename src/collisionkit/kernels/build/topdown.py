@@ -42,7 +42,7 @@ from ...constants import (
     SPLIT_SAH,
     SPLIT_SPLATTER,
 )
-from ..core.linalg import box_half_area, symmetric_eigen3, vertex_scatter
+from ..core.linalg import box_half_area, symmetric_eigen3
 from ..volumes.dispatch import bv_width, fit_other
 from .split import EMPTY_BOX, grow_box, split_axis_value
 from .split_balanced import split_balanced
@@ -104,10 +104,24 @@ def _fit_obb(tris, idx, s, e, area, out, axes, work):
                 C[p, q] = C[p, q] / total - m[p] * m[q]
                 C[q, p] = C[p, q]
     else:
-        n = vertex_scatter(tris, idx, s, e, m, C)
+        n = 3 * (e - s)
+        for k in range(s, e):
+            i = idx[k]
+            for v in range(3):
+                for d in range(3):
+                    m[d] += tris[i, v, d]
+        for d in range(3):
+            m[d] /= n
+        for k in range(s, e):
+            i = idx[k]
+            for v in range(3):
+                for p in range(3):
+                    for q in range(p, 3):
+                        C[p, q] += (tris[i, v, p] - m[p]) * (tris[i, v, q] - m[q])
         for p in range(3):
-            for q in range(3):
+            for q in range(p, 3):
                 C[p, q] /= n
+                C[q, p] = C[p, q]
     symmetric_eigen3(C, axes, work[18:45])
     lo = work[12:15]
     hi = work[15:18]
@@ -211,21 +225,54 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, rig
     if rule == SPLIT_SAH:
         # PERF: one pass bins the rows on all three axes (cnt/blo/bhi: one plane per axis);
         # the bins, and so the costs and the split, are those of one pass per axis.
-        scale = (
-            SAH_BINS / (cmax[0] - cmin[0]) if cmax[0] - cmin[0] > 0.0 else 0.0,
-            SAH_BINS / (cmax[1] - cmin[1]) if cmax[1] - cmin[1] > 0.0 else 0.0,
-            SAH_BINS / (cmax[2] - cmin[2]) if cmax[2] - cmin[2] > 0.0 else 0.0,
-        )
-        base = (cmin[0], cmin[1], cmin[2])
+        scale0 = SAH_BINS / (cmax[0] - cmin[0]) if cmax[0] - cmin[0] > 0.0 else 0.0
+        scale1 = SAH_BINS / (cmax[1] - cmin[1]) if cmax[1] - cmin[1] > 0.0 else 0.0
+        scale2 = SAH_BINS / (cmax[2] - cmin[2]) if cmax[2] - cmin[2] > 0.0 else 0.0
+        c0 = cmin[0]
+        c1 = cmin[1]
+        c2 = cmin[2]
         # the bins are empty here (cnt 0, blo inf, bhi -inf): the sweeps empty the bins they used
+        # PERF: unrolled per axis; a loop over the three axes made the AABB build 4-6% slower
         for k in range(s, e):
-            for r in range(3):
-                if scale[r] > 0.0:
-                    b = min(int((key[k, r] - base[r]) * scale[r]), SAH_BINS - 1)
-                    cnt[r, b] += 1
-                    for d in range(3):
-                        blo[r, b, d] = min(blo[r, b, d], flo[k, d])
-                        bhi[r, b, d] = max(bhi[r, b, d], fhi[k, d])
+            l0 = flo[k, 0]
+            l1 = flo[k, 1]
+            l2 = flo[k, 2]
+            h0 = fhi[k, 0]
+            h1 = fhi[k, 1]
+            h2 = fhi[k, 2]
+            if scale0 > 0.0:
+                b = int((key[k, 0] - c0) * scale0)
+                if b >= SAH_BINS:
+                    b = SAH_BINS - 1
+                cnt[0, b] += 1
+                blo[0, b, 0] = min(blo[0, b, 0], l0)
+                blo[0, b, 1] = min(blo[0, b, 1], l1)
+                blo[0, b, 2] = min(blo[0, b, 2], l2)
+                bhi[0, b, 0] = max(bhi[0, b, 0], h0)
+                bhi[0, b, 1] = max(bhi[0, b, 1], h1)
+                bhi[0, b, 2] = max(bhi[0, b, 2], h2)
+            if scale1 > 0.0:
+                b = int((key[k, 1] - c1) * scale1)
+                if b >= SAH_BINS:
+                    b = SAH_BINS - 1
+                cnt[1, b] += 1
+                blo[1, b, 0] = min(blo[1, b, 0], l0)
+                blo[1, b, 1] = min(blo[1, b, 1], l1)
+                blo[1, b, 2] = min(blo[1, b, 2], l2)
+                bhi[1, b, 0] = max(bhi[1, b, 0], h0)
+                bhi[1, b, 1] = max(bhi[1, b, 1], h1)
+                bhi[1, b, 2] = max(bhi[1, b, 2], h2)
+            if scale2 > 0.0:
+                b = int((key[k, 2] - c2) * scale2)
+                if b >= SAH_BINS:
+                    b = SAH_BINS - 1
+                cnt[2, b] += 1
+                blo[2, b, 0] = min(blo[2, b, 0], l0)
+                blo[2, b, 1] = min(blo[2, b, 1], l1)
+                blo[2, b, 2] = min(blo[2, b, 2], l2)
+                bhi[2, b, 0] = max(bhi[2, b, 0], h0)
+                bhi[2, b, 1] = max(bhi[2, b, 1], h1)
+                bhi[2, b, 2] = max(bhi[2, b, 2], h2)
         best_cost = np.inf
         best_axis = np.int64(-1)  # not a literal: one signature for _partition
         best_bin = np.int64(-1)

@@ -202,34 +202,3 @@ def box_half_area(lo0, lo1, lo2, hi0, hi1, hi2):
     """Half the surface area of the box [lo, hi]: the SAH cost of the top-down and
     bottom-up builds and the insertion cost of the broad phase's dynamic tree."""
     return (hi0 - lo0) * (hi1 - lo1) + (hi1 - lo1) * (hi2 - lo2) + (hi2 - lo2) * (hi0 - lo0)
-
-
-@njit(cache=True, nogil=True)
-def vertex_scatter(tris, idx, s, e, m, C):
-    """Mean and scatter of the vertices of triangles idx[s:e] of ``tris`` (F, 3, 3).
-
-    Writes the mean into ``m`` (3,) and sum (x - m)(x - m)^T over the 3 (e - s) vertices
-    into ``C`` (3, 3), symmetric; returns the vertex count (divide C by it for the
-    covariance). The OBB fit's fallback for zero-area nodes and the RSS fit share it.
-    """
-    n = 3 * (e - s)
-    m[:] = 0.0
-    for k in range(s, e):
-        i = idx[k]
-        for v in range(3):
-            for d in range(3):
-                m[d] += tris[i, v, d]
-    for d in range(3):
-        m[d] /= n
-    C[:, :] = 0.0
-    for k in range(s, e):
-        i = idx[k]
-        for v in range(3):
-            for p in range(3):
-                dp = tris[i, v, p] - m[p]
-                for q in range(p, 3):
-                    C[p, q] += dp * (tris[i, v, q] - m[q])
-    for p in range(3):
-        for q in range(p + 1, 3):
-            C[q, p] = C[p, q]
-    return n

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core.linalg import symmetric_eigen3, vertex_scatter
+from ..core.linalg import symmetric_eigen3
 from .box import boxes_overlap, frame_in_frame
 
 _U = 2.0**-53
@@ -54,9 +54,28 @@ def fit_rss(tris, idx, s, e, out, work):
     distance of a vertex to that rectangle, rounded up, so every vertex (and, the RSS being
     convex, every triangle) lies inside.
     """
+    n = 3 * (e - s)
     m = work[0:3]
+    m[:] = 0.0
+    for k in range(s, e):
+        i = idx[k]
+        for v in range(3):
+            for d in range(3):
+                m[d] += tris[i, v, d]
+    for d in range(3):
+        m[d] /= n
     C = work[3:12].reshape((3, 3))
-    vertex_scatter(tris, idx, s, e, m, C)
+    C[:, :] = 0.0
+    for k in range(s, e):
+        i = idx[k]
+        for v in range(3):
+            for p in range(3):
+                dp = tris[i, v, p] - m[p]
+                for q in range(p, 3):
+                    C[p, q] += dp * (tris[i, v, q] - m[q])
+    for p in range(3):
+        for q in range(p + 1, 3):
+            C[q, p] = C[p, q]
     axes = work[12:21].reshape((3, 3))
     symmetric_eigen3(C, axes, work[21:45])
     lo0 = lo1 = lo2 = np.inf
