@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import boxes_overlap_slots, groups_match, is_excluded
+from .common import add_pair, boxes_overlap_slots, groups_match, is_excluded
 
 
 @njit(cache=True, nogil=True)
@@ -15,17 +15,13 @@ def brute_pairs(lo, hi, slots, out):
     lasts; return how many there are (more than ``out`` holds: call again with
     a bigger buffer)."""
     n = slots.shape[0]
-    cap = out.shape[0]
     k = np.int64(0)
     for p in range(n):
         a = slots[p]
         for q in range(p + 1, n):
             b = slots[q]
             if boxes_overlap_slots(lo, hi, a, b):
-                if k < cap:
-                    out[k, 0] = a
-                    out[k, 1] = b
-                k += 1
+                k = add_pair(out, k, a, b)
     return k
 
 
@@ -36,7 +32,6 @@ def brute_pairs_finished(lo, hi, slots, group, mask, excluded, out):
     insertion-order indices and already sorted, so only the filters remain.
     Writes while room lasts; returns how many rows there are."""
     n = slots.shape[0]
-    cap = out.shape[0]
     k = np.int64(0)
     filtered = excluded.shape[0] > 0
     for p in range(n):
@@ -47,8 +42,5 @@ def brute_pairs_finished(lo, hi, slots, group, mask, excluded, out):
                 continue
             if filtered and is_excluded(excluded, a, b):
                 continue
-            if k < cap:
-                out[k, 0] = p
-                out[k, 1] = q
-            k += 1
+            k = add_pair(out, k, p, q)
     return k

@@ -32,6 +32,16 @@ def boxes_overlap_slots(lo, hi, a, b):
 
 
 @njit(cache=True, nogil=True)
+def add_pair(out, k, a, b):
+    """Row k of ``out`` (cap, 2) <- (a, b) while it has room; returns k + 1. The count goes
+    on past the capacity, so the caller learns how big a buffer to call again with."""
+    if k < out.shape[0]:
+        out[k, 0] = a
+        out[k, 1] = b
+    return k + 1
+
+
+@njit(cache=True, nogil=True)
 def padded_box(local, s, poses, k, slack_rel):
     """(lo x, lo y, lo z, hi x, hi y, hi z): the world box of local box ``local[s]`` (min xyz,
     max xyz) under pose ``poses[k]`` (4, 4), padded as ``world_boxes`` documents."""

@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .common import boxes_overlap_slots
+from .common import add_pair, boxes_overlap_slots
 
 #: Cell coordinates are clamped to +-2**50 so that they, their products in the
 #: hash and their counts stay inside int64 (clamping is monotone: still exact).
@@ -72,7 +72,6 @@ def _cover(r0, r1, p, limit):
 @njit(cache=True, nogil=True)
 def _oversize_pairs(lo, hi, slots, big, out, k):
     """Pairs with at least one oversize object (each once); returns the new count."""
-    cap = out.shape[0]
     n = slots.shape[0]
     for p in range(n):
         b = slots[p]
@@ -83,10 +82,7 @@ def _oversize_pairs(lo, hi, slots, big, out, k):
             if a == b or (big[a] and a < b):
                 continue
             if boxes_overlap_slots(lo, hi, a, b):
-                if k < cap:
-                    out[k, 0] = a
-                    out[k, 1] = b
-                k += 1
+                k = add_pair(out, k, a, b)
     return k
 
 
@@ -171,7 +167,6 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
                         rec[i, 3 + d] = hi[s, d]
                         rec[i, 6 + d] = r0[p, d]
                     fill[c] += 1
-    cap = out.shape[0]
     k = np.int64(0)
     for c in range(ncells):
         s0 = counts[c]
@@ -191,10 +186,7 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
                     and rec[i, 1] <= rec[j, 4] and rec[j, 1] <= rec[i, 4]
                     and rec[i, 2] <= rec[j, 5] and rec[j, 2] <= rec[i, 5]
                 ):
-                    if k < cap:
-                        out[k, 0] = ent[i]
-                        out[k, 1] = ent[j]
-                    k += 1
+                    k = add_pair(out, k, ent[i], ent[j])
     k = _oversize_pairs(lo, hi, slots, big, out, k)
     return k, cell, entries
 
@@ -257,7 +249,6 @@ def hash_pairs(lo, hi, slots, cell, max_per_object, big, out):
                     ecell[i, 1] = y
                     ecell[i, 2] = z
                     fill[h] += 1
-    cap = out.shape[0]
     k = np.int64(0)
     for c in range(nb):
         s0 = counts[c]
@@ -278,9 +269,6 @@ def hash_pairs(lo, hi, slots, cell, max_per_object, big, out):
                     continue
                 b = slots[q]
                 if boxes_overlap_slots(lo, hi, a, b):
-                    if k < cap:
-                        out[k, 0] = a
-                        out[k, 1] = b
-                    k += 1
+                    k = add_pair(out, k, a, b)
     k = _oversize_pairs(lo, hi, slots, big, out, k)
     return k, nb, entries

@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .common import boxes_overlap_slots
+from .common import add_pair, boxes_overlap_slots
 
 #: Levels are -exponent of the cell width: float64 exponents lie in [-1074, 1024].
 LEVEL_OFFSET = 1100
@@ -157,7 +157,6 @@ def octree_pairs(lo, hi, slots, obj_node, obj_next, node_key, node_head, table, 
     """Write overlapping slot pairs into ``out`` while room lasts; return
     (pairs found, cells looked up)."""
     levels = np.flatnonzero(level_count > 0) - LEVEL_OFFSET  # ascending: coarse first
-    cap = out.shape[0]
     k = np.int64(0)
     lookups = np.int64(0)
     for p in range(slots.shape[0]):
@@ -185,9 +184,6 @@ def octree_pairs(lo, hi, slots, obj_node, obj_next, node_key, node_head, table, 
                         a = node_head[nd]
                         while a >= 0:
                             if (not same or a < b) and boxes_overlap_slots(lo, hi, a, b):
-                                if k < cap:
-                                    out[k, 0] = a
-                                    out[k, 1] = b
-                                k += 1
+                                k = add_pair(out, k, a, b)
                             a = obj_next[a]
     return k, lookups

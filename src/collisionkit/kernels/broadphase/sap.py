@@ -28,6 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .common import add_pair
+
 
 @njit(cache=True, nogil=True)
 def _after(v1, e1, v2, e2):
@@ -145,7 +147,6 @@ def sap_pairs(eid, n_ep, lo, hi, n_slots, out):
     a_hi2 = np.empty(m)
     where = np.empty(n_slots, np.int64)
     n_active = 0
-    cap = out.shape[0]
     k = np.int64(0)
     for i in range(n_ep):
         e = eid[best, i]
@@ -168,10 +169,7 @@ def sap_pairs(eid, n_ep, lo, hi, n_slots, out):
             h2 = hi[s, o2]
             for q in range(n_active):
                 if a_lo1[q] <= h1 and l1 <= a_hi1[q] and a_lo2[q] <= h2 and l2 <= a_hi2[q]:
-                    if k < cap:
-                        out[k, 0] = act[q]
-                        out[k, 1] = s
-                    k += 1
+                    k = add_pair(out, k, act[q], s)
             act[n_active] = s
             a_lo1[n_active] = l1
             a_hi1[n_active] = h1

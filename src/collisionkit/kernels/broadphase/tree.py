@@ -29,20 +29,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .common import boxes_overlap_slots
-
-
-@njit(cache=True, nogil=True)
-def _area(x0, y0, z0, x1, y1, z1):
-    dx = x1 - x0
-    dy = y1 - y0
-    dz = z1 - z0
-    return dx * dy + dy * dz + dz * dx
+from ..core.linalg import box_half_area
+from .common import add_pair, boxes_overlap_slots
 
 
 @njit(cache=True, nogil=True)
 def _union_area(nlo, nhi, a, b):
-    return _area(
+    return box_half_area(
         min(nlo[a, 0], nlo[b, 0]), min(nlo[a, 1], nlo[b, 1]), min(nlo[a, 2], nlo[b, 2]),
         max(nhi[a, 0], nhi[b, 0]), max(nhi[a, 1], nhi[b, 1]), max(nhi[a, 2], nhi[b, 2]),
     )
@@ -50,7 +43,7 @@ def _union_area(nlo, nhi, a, b):
 
 @njit(cache=True, nogil=True)
 def _node_area(nlo, nhi, a):
-    return _area(nlo[a, 0], nlo[a, 1], nlo[a, 2], nhi[a, 0], nhi[a, 1], nhi[a, 2])
+    return box_half_area(nlo[a, 0], nlo[a, 1], nlo[a, 2], nhi[a, 0], nhi[a, 1], nhi[a, 2])
 
 
 @njit(cache=True, nogil=True)
@@ -69,60 +62,35 @@ def _rotate(nlo, nhi, parent, c1, c2, height, a):
     shrinks the surface area of the grandchild's parent (Kopta et al. 2012)."""
     b = c1[a]
     c = c2[a]
-    best = 0.0
-    kind = 0
+    # gain of each swap (kinds 1-4 below); 0.0, never taken, where the grandchild is absent
+    gain = (0.0, 0.0, 0.0, 0.0)
     if c1[c] >= 0:  # c inner: B <-> F or B <-> G
         area_c = _node_area(nlo, nhi, c)
-        f = c1[c]
-        g = c2[c]
-        d1 = _union_area(nlo, nhi, b, g) - area_c
-        if d1 < best:
-            best = d1
-            kind = 1
-        d2 = _union_area(nlo, nhi, b, f) - area_c
-        if d2 < best:
-            best = d2
-            kind = 2
+        gain = (_union_area(nlo, nhi, b, c2[c]) - area_c, _union_area(nlo, nhi, b, c1[c]) - area_c, 0.0, 0.0)
     if c1[b] >= 0:  # b inner: C <-> D or C <-> E
         area_b = _node_area(nlo, nhi, b)
-        dd = c1[b]
-        e = c2[b]
-        d3 = _union_area(nlo, nhi, c, e) - area_b
-        if d3 < best:
-            best = d3
-            kind = 3
-        d4 = _union_area(nlo, nhi, c, dd) - area_b
-        if d4 < best:
-            best = d4
-            kind = 4
-    if kind == 1:  # B <-> F: a = (F, C(B, G))
-        f = c1[c]
-        c1[a] = f
-        parent[f] = a
-        c1[c] = b
-        parent[b] = c
-        _refit(nlo, nhi, c1, c2, height, c)
-    elif kind == 2:  # B <-> G: a = (G, C(F, B))
-        g = c2[c]
-        c1[a] = g
-        parent[g] = a
-        c2[c] = b
-        parent[b] = c
-        _refit(nlo, nhi, c1, c2, height, c)
-    elif kind == 3:  # C <-> D: a = (B(C, E), D)
-        dd = c1[b]
-        c2[a] = dd
-        parent[dd] = a
-        c1[b] = c
-        parent[c] = b
-        _refit(nlo, nhi, c1, c2, height, b)
-    elif kind == 4:  # C <-> E: a = (B(D, C), E)
-        e = c2[b]
-        c2[a] = e
-        parent[e] = a
-        c2[b] = c
-        parent[c] = b
-        _refit(nlo, nhi, c1, c2, height, b)
+        gain = (gain[0], gain[1], _union_area(nlo, nhi, c, c2[b]) - area_b, _union_area(nlo, nhi, c, c1[b]) - area_b)
+    best = 0.0
+    kind = 0
+    for i in range(4):  # the first strict minimum below 0
+        if gain[i] < best:
+            best = gain[i]
+            kind = i + 1
+    if kind == 0:
+        return
+    # kind 1: B <-> F, a = (F, C(B, G)); 2: B <-> G, a = (G, C(F, B));
+    # kind 3: C <-> D, a = (B(C, E), D); 4: C <-> E, a = (B(D, C), E)
+    first = kind <= 2  # a's first child B moves down under C (else C under B)
+    moved = b if first else c
+    p = c if first else b
+    slot = c1 if kind % 2 == 1 else c2  # which child of p comes up
+    own = c1 if first else c2  # the child slot of a that it takes
+    x = slot[p]
+    own[a] = x
+    parent[x] = a
+    slot[p] = moved
+    parent[moved] = p
+    _refit(nlo, nhi, c1, c2, height, p)
 
 
 @njit(cache=True, nogil=True)
@@ -283,7 +251,6 @@ def tree_pairs(lo, hi, nlo, nhi, c1, c2, height, nslot, st, out):
     stack[0, 0] = root
     stack[0, 1] = root
     top = 1
-    cap = out.shape[0]
     k = np.int64(0)
     visits = np.int64(0)
     while top > 0:
@@ -315,10 +282,7 @@ def tree_pairs(lo, hi, nlo, nhi, c1, c2, height, nslot, st, out):
             sa = nslot[a]
             sb = nslot[b]
             if boxes_overlap_slots(lo, hi, sa, sb):
-                if k < cap:
-                    out[k, 0] = sa
-                    out[k, 1] = sb
-                k += 1
+                k = add_pair(out, k, sa, sb)
         elif lb or (not la and _node_area(nlo, nhi, a) >= _node_area(nlo, nhi, b)):
             stack[top, 0] = c1[a]
             stack[top, 1] = b

@@ -30,16 +30,9 @@ import numpy as np
 from numba import njit
 
 from ...constants import BOTTOMUP_RADIUS, BUILD_BOTTOMUP, BV_AABB, BV_OBB, LEAF_FLAG
+from ..core.linalg import box_half_area
 from ..volumes.dispatch import bv_width
-from .topdown import fit_node
-
-
-@njit(cache=True, nogil=True)
-def _half_area(lo0, lo1, lo2, hi0, hi1, hi2):
-    dx = hi0 - lo0
-    dy = hi1 - lo1
-    dz = hi2 - lo2
-    return dx * dy + dy * dz + dz * dx
+from .topdown import fit_node, triangle_area
 
 
 @njit(cache=True, nogil=True)
@@ -87,7 +80,7 @@ def _cluster_ploc(F, lo, hi, left, right, radius):
                 if j == i:
                     continue
                 b = clusters[j]
-                d = _half_area(
+                d = box_half_area(
                     min(lo[a, 0], lo[b, 0]), min(lo[a, 1], lo[b, 1]), min(lo[a, 2], lo[b, 2]),
                     max(hi[a, 0], hi[b, 0]), max(hi[a, 1], hi[b, 1]), max(hi[a, 2], hi[b, 2]),
                 )  # fmt: skip
@@ -156,14 +149,14 @@ def _insert_incremental(F, lo, hi, left, right, parent):
         while left[node] >= 0:
             a = left[node]
             b = right[node]
-            ga = _half_area(
+            ga = box_half_area(
                 min(lo[a, 0], lo[leaf, 0]), min(lo[a, 1], lo[leaf, 1]), min(lo[a, 2], lo[leaf, 2]),
                 max(hi[a, 0], hi[leaf, 0]), max(hi[a, 1], hi[leaf, 1]), max(hi[a, 2], hi[leaf, 2]),
-            ) - _half_area(lo[a, 0], lo[a, 1], lo[a, 2], hi[a, 0], hi[a, 1], hi[a, 2])  # fmt: skip
-            gb = _half_area(
+            ) - box_half_area(lo[a, 0], lo[a, 1], lo[a, 2], hi[a, 0], hi[a, 1], hi[a, 2])  # fmt: skip
+            gb = box_half_area(
                 min(lo[b, 0], lo[leaf, 0]), min(lo[b, 1], lo[leaf, 1]), min(lo[b, 2], lo[leaf, 2]),
                 max(hi[b, 0], hi[leaf, 0]), max(hi[b, 1], hi[leaf, 1]), max(hi[b, 2], hi[leaf, 2]),
-            ) - _half_area(lo[b, 0], lo[b, 1], lo[b, 2], hi[b, 0], hi[b, 1], hi[b, 2])  # fmt: skip
+            ) - box_half_area(lo[b, 0], lo[b, 1], lo[b, 2], hi[b, 0], hi[b, 1], hi[b, 2])  # fmt: skip
             node = a if ga <= gb else b
         # node is a leaf: a new inner node takes its place with children (node, leaf)
         p = parent[node]
@@ -309,16 +302,7 @@ def build_clustered_tree(tris, bv_kind, mode, leaf_size, fit):
             last[o] = last[c + 1]
     area = np.empty(F)
     for i in range(F):
-        ux = tris[i, 1, 0] - tris[i, 0, 0]
-        uy = tris[i, 1, 1] - tris[i, 0, 1]
-        uz = tris[i, 1, 2] - tris[i, 0, 2]
-        vx = tris[i, 2, 0] - tris[i, 0, 0]
-        vy = tris[i, 2, 1] - tris[i, 0, 1]
-        vz = tris[i, 2, 2] - tris[i, 0, 2]
-        cx = uy * vz - uz * vy
-        cy = uz * vx - ux * vz
-        cz = ux * vy - uy * vx
-        area[i] = 0.5 * np.sqrt(cx * cx + cy * cy + cz * cz)
+        area[i] = triangle_area(tris, i)
     axes = np.eye(3)
     work = np.empty(45)
     pts = np.empty((3 * F if bv_kind != BV_AABB and bv_kind != BV_OBB else 1, 3))

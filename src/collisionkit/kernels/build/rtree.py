@@ -50,6 +50,21 @@ RT_META_WIDTH = 8
 
 
 @njit(cache=True, nogil=True)
+def _group_boxes(lo, hi, members, starts, n, glo, ghi):
+    """glo[g], ghi[g] <- the box of the boxes (lo, hi) of entries members[starts[g]:starts[g + 1]],
+    for the n groups g (an empty group gets the empty box: inf, -inf)."""
+    for g in range(n):
+        for d in range(3):
+            glo[g, d] = np.inf
+            ghi[g, d] = -np.inf
+        for p in range(starts[g], starts[g + 1]):
+            e = members[p]
+            for d in range(3):
+                glo[g, d] = min(glo[g, d], lo[e, d])
+                ghi[g, d] = max(ghi[g, d], hi[e, d])
+
+
+@njit(cache=True, nogil=True)
 def _cube_root_ceil(p):
     s = 1
     while s * s * s < p:
@@ -133,15 +148,7 @@ def _str_group(lo, hi, m, perm, bounds, glo, ghi):
                 for q0 in range(r0, r1, m):
                     g += 1
                     bounds[g] = s0 + min(q0 + m, r1)
-    for gi in range(g):
-        for d in range(3):
-            glo[gi, d] = np.inf
-            ghi[gi, d] = -np.inf
-        for p in range(bounds[gi], bounds[gi + 1]):
-            e = perm[p]
-            for d in range(3):
-                glo[gi, d] = min(glo[gi, d], lo[e, d])
-                ghi[gi, d] = max(ghi[gi, d], hi[e, d])
+    _group_boxes(lo, hi, perm, bounds, g, glo, ghi)
     return g
 
 
@@ -256,15 +263,7 @@ def build_object_rtrees(tris, surf, n_surf, m):
         fill[s] += 1
     slo = np.empty((n_surf, 3))
     shi = np.empty((n_surf, 3))
-    for s in range(n_surf):
-        for d in range(3):
-            slo[s, d] = np.inf
-            shi[s, d] = -np.inf
-        for q in range(cnt[s], cnt[s + 1]):
-            i = faces_of[q]
-            for d in range(3):
-                slo[s, d] = min(slo[s, d], tlo[i, d])
-                shi[s, d] = max(shi[s, d], thi[i, d])
+    _group_boxes(tlo, thi, faces_of, cnt, n_surf, slo, shi)
     n_surface_nodes, _lv = tree_nodes(n_surf, m)
     total = n_surface_nodes
     for s in range(n_surf):

@@ -23,6 +23,19 @@ from numba import njit
 
 from ...constants import SPLIT_LONGEST, SPLIT_MINMAX, SPLIT_MINSUM, SPLIT_SPLATTER
 
+#: The empty box (lo0, lo1, lo2, hi0, hi1, hi2): the first grow_box replaces it.
+EMPTY_BOX = (np.inf, np.inf, np.inf, -np.inf, -np.inf, -np.inf)
+
+
+@njit(cache=True, nogil=True)
+def grow_box(box, lo, hi, k):
+    """The 6-tuple ``box`` (lo0, lo1, lo2, hi0, hi1, hi2) grown by row k of the (n, 3)
+    arrays ``lo`` (minima) and ``hi`` (maxima); lo is hi for the bounds of points."""
+    return (
+        min(box[0], lo[k, 0]), min(box[1], lo[k, 1]), min(box[2], lo[k, 2]),
+        max(box[3], hi[k, 0]), max(box[4], hi[k, 1]), max(box[5], hi[k, 2]),
+    )  # fmt: skip
+
 
 @njit(cache=True, nogil=True)
 def _mean(key, s, e, r):
@@ -30,6 +43,11 @@ def _mean(key, s, e, r):
     for k in range(s, e):
         m += key[k, r]
     return m / (e - s)
+
+
+@njit(cache=True, nogil=True)
+def _padded_volume(box, pad):
+    return (box[3] - box[0] + pad) * (box[4] - box[1] + pad) * (box[5] - box[2] + pad)
 
 
 @njit(cache=True, nogil=True)
@@ -53,21 +71,11 @@ def split_axis_value(key, flo, fhi, s, e, rule, cmin, cmax):
             return axis, 0.0
         return axis, _mean(key, s, e, axis)
     # node box in the split frame
-    nlo0 = np.inf
-    nlo1 = np.inf
-    nlo2 = np.inf
-    nhi0 = -np.inf
-    nhi1 = -np.inf
-    nhi2 = -np.inf
+    node = EMPTY_BOX
     for k in range(s, e):
-        nlo0 = min(nlo0, flo[k, 0])
-        nlo1 = min(nlo1, flo[k, 1])
-        nlo2 = min(nlo2, flo[k, 2])
-        nhi0 = max(nhi0, fhi[k, 0])
-        nhi1 = max(nhi1, fhi[k, 1])
-        nhi2 = max(nhi2, fhi[k, 2])
+        node = grow_box(node, flo, fhi, k)
+    ext = (node[3] - node[0], node[4] - node[1], node[5] - node[2])
     if rule == SPLIT_LONGEST:
-        ext = (nhi0 - nlo0, nhi1 - nlo1, nhi2 - nlo2)
         best = -1.0
         for r in range(3):
             if cmax[r] <= cmin[r]:
@@ -79,46 +87,26 @@ def split_axis_value(key, flo, fhi, s, e, rule, cmin, cmax):
             return axis, 0.0
         return axis, _mean(key, s, e, axis)
     # minsum / minmax
-    pad = 1e-9 * ((nhi0 - nlo0) + (nhi1 - nlo1) + (nhi2 - nlo2)) + 1e-300
+    pad = 1e-9 * (ext[0] + ext[1] + ext[2]) + 1e-300
     best_cost = np.inf
     best_value = 0.0
     for r in range(3):
         if cmax[r] <= cmin[r]:
             continue
         value = _mean(key, s, e, r)
-        llo0 = np.inf
-        llo1 = np.inf
-        llo2 = np.inf
-        lhi0 = -np.inf
-        lhi1 = -np.inf
-        lhi2 = -np.inf
-        rlo0 = np.inf
-        rlo1 = np.inf
-        rlo2 = np.inf
-        rhi0 = -np.inf
-        rhi1 = -np.inf
-        rhi2 = -np.inf
+        left = EMPTY_BOX
+        right = EMPTY_BOX
         nl = 0
         for k in range(s, e):
             if key[k, r] < value:
                 nl += 1
-                llo0 = min(llo0, flo[k, 0])
-                llo1 = min(llo1, flo[k, 1])
-                llo2 = min(llo2, flo[k, 2])
-                lhi0 = max(lhi0, fhi[k, 0])
-                lhi1 = max(lhi1, fhi[k, 1])
-                lhi2 = max(lhi2, fhi[k, 2])
+                left = grow_box(left, flo, fhi, k)
             else:
-                rlo0 = min(rlo0, flo[k, 0])
-                rlo1 = min(rlo1, flo[k, 1])
-                rlo2 = min(rlo2, flo[k, 2])
-                rhi0 = max(rhi0, fhi[k, 0])
-                rhi1 = max(rhi1, fhi[k, 1])
-                rhi2 = max(rhi2, fhi[k, 2])
+                right = grow_box(right, flo, fhi, k)
         if nl == 0 or nl == e - s:
             continue
-        vl = (lhi0 - llo0 + pad) * (lhi1 - llo1 + pad) * (lhi2 - llo2 + pad)
-        vr = (rhi0 - rlo0 + pad) * (rhi1 - rlo1 + pad) * (rhi2 - rlo2 + pad)
+        vl = _padded_volume(left, pad)
+        vr = _padded_volume(right, pad)
         cost = vl + vr if rule == SPLIT_MINSUM else max(vl, vr)
         if cost < best_cost:
             best_cost = cost
@@ -127,4 +115,4 @@ def split_axis_value(key, flo, fhi, s, e, rule, cmin, cmax):
     return axis, best_value
 
 
-__all__ = ["split_axis_value", "SPLIT_LONGEST", "SPLIT_MINMAX", "SPLIT_MINSUM", "SPLIT_SPLATTER"]
+__all__ = ["EMPTY_BOX", "grow_box", "split_axis_value", "SPLIT_LONGEST", "SPLIT_MINMAX", "SPLIT_MINSUM", "SPLIT_SPLATTER"]

@@ -99,6 +99,17 @@ def triangle_box(T):
 
 
 @njit(cache=True, nogil=True)
+def rotate_vector(R, x, y, z):
+    """R (x, y, z) for the row-major 9-tuple R, as a 3-tuple (add t after it for a point:
+    the operation order of ``map_triangle``)."""
+    return (
+        R[0] * x + R[1] * y + R[2] * z,
+        R[3] * x + R[4] * y + R[5] * z,
+        R[6] * x + R[7] * y + R[8] * z,
+    )
+
+
+@njit(cache=True, nogil=True)
 def map_triangle(R, t, x0, y0, z0, x1, y1, z1, x2, y2, z2):
     """The triangle's vertices mapped by p -> R p + t, as a flat 9-tuple.
 
@@ -117,6 +128,16 @@ def map_triangle(R, t, x0, y0, z0, x1, y1, z1, x2, y2, z2):
         R[3] * x2 + R[4] * y2 + R[5] * z2 + t[1],
         R[6] * x2 + R[7] * y2 + R[8] * z2 + t[2],
     )
+
+
+@njit(cache=True, nogil=True)
+def _rotate_columns(a, p, q, c, s):
+    """Columns p and q of the 3x3 ``a`` <- their rotation by (c, s) (one Jacobi step)."""
+    for k in range(3):
+        x = a[k, p]
+        y = a[k, q]
+        a[k, p] = c * x - s * y
+        a[k, q] = s * x + c * y
 
 
 @njit(cache=True, nogil=True)
@@ -150,21 +171,13 @@ def symmetric_eigen3(C, vecs, work):
                     tt = -tt
                 c = 1.0 / math.sqrt(tt * tt + 1.0)
                 s = tt * c
-                for k in range(3):
-                    akp = a[k, p]
-                    akq = a[k, q]
-                    a[k, p] = c * akp - s * akq
-                    a[k, q] = s * akp + c * akq
-                for k in range(3):
+                _rotate_columns(a, p, q, c, s)
+                for k in range(3):  # the rows (a.T would compile a second signature)
                     apk = a[p, k]
                     aqk = a[q, k]
                     a[p, k] = c * apk - s * aqk
                     a[q, k] = s * apk + c * aqk
-                for k in range(3):
-                    vkp = v[k, p]
-                    vkq = v[k, q]
-                    v[k, p] = c * vkp - s * vkq
-                    v[k, q] = s * vkp + c * vkq
+                _rotate_columns(v, p, q, c, s)
     for i in range(3):
         w[i] = a[i, i]
     # order the three eigenvalues, largest first (a 3-element sort by hand)
@@ -182,3 +195,10 @@ def symmetric_eigen3(C, vecs, work):
     vecs[2, 0] = vecs[0, 1] * vecs[1, 2] - vecs[0, 2] * vecs[1, 1]
     vecs[2, 1] = vecs[0, 2] * vecs[1, 0] - vecs[0, 0] * vecs[1, 2]
     vecs[2, 2] = vecs[0, 0] * vecs[1, 1] - vecs[0, 1] * vecs[1, 0]
+
+
+@njit(cache=True, nogil=True)
+def box_half_area(lo0, lo1, lo2, hi0, hi1, hi2):
+    """Half the surface area of the box [lo, hi]: the SAH cost of the top-down and
+    bottom-up builds and the insertion cost of the broad phase's dynamic tree."""
+    return (hi0 - lo0) * (hi1 - lo1) + (hi1 - lo1) * (hi2 - lo2) + (hi2 - lo2) * (hi0 - lo0)

@@ -188,11 +188,7 @@ def _add_product3(e, n, sign, a0, a1, b0, b1, c0, c1):
 @njit(cache=True, nogil=True)
 def _expansion_sign(e, n):
     top = e[n - 1]
-    if top > 0.0:
-        return 1.0
-    if top < 0.0:
-        return -1.0
-    return 0.0
+    return 1.0 if top > 0.0 else (-1.0 if top < 0.0 else 0.0)
 
 
 # --- exact paths -----------------------------------------------------------------
@@ -493,6 +489,20 @@ def _o3d_certain(det, perm):
 
 
 @njit(cache=True, nogil=True)
+def normal_products(ax, ay, az, bx, by, bz, cx, cy, cz):
+    """The six float products (m1, ..., m6) of the normal (b - a) x (c - a) =
+    (m1 - m2, m3 - m4, m5 - m6), kept apart: the float filters bound the rounding of
+    each component by |m1| + |m2| etc. (orient3d, orient3d_sides_float, Moller's test)."""
+    ux = bx - ax
+    uy = by - ay
+    uz = bz - az
+    vx = cx - ax
+    vy = cy - ay
+    vz = cz - az
+    return uy * vz, uz * vy, uz * vx, ux * vz, ux * vy, uy * vx
+
+
+@njit(cache=True, nogil=True)
 def orient3d(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     """Orientation of four 3-D points: sign of ((b - a) x (c - a)) . (d - a), exactly.
 
@@ -510,21 +520,10 @@ def orient3d(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
         coplanar (always so when a, b, c are collinear). Only the sign is
         meaningful.
     """
-    ux = bx - ax
-    uy = by - ay
-    uz = bz - az
-    vx = cx - ax
-    vy = cy - ay
-    vz = cz - az
+    m1, m2, m3, m4, m5, m6 = normal_products(ax, ay, az, bx, by, bz, cx, cy, cz)
     wx = dx - ax
     wy = dy - ay
     wz = dz - az
-    m1 = uy * vz
-    m2 = uz * vy
-    m3 = uz * vx
-    m4 = ux * vz
-    m5 = ux * vy
-    m6 = uy * vx
     det = wx * (m1 - m2) + wy * (m3 - m4) + wz * (m5 - m6)
     perm = abs(wx) * (abs(m1) + abs(m2)) + abs(wy) * (abs(m3) + abs(m4)) + abs(wz) * (abs(m5) + abs(m6))
     if perm >= _PERM_MIN and perm < math.inf:
@@ -545,18 +544,7 @@ def orient3d_sides_float(T, P):
     :func:`orient3d_sides_settle`.
     """
     ax, ay, az, bx, by, bz, cx, cy, cz = T
-    ux = bx - ax
-    uy = by - ay
-    uz = bz - az
-    vx = cx - ax
-    vy = cy - ay
-    vz = cz - az
-    m1 = uy * vz
-    m2 = uz * vy
-    m3 = uz * vx
-    m4 = ux * vz
-    m5 = ux * vy
-    m6 = uy * vx
+    m1, m2, m3, m4, m5, m6 = normal_products(ax, ay, az, bx, by, bz, cx, cy, cz)
     nx = m1 - m2
     ny = m3 - m4
     nz = m5 - m6

@@ -41,8 +41,9 @@ import numpy as np
 from numba import njit
 
 from ..core.linalg import map_triangle, relative_pose
-from ..core.predicates import orient2d, orient3d
+from ..core.predicates import normal_products, orient2d, orient3d
 from .tri_distance import seg_seg_closest
+from .tri_tri import injective_axis
 
 #: flags of a segment result
 SEG_OK = 0
@@ -58,30 +59,33 @@ def _pt(T, i):
 
 
 @njit(cache=True, nogil=True)
-def _drop_axis(T):
-    """Axis whose projection keeps T's area (exactly non-zero), or -1 when T has none."""
-    ux = T[3] - T[0]
-    uy = T[4] - T[1]
-    uz = T[5] - T[2]
-    vx = T[6] - T[0]
-    vy = T[7] - T[1]
-    vz = T[8] - T[2]
-    nx = abs(uy * vz - uz * vy)
-    ny = abs(uz * vx - ux * vz)
-    nz = abs(ux * vy - uy * vx)
-    if nx >= ny and nx >= nz:
-        k0 = 0
-    elif ny >= nz:
-        k0 = 1
-    else:
-        k0 = 2
-    for step in range(3):
-        k = (k0 + step) % 3
-        i = (k + 1) % 3
-        j = (k + 2) % 3
-        if orient2d(T[i], T[j], T[3 + i], T[3 + j], T[6 + i], T[6 + j]) != 0.0:
-            return k
-    return -1
+def _row_triangles(tris_a, tris_b, fa, fb, R, t):
+    """(A, B): a's face fa and b's face fb mapped by (R, t) into a's frame, as 9-tuples."""
+    A = (
+        tris_a[fa, 0, 0], tris_a[fa, 0, 1], tris_a[fa, 0, 2],
+        tris_a[fa, 1, 0], tris_a[fa, 1, 1], tris_a[fa, 1, 2],
+        tris_a[fa, 2, 0], tris_a[fa, 2, 1], tris_a[fa, 2, 2],
+    )  # fmt: skip
+    B = map_triangle(
+        R, t,
+        tris_b[fb, 0, 0], tris_b[fb, 0, 1], tris_b[fb, 0, 2],
+        tris_b[fb, 1, 0], tris_b[fb, 1, 1], tris_b[fb, 1, 2],
+        tris_b[fb, 2, 0], tris_b[fb, 2, 1], tris_b[fb, 2, 2],
+    )  # fmt: skip
+    return A, B
+
+
+@njit(cache=True, nogil=True)
+def _add_crossing(buf, n, px, py, pz, qx, qy, qz, fp, fq):
+    """buf[n] <- p + (q - p) w, where the linear function with values fp at p and fq at q
+    vanishes (w = fp / (fp - fq) clamped to [0, 1]; 0.5 when fp == fq). Returns n + 1."""
+    den = fp - fq
+    w = fp / den if den != 0.0 else 0.5
+    w = min(1.0, max(0.0, w))
+    buf[n, 0] = px + (qx - px) * w
+    buf[n, 1] = py + (qy - py) * w
+    buf[n, 2] = pz + (qz - pz) * w
+    return n + 1
 
 
 @njit(cache=True, nogil=True)
@@ -101,15 +105,10 @@ def _edges_vs_triangle(E, T, k, buf, n):
     """Candidates from the three edges of E against triangle T (T has an area,
     projected along k). Appends to buf[n:], returns the new count."""
     # plane of T, float (for interpolation only)
-    ux = T[3] - T[0]
-    uy = T[4] - T[1]
-    uz = T[5] - T[2]
-    vx = T[6] - T[0]
-    vy = T[7] - T[1]
-    vz = T[8] - T[2]
-    nx = uy * vz - uz * vy
-    ny = uz * vx - ux * vz
-    nz = ux * vy - uy * vx
+    m1, m2, m3, m4, m5, m6 = normal_products(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8])
+    nx = m1 - m2
+    ny = m3 - m4
+    nz = m5 - m6
     i2 = (k + 1) % 3
     j2 = (k + 2) % 3
     s = (
@@ -139,13 +138,7 @@ def _edges_vs_triangle(E, T, k, buf, n):
             if (o0 >= 0.0 and o1 >= 0.0 and o2 >= 0.0) or (o0 <= 0.0 and o1 <= 0.0 and o2 <= 0.0):
                 dp = nx * (px - T[0]) + ny * (py - T[1]) + nz * (pz - T[2])
                 dq = nx * (qx - T[0]) + ny * (qy - T[1]) + nz * (qz - T[2])
-                den = dp - dq
-                w = dp / den if den != 0.0 else 0.5
-                w = min(1.0, max(0.0, w))
-                buf[n, 0] = px + (qx - px) * w
-                buf[n, 1] = py + (qy - py) * w
-                buf[n, 2] = pz + (qz - pz) * w
-                n += 1
+                n = _add_crossing(buf, n, px, py, pz, qx, qy, qz, dp, dq)
         elif sp == 0.0 and sq == 0.0:
             # edge in T's plane: proper crossings with T's edges (2-D, exact decisions)
             a2 = (px, py, pz)
@@ -167,13 +160,7 @@ def _edges_vs_triangle(E, T, k, buf, n):
                 # float parameter along [p, q] from 2-D cross products
                 ca = (d2[i2] - c2[i2]) * (a2[j2] - c2[j2]) - (d2[j2] - c2[j2]) * (a2[i2] - c2[i2])
                 cb = (d2[i2] - c2[i2]) * (b2[j2] - c2[j2]) - (d2[j2] - c2[j2]) * (b2[i2] - c2[i2])
-                den = ca - cb
-                w = ca / den if den != 0.0 else 0.5
-                w = min(1.0, max(0.0, w))
-                buf[n, 0] = px + (qx - px) * w
-                buf[n, 1] = py + (qy - py) * w
-                buf[n, 2] = pz + (qz - pz) * w
-                n += 1
+                n = _add_crossing(buf, n, px, py, pz, qx, qy, qz, ca, cb)
     return n
 
 
@@ -206,8 +193,8 @@ def tri_tri_segment(A, B, buf):
     overlap polygon), SEG_DEGENERATE (both zero-area: closest points of the
     spanned segments) or SEG_EMPTY (no candidate: the triangles do not meet).
     """
-    ka = _drop_axis(A)
-    kb = _drop_axis(B)
+    ka = injective_axis(A)
+    kb = injective_axis(B)
     n = np.int64(0)  # not a literal: _edges_vs_triangle keeps one signature
     if ka < 0 and kb < 0:
         ai, aj = _extreme_pair(A)
@@ -268,19 +255,7 @@ def contact_geometry(tris_a, tris_b, poses_a, poses_b, pose_of_row, ia, ib, face
         Ta = poses_a[ia[q]]
         Tb = poses_b[ib[q]]
         R, t = relative_pose(Ta, Tb)
-        fa = face_a[r]
-        fb = face_b[r]
-        A = (
-            tris_a[fa, 0, 0], tris_a[fa, 0, 1], tris_a[fa, 0, 2],
-            tris_a[fa, 1, 0], tris_a[fa, 1, 1], tris_a[fa, 1, 2],
-            tris_a[fa, 2, 0], tris_a[fa, 2, 1], tris_a[fa, 2, 2],
-        )  # fmt: skip
-        B = map_triangle(
-            R, t,
-            tris_b[fb, 0, 0], tris_b[fb, 0, 1], tris_b[fb, 0, 2],
-            tris_b[fb, 1, 0], tris_b[fb, 1, 1], tris_b[fb, 1, 2],
-            tris_b[fb, 2, 0], tris_b[fb, 2, 1], tris_b[fb, 2, 2],
-        )  # fmt: skip
+        A, B = _row_triangles(tris_a, tris_b, face_a[r], face_b[r], R, t)
         flag, x0, y0, z0, x1, y1, z1 = tri_tri_segment(A, B, buf)
         flags[r] = flag
         # a's frame -> world
@@ -302,15 +277,10 @@ def contact_geometry(tris_a, tris_b, poses_a, poses_b, pose_of_row, ia, ib, face
 
 @njit(cache=True, nogil=True)
 def _unit_normal(T):
-    ux = T[3] - T[0]
-    uy = T[4] - T[1]
-    uz = T[5] - T[2]
-    vx = T[6] - T[0]
-    vy = T[7] - T[1]
-    vz = T[8] - T[2]
-    nx = uy * vz - uz * vy
-    ny = uz * vx - ux * vz
-    nz = ux * vy - uy * vx
+    m1, m2, m3, m4, m5, m6 = normal_products(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8])
+    nx = m1 - m2
+    ny = m3 - m4
+    nz = m5 - m6
     # scale first: the squared length of a tiny or huge normal would under/overflow
     m = max(abs(nx), max(abs(ny), abs(nz)))
     if not m > 0.0:
@@ -352,17 +322,5 @@ def strict_piercings(tris_a, tris_b, poses_a, poses_b, pose_of_row, ia, ib, face
     for r in range(face_a.shape[0]):
         q = pose_of_row[r]
         R, t = relative_pose(poses_a[ia[q]], poses_b[ib[q]])
-        fa = face_a[r]
-        fb = face_b[r]
-        A = (
-            tris_a[fa, 0, 0], tris_a[fa, 0, 1], tris_a[fa, 0, 2],
-            tris_a[fa, 1, 0], tris_a[fa, 1, 1], tris_a[fa, 1, 2],
-            tris_a[fa, 2, 0], tris_a[fa, 2, 1], tris_a[fa, 2, 2],
-        )  # fmt: skip
-        B = map_triangle(
-            R, t,
-            tris_b[fb, 0, 0], tris_b[fb, 0, 1], tris_b[fb, 0, 2],
-            tris_b[fb, 1, 0], tris_b[fb, 1, 1], tris_b[fb, 1, 2],
-            tris_b[fb, 2, 0], tris_b[fb, 2, 1], tris_b[fb, 2, 2],
-        )  # fmt: skip
+        A, B = _row_triangles(tris_a, tris_b, face_a[r], face_b[r], R, t)
         out[r] = _edge_pierces_interior(A, B) or _edge_pierces_interior(B, A)

@@ -39,6 +39,7 @@ from numba import njit
 
 from ...constants import TRI_TEST_GUIGUE, TRI_TEST_MOLLER
 from ..core.predicates import (
+    normal_products,
     orient2d,
     orient2d_filter,
     orient3d,
@@ -55,6 +56,27 @@ def _sgn(x):
     if x < 0.0:
         return -1
     return 0
+
+
+@njit(cache=True, nogil=True)
+def _vertex_edge_signs(ex, ey, p0x, p0y, p1x, p1y, p2x, p2y):
+    """o[j][i]: side of point p_j w.r.t. edge i of the triangle (ex, ey) (``_edge_signs``)."""
+    return (
+        _edge_signs(ex, ey, p0x, p0y),
+        _edge_signs(ex, ey, p1x, p1y),
+        _edge_signs(ex, ey, p2x, p2y),
+    )
+
+
+@njit(cache=True, nogil=True)
+def _outside_an_edge(o, s):
+    """Whether one edge line of a proper triangle (orientation s != 0) has all three points
+    of ``o`` (``_vertex_edge_signs``) strictly outside; False for s == 0."""
+    if s != 0:
+        for i in range(3):
+            if o[0][i] * s < 0 and o[1][i] * s < 0 and o[2][i] * s < 0:
+                return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -111,27 +133,15 @@ def _tri_tri_2d(a0x, a0y, a1x, a1y, a2x, a2y, b0x, b0y, b1x, b1y, b2x, b2y):
     sa = _sgn(orient2d(a0x, a0y, a1x, a1y, a2x, a2y))
     sb = _sgn(orient2d(b0x, b0y, b1x, b1y, b2x, b2y))
     # oa[j][i]: side of b_j w.r.t. edge i of a; ob[i][j]: side of a_i w.r.t. edge j of b
-    oa = (
-        _edge_signs(ax, ay, b0x, b0y),
-        _edge_signs(ax, ay, b1x, b1y),
-        _edge_signs(ax, ay, b2x, b2y),
-    )
     # PERF: early exit when an edge line of a proper triangle has the whole
     # other triangle strictly outside (always a correct "disjoint"); a's edges
     # are tried before b's signs are computed (coplanar CAD faces side by side).
-    if sa != 0:
-        for i in range(3):
-            if oa[0][i] * sa < 0 and oa[1][i] * sa < 0 and oa[2][i] * sa < 0:
-                return False
-    ob = (
-        _edge_signs(bx, by, a0x, a0y),
-        _edge_signs(bx, by, a1x, a1y),
-        _edge_signs(bx, by, a2x, a2y),
-    )
-    if sb != 0:
-        for j in range(3):
-            if ob[0][j] * sb < 0 and ob[1][j] * sb < 0 and ob[2][j] * sb < 0:
-                return False
+    oa = _vertex_edge_signs(ax, ay, b0x, b0y, b1x, b1y, b2x, b2y)
+    if _outside_an_edge(oa, sa):
+        return False
+    ob = _vertex_edge_signs(bx, by, a0x, a0y, a1x, a1y, a2x, a2y)
+    if _outside_an_edge(ob, sb):
+        return False
     # containment of a vertex in the other (closed) triangle
     if sa != 0:
         for j in range(3):
@@ -202,22 +212,17 @@ def _projected_orient(T, k):
 
 
 @njit(cache=True, nogil=True)
-def _injective_axis(T):
+def injective_axis(T):
     """Axis k whose projection keeps T's area non-zero (exact), or -1 if degenerate.
 
     The axis of the largest float normal component is tried first: it is
     almost always the answer and keeps the exact fallback of orient2d away
     (an axis-aligned face has exact zeros in the other two).
     """
-    ux = T[3] - T[0]
-    uy = T[4] - T[1]
-    uz = T[5] - T[2]
-    vx = T[6] - T[0]
-    vy = T[7] - T[1]
-    vz = T[8] - T[2]
-    nx = abs(uy * vz - uz * vy)
-    ny = abs(uz * vx - ux * vz)
-    nz = abs(ux * vy - uy * vx)
+    m1, m2, m3, m4, m5, m6 = normal_products(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8])
+    nx = abs(m1 - m2)
+    ny = abs(m3 - m4)
+    nz = abs(m5 - m6)
     if nx >= ny and nx >= nz:
         k0 = 0
     elif ny >= nz:
@@ -238,7 +243,7 @@ def tri_is_degenerate(t):
     Zero area means collinear or repeated vertices: the exact orient2d of the
     projections onto the xy, yz and zx planes are all zero.
     """
-    return _injective_axis(_load(t)) < 0
+    return injective_axis(_load(t)) < 0
 
 
 @njit(cache=True, nogil=True)
@@ -375,9 +380,9 @@ def _guigue(A, B):
         if s0 != 0:
             return False
         # B degenerate (orient3d against it is identically zero), or A in B's plane
-        kb = _injective_axis(B)
+        kb = injective_axis(B)
         if kb < 0:
-            return _intersect_degenerate(A, B, _injective_axis(A), kb)
+            return _intersect_degenerate(A, B, injective_axis(A), kb)
         return _coplanar_on_axis(A, B, kb)  # injective on B's plane; A may be degenerate
     # side of B's vertices against A's plane
     b0, b1, b2 = orient3d_sides(A, B)
@@ -389,7 +394,7 @@ def _guigue(A, B):
             return False
         # B is proper (the first signs were not all zero) and not in A's
         # plane, so all-zero here means A is degenerate
-        return _tri_vs_degenerate(B, _injective_axis(B), A)
+        return _tri_vs_degenerate(B, injective_axis(B), A)
     # canonical form: p alone, flips folded into the choice of q and r
     ia, fb = _lone(s0, s1, s2)
     ib, fa = _lone(r0, r1, r2)
@@ -463,39 +468,17 @@ def _moller(A, B):
     v0x, v0y, v0z, v1x, v1y, v1z, v2x, v2y, v2z = B
     # both normals first: the exact degeneracy checks reuse their products,
     # and a degenerate triangle must reach the exact path before any float test
-    ex = v1x - v0x
-    ey = v1y - v0y
-    ez = v1z - v0z
-    fx = v2x - v0x
-    fy = v2y - v0y
-    fz = v2z - v0z
-    mx1 = ey * fz
-    mx2 = ez * fy
-    my1 = ez * fx
-    my2 = ex * fz
-    mz1 = ex * fy
-    mz2 = ey * fx
+    mx1, mx2, my1, my2, mz1, mz2 = normal_products(v0x, v0y, v0z, v1x, v1y, v1z, v2x, v2y, v2z)
     kb = _certified_axis(mx1, mx2, my1, my2, mz1, mz2)
     if kb < 0:
-        kb = _injective_axis(B)
+        kb = injective_axis(B)
     n2x = mx1 - mx2
     n2y = my1 - my2
     n2z = mz1 - mz2
-    ex = u1x - u0x
-    ey = u1y - u0y
-    ez = u1z - u0z
-    fx = u2x - u0x
-    fy = u2y - u0y
-    fz = u2z - u0z
-    mx1 = ey * fz
-    mx2 = ez * fy
-    my1 = ez * fx
-    my2 = ex * fz
-    mz1 = ex * fy
-    mz2 = ey * fx
+    mx1, mx2, my1, my2, mz1, mz2 = normal_products(u0x, u0y, u0z, u1x, u1y, u1z, u2x, u2y, u2z)
     ka = _certified_axis(mx1, mx2, my1, my2, mz1, mz2)
     if ka < 0:
-        ka = _injective_axis(A)
+        ka = injective_axis(A)
     if ka < 0 or kb < 0:
         return _intersect_degenerate(A, B, ka, kb)
     n1x = mx1 - mx2

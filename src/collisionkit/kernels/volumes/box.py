@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from ..core.linalg import rotate_vector
+
 
 # inline: the 15-axis test of every node pair in the traversal; LLVM did not inline
 # it and the default (AABB) batch ran 11% slower as a call (issue 16).
@@ -99,12 +101,10 @@ def frame_in_frame(R, t, bv_a, ia, bv_b, ib):
     (cols 3-11); b is moved by (R, t) into a's tree frame. Returns (t0, t1, t2, Rab, Aab):
     b's centre in a's axes and Rab[3 i + j] = A_i . B_j (9-tuples, Aab the absolute values),
     as ``boxes_overlap`` and ``distance.box_lower_bound2`` take them."""
-    bx = bv_b[ib, 0]
-    by = bv_b[ib, 1]
-    bz = bv_b[ib, 2]
-    cx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - bv_a[ia, 0]
-    cy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - bv_a[ia, 1]
-    cz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - bv_a[ia, 2]
+    mx, my, mz = rotate_vector(R, bv_b[ib, 0], bv_b[ib, 1], bv_b[ib, 2])
+    cx = mx + t[0] - bv_a[ia, 0]
+    cy = my + t[1] - bv_a[ia, 1]
+    cz = mz + t[2] - bv_a[ia, 2]
     a00 = bv_a[ia, 3]
     a01 = bv_a[ia, 4]
     a02 = bv_a[ia, 5]
@@ -115,15 +115,9 @@ def frame_in_frame(R, t, bv_a, ia, bv_b, ib):
     a21 = bv_a[ia, 10]
     a22 = bv_a[ia, 11]
     # axis j of b in a's frame: u_j = R @ (row j of b's axes)
-    u0x = R[0] * bv_b[ib, 3] + R[1] * bv_b[ib, 4] + R[2] * bv_b[ib, 5]
-    u0y = R[3] * bv_b[ib, 3] + R[4] * bv_b[ib, 4] + R[5] * bv_b[ib, 5]
-    u0z = R[6] * bv_b[ib, 3] + R[7] * bv_b[ib, 4] + R[8] * bv_b[ib, 5]
-    u1x = R[0] * bv_b[ib, 6] + R[1] * bv_b[ib, 7] + R[2] * bv_b[ib, 8]
-    u1y = R[3] * bv_b[ib, 6] + R[4] * bv_b[ib, 7] + R[5] * bv_b[ib, 8]
-    u1z = R[6] * bv_b[ib, 6] + R[7] * bv_b[ib, 7] + R[8] * bv_b[ib, 8]
-    u2x = R[0] * bv_b[ib, 9] + R[1] * bv_b[ib, 10] + R[2] * bv_b[ib, 11]
-    u2y = R[3] * bv_b[ib, 9] + R[4] * bv_b[ib, 10] + R[5] * bv_b[ib, 11]
-    u2z = R[6] * bv_b[ib, 9] + R[7] * bv_b[ib, 10] + R[8] * bv_b[ib, 11]
+    u0x, u0y, u0z = rotate_vector(R, bv_b[ib, 3], bv_b[ib, 4], bv_b[ib, 5])
+    u1x, u1y, u1z = rotate_vector(R, bv_b[ib, 6], bv_b[ib, 7], bv_b[ib, 8])
+    u2x, u2y, u2z = rotate_vector(R, bv_b[ib, 9], bv_b[ib, 10], bv_b[ib, 11])
     r00 = a00 * u0x + a01 * u0y + a02 * u0z
     r01 = a00 * u1x + a01 * u1y + a02 * u1z
     r02 = a00 * u2x + a01 * u2y + a02 * u2z

@@ -68,24 +68,13 @@ _WIDEN = 2.0**-36
 @njit(cache=True, nogil=True)
 def kdop_k(kind):
     """k of a k-DOP volume code (3 -> 6, 4 -> 14, 5 -> 18, 6 -> 26)."""
-    if kind == 3:
-        return 6
-    if kind == 4:
-        return 14
-    if kind == 5:
-        return 18
-    return 26
+    return 6 if kind == 3 else (14 if kind == 4 else (18 if kind == 5 else 26))
 
 
 @njit(cache=True, nogil=True)
 def _set_row(k):
-    if k == 6:
-        return 0
-    if k == 14:
-        return 1
-    if k == 18:
-        return 2
-    return 3
+    """Row of _SETS for k (6, 14, 18, 26 -> 0, 1, 2, 3)."""
+    return 0 if k == 6 else (1 if k == 14 else (2 if k == 18 else 3))
 
 
 @njit(cache=True, nogil=True)

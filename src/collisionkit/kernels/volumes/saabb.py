@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from ...constants import LEAF_FLAG
+from .sphere import circumcentre_offset
 
 _U = 2.0**-53
 
@@ -81,16 +82,10 @@ def triangle_sphere(ax, ay, az, bx, by, bz, cx, cy, cz):
         nz = abx * acy - aby * acx
         nn = nx * nx + ny * ny + nz * nz
         if nn > 0.0:
-            ux = ny * abz - nz * aby
-            uy = nz * abx - nx * abz
-            uz = nx * aby - ny * abx
-            vx = acy * nz - acz * ny
-            vy = acz * nx - acx * nz
-            vz = acx * ny - acy * nx
-            s = 0.5 / nn
-            qx = ax + (lac * ux + lab * vx) * s
-            qy = ay + (lac * uy + lab * vy) * s
-            qz = az + (lac * uz + lab * vz) * s
+            dx, dy, dz = circumcentre_offset(abx, aby, abz, acx, acy, acz, nx, ny, nz, lab, lac, nn)
+            qx = ax + dx
+            qy = ay + dy
+            qz = az + dz
             ok = qx == qx and qy == qy and qz == qz and abs(qx) < np.inf and abs(qy) < np.inf and abs(qz) < np.inf
             if ok:
                 ox = qx
@@ -136,6 +131,24 @@ def _far_radius2(tris, lo, hi, ox, oy, oz):
 
 
 @njit(cache=True, nogil=True)
+def _farthest(tris, lo, hi, px, py, pz):
+    """(d2, x, y, z): the first vertex of tris[lo:hi] farthest from p, d2 its squared distance."""
+    best = -1.0
+    fx = px
+    fy = py
+    fz = pz
+    for i in range(lo, hi):
+        for v in range(3):
+            d = (tris[i, v, 0] - px) ** 2 + (tris[i, v, 1] - py) ** 2 + (tris[i, v, 2] - pz) ** 2
+            if d > best:
+                best = d
+                fx = tris[i, v, 0]
+                fy = tris[i, v, 1]
+                fz = tris[i, v, 2]
+    return best, fx, fy, fz
+
+
+@njit(cache=True, nogil=True)
 def _node_sphere(tris, lo, hi, bx, by, bz):
     """Bounding sphere of the vertices of tris[lo:hi]: the smaller of Ritter's sphere
     (Ritter 1990: diameter between two far points, then grow over the rest) and the
@@ -144,30 +157,8 @@ def _node_sphere(tris, lo, hi, bx, by, bz):
     px = tris[lo, 0, 0]
     py = tris[lo, 0, 1]
     pz = tris[lo, 0, 2]
-    best = -1.0
-    yx = px
-    yy = py
-    yz = pz
-    for i in range(lo, hi):
-        for v in range(3):
-            d = (tris[i, v, 0] - px) ** 2 + (tris[i, v, 1] - py) ** 2 + (tris[i, v, 2] - pz) ** 2
-            if d > best:
-                best = d
-                yx = tris[i, v, 0]
-                yy = tris[i, v, 1]
-                yz = tris[i, v, 2]
-    best = -1.0
-    zx = yx
-    zy = yy
-    zz = yz
-    for i in range(lo, hi):
-        for v in range(3):
-            d = (tris[i, v, 0] - yx) ** 2 + (tris[i, v, 1] - yy) ** 2 + (tris[i, v, 2] - yz) ** 2
-            if d > best:
-                best = d
-                zx = tris[i, v, 0]
-                zy = tris[i, v, 1]
-                zz = tris[i, v, 2]
+    _, yx, yy, yz = _farthest(tris, lo, hi, px, py, pz)
+    best, zx, zy, zz = _farthest(tris, lo, hi, yx, yy, yz)
     cx = 0.5 * (yx + zx)
     cy = 0.5 * (yy + zy)
     cz = 0.5 * (yz + zz)

@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.linalg import rotate_vector
+
 _U = 2.0**-53
 #: A point counts as outside a candidate sphere only beyond this relative margin,
 #: so Welzl's loops do not chase rounding noise (the final radius covers it).
@@ -47,6 +49,21 @@ def _ball2(ax, ay, az, bx, by, bz):
     cy = 0.5 * (ay + by)
     cz = 0.5 * (az + bz)
     return cx, cy, cz, 0.25 * _d2(ax, ay, az, bx, by, bz)
+
+
+@njit(cache=True, nogil=True)
+def circumcentre_offset(ux, uy, uz, vx, vy, vz, wx, wy, wz, u2, v2, w2):
+    """Circumcentre of (a, a + u, a + v) minus a: (|u|^2 (v x w) + |v|^2 (w x u)) / (2 |w|^2),
+    given w = u x v (non-zero), u2 = |u|^2, v2 = |v|^2, w2 = |w|^2 (float)."""
+    # v x w and w x u
+    p0 = vy * wz - vz * wy
+    p1 = vz * wx - vx * wz
+    p2 = vx * wy - vy * wx
+    q0 = wy * uz - wz * uy
+    q1 = wz * ux - wx * uz
+    q2 = wx * uy - wy * ux
+    s = 0.5 / w2
+    return (u2 * p0 + v2 * q0) * s, (u2 * p1 + v2 * q1) * s, (u2 * p2 + v2 * q2) * s
 
 
 @njit(cache=True, nogil=True)
@@ -78,17 +95,7 @@ def _ball3(ax, ay, az, bx, by, bz, cx, cy, cz):
         if other[3] > best[3]:
             best = other
         return best
-    # v x w and w x u
-    p0 = vy * wz - vz * wy
-    p1 = vz * wx - vx * wz
-    p2 = vx * wy - vy * wx
-    q0 = wy * uz - wz * uy
-    q1 = wz * ux - wx * uz
-    q2 = wx * uy - wy * ux
-    s = 0.5 / w2
-    ox = (u2 * p0 + v2 * q0) * s
-    oy = (u2 * p1 + v2 * q1) * s
-    oz = (u2 * p2 + v2 * q2) * s
+    ox, oy, oz = circumcentre_offset(ux, uy, uz, vx, vy, vz, wx, wy, wz, u2, v2, w2)
     return ax + ox, ay + oy, az + oz, ox * ox + oy * oy + oz * oz
 
 
@@ -273,12 +280,10 @@ def fit_sphere(tris, idx, s, e, minimal, out, pts):
 def overlap_sphere_sphere(R, t, bv_a, ia, bv_b, ib, slack):
     """Do a's sphere and b's sphere (centre mapped by R, t into a's frame) overlap?
     Conservative by ``slack`` (an absolute bound of the coordinate rounding)."""
-    bx = bv_b[ib, 0]
-    by = bv_b[ib, 1]
-    bz = bv_b[ib, 2]
-    dx = R[0] * bx + R[1] * by + R[2] * bz + t[0] - bv_a[ia, 0]
-    dy = R[3] * bx + R[4] * by + R[5] * bz + t[1] - bv_a[ia, 1]
-    dz = R[6] * bx + R[7] * by + R[8] * bz + t[2] - bv_a[ia, 2]
+    mx, my, mz = rotate_vector(R, bv_b[ib, 0], bv_b[ib, 1], bv_b[ib, 2])
+    dx = mx + t[0] - bv_a[ia, 0]
+    dy = my + t[1] - bv_a[ia, 1]
+    dz = mz + t[2] - bv_a[ia, 2]
     reach = bv_a[ia, 3] + bv_b[ib, 3] + 2.0 * slack
     return dx * dx + dy * dy + dz * dz <= reach * reach
 
