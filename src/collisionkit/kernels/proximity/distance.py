@@ -227,7 +227,9 @@ def _max_dot(v, A):
     )
 
 
-@njit(cache=True, nogil=True)
+# inline: per b triangle of a leaf pair, 2 sites (distance_task, within_task); as a plain call the
+# optimised IR kept it out of line (an array argument: refcounts per call, see traverse/rows.py).
+@njit(cache=True, nogil=True, inline="always")
 def _b_leaf_row(R, t, tris_b, jb, v):
     """(B, box (6), sb): b's triangle jb mapped into a's frame (``mapped_box_row``) and its
     smallest projection on v (``_min_dot``), the start of every row of a leaf pair."""

@@ -110,7 +110,9 @@ def _claim(shared, slot, k, nchunks, n, stop_first):
     return k
 
 
-@njit(cache=True, nogil=True)
+# inline: per configuration, 3 sites; as a plain call the optimised IR kept it out of line with
+# four array arguments (refcounts per configuration, see traverse/rows.py).
+@njit(cache=True, nogil=True, inline="always")
 def _link_boxes(local, link_row, poses, lbox):
     """The padded world box (``broadphase.common.padded_box``, WORLD_BOX_SLACK) of every link
     mesh at the link poses ``poses`` (L, 1, 4, 4): row link_row[i] of ``lbox`` (-1: none)."""

@@ -123,7 +123,9 @@ def _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr):
     return hit, (1 if volumes == VOL_AABB else 2)
 
 
-@njit(cache=True, nogil=True)
+# inline: wraps the inlined _node_test (per node pair, 2 sites); as a plain call the optimised IR
+# kept it out of line with four array arguments.
+@njit(cache=True, nogil=True, inline="always")
 def _node_pair(R, AbsR, t, topo_a, bv_a, ia, topo_b, bv_b, ib, slack, volumes, thr):
     """(hit, tests, leaf_a, leaf_b): ``_node_test`` of node pair (ia, ib) and whether each
     node is a leaf."""
@@ -179,7 +181,9 @@ def _leaf_pair(
     return found, n_tri
 
 
-@njit(cache=True, nogil=True)
+# inline: per expanded node pair, 2 sites; as a plain call the optimised IR kept it out of line
+# with four array arguments.
+@njit(cache=True, nogil=True, inline="always")
 def _children(nxt, k, cur, i, topo_a, ia, leaf_a, topo_b, ib, leaf_b):
     """Write the children pairs of node pair ``cur[i]`` (pool nodes ia, ib; not both leaves)
     to ``nxt[k ...]``: a leaf against an inner node splits the inner one, two inner nodes
