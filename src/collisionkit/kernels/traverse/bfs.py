@@ -133,6 +133,36 @@ def _node_pair(R, AbsR, t, topo_a, bv_a, ia, topo_b, bv_b, ib, slack, volumes, t
     return hit, tests, (topo_a[ia, 2] & LEAF_FLAG) != 0, (topo_b[ib, 2] & LEAF_FLAG) != 0
 
 
+# inline: per expanded node pair, 2 sites; as a plain call the optimised IR kept it out of line
+# with four array arguments.
+@njit(cache=True, nogil=True, inline="always")
+def _children(nxt, k, cur, i, topo_a, ia, leaf_a, topo_b, ib, leaf_b):
+    """Write the children pairs of node pair ``cur[i]`` (pool nodes ia, ib; not both leaves)
+    to ``nxt[k ...]``: a leaf against an inner node splits the inner one, two inner nodes
+    split together. Returns the next free row."""
+    if leaf_a:
+        c0 = topo_b[ib, 0]
+        for c in range(c0, c0 + topo_b[ib, 1]):
+            nxt[k, 0] = cur[i, 0]
+            nxt[k, 1] = c
+            k += 1
+    elif leaf_b:
+        c0 = topo_a[ia, 0]
+        for c in range(c0, c0 + topo_a[ia, 1]):
+            nxt[k, 0] = c
+            nxt[k, 1] = cur[i, 1]
+            k += 1
+    else:
+        a0 = topo_a[ia, 0]
+        b0 = topo_b[ib, 0]
+        for ca in range(a0, a0 + topo_a[ia, 1]):
+            for cb in range(b0, b0 + topo_b[ib, 1]):
+                nxt[k, 0] = ca
+                nxt[k, 1] = cb
+                k += 1
+    return k
+
+
 # inline: the BFS strategy's leaf-pair loop, with the node test above (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _leaf_pair(
@@ -179,36 +209,6 @@ def _leaf_pair(
             if found >= limit:
                 return found, n_tri
     return found, n_tri
-
-
-# inline: per expanded node pair, 2 sites; as a plain call the optimised IR kept it out of line
-# with four array arguments.
-@njit(cache=True, nogil=True, inline="always")
-def _children(nxt, k, cur, i, topo_a, ia, leaf_a, topo_b, ib, leaf_b):
-    """Write the children pairs of node pair ``cur[i]`` (pool nodes ia, ib; not both leaves)
-    to ``nxt[k ...]``: a leaf against an inner node splits the inner one, two inner nodes
-    split together. Returns the next free row."""
-    if leaf_a:
-        c0 = topo_b[ib, 0]
-        for c in range(c0, c0 + topo_b[ib, 1]):
-            nxt[k, 0] = cur[i, 0]
-            nxt[k, 1] = c
-            k += 1
-    elif leaf_b:
-        c0 = topo_a[ia, 0]
-        for c in range(c0, c0 + topo_a[ia, 1]):
-            nxt[k, 0] = c
-            nxt[k, 1] = cur[i, 1]
-            k += 1
-    else:
-        a0 = topo_a[ia, 0]
-        b0 = topo_b[ib, 0]
-        for ca in range(a0, a0 + topo_a[ia, 1]):
-            for cb in range(b0, b0 + topo_b[ib, 1]):
-                nxt[k, 0] = ca
-                nxt[k, 1] = cb
-                k += 1
-    return k
 
 
 @njit(cache=True, nogil=True)
