@@ -30,34 +30,6 @@ from ..core.scaling import OUT_OF_BAND, in_band
 from ..core.tri_rows import pose_code
 
 
-@njit(cache=True, nogil=True)
-def _arc_products(ax, ay, az, bx, by, bz, bax, bay, baz, cx, cy, cz, dx, dy, dz):
-    """(c.(b x a), d.(b x a), a.(d x c), b.(d x c)): the Gauss-map arc test of A's edge
-    (face normals a, b; ``ba`` = b x a) against B's reversed edge (normals c, d); the
-    arcs cross when c.ba d.ba < 0, a.dc b.dc < 0 and c.ba b.dc > 0."""
-    dcx = dy * cz - dz * cy
-    dcy = dz * cx - dx * cz
-    dcz = dx * cy - dy * cx
-    return (
-        cx * bax + cy * bay + cz * baz,
-        dx * bax + dy * bay + dz * baz,
-        ax * dcx + ay * dcy + az * dcz,
-        bx * dcx + by * dcy + bz * dcz,
-    )
-
-
-@njit(cache=True, nogil=True)
-def _unit_cross(ex, ey, ez, fx, fy, fz):
-    """(ok, n): the unit cross product e x f; ok False (n not unit) for near-parallel edges."""
-    nx = ey * fz - ez * fy
-    ny = ez * fx - ex * fz
-    nz = ex * fy - ey * fx
-    L = math.sqrt(nx * nx + ny * ny + nz * nz)
-    if not L > 1e-12:
-        return False, nx, ny, nz
-    return True, nx / L, ny / L, nz / L
-
-
 # inline: penetration per call ran 8% slower with its scan helpers as calls (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _support_gap(VA, VB, nx, ny, nz):
@@ -114,13 +86,25 @@ def convex_depth(VA, VB, NA, NB, EA, EB, out):
             # B's normals reversed: Minkowski difference A - B
             cx, cy, cz = -EB[j, 1, 0], -EB[j, 1, 1], -EB[j, 1, 2]
             dx, dy, dz = -EB[j, 2, 0], -EB[j, 2, 1], -EB[j, 2, 2]
-            cba, dba, adc, bdc = _arc_products(ax, ay, az, bxx, byy, bzz, bax, bay, baz, cx, cy, cz, dx, dy, dz)
+            dcx = dy * cz - dz * cy
+            dcy = dz * cx - dx * cz
+            dcz = dx * cy - dy * cx
+            cba = cx * bax + cy * bay + cz * baz
+            dba = dx * bax + dy * bay + dz * baz
+            adc = ax * dcx + ay * dcy + az * dcz
+            bdc = bxx * dcx + byy * dcy + bzz * dcz
             if cba * dba > margin or adc * bdc > margin or cba * bdc < -margin:
                 continue
             fx, fy, fz = EB[j, 0, 0], EB[j, 0, 1], EB[j, 0, 2]
-            ok, nx, ny, nz = _unit_cross(ex, ey, ez, fx, fy, fz)
-            if not ok:
+            nx = ey * fz - ez * fy
+            ny = ez * fx - ex * fz
+            nz = ex * fy - ey * fx
+            L = math.sqrt(nx * nx + ny * ny + nz * nz)
+            if not L > 1e-12:
                 continue  # parallel edges: their facets are face normals, already tested
+            nx /= L
+            ny /= L
+            nz /= L
             for sgn in (1.0, -1.0):
                 f = _support_gap(VA, VB, sgn * nx, sgn * ny, sgn * nz)
                 tested += 1
@@ -370,16 +354,28 @@ def depth_pruned(HA, HB, R, t, scratch):
                 # B's normals reversed: Minkowski difference A - B
                 cx, cy, cz = -scratch[o + 3], -scratch[o + 4], -scratch[o + 5]
                 dx, dy, dz = -scratch[o + 6], -scratch[o + 7], -scratch[o + 8]
-                cba, dba, adc, bdc = _arc_products(ax, ay, az, bxx, byy, bzz, bax, bay, baz, cx, cy, cz, dx, dy, dz)
+                dcx = dy * cz - dz * cy
+                dcy = dz * cx - dx * cz
+                dcz = dx * cy - dy * cx
+                cba = cx * bax + cy * bay + cz * baz
+                dba = dx * bax + dy * bay + dz * baz
+                adc = ax * dcx + ay * dcy + az * dcz
+                bdc = bxx * dcx + byy * dcy + bzz * dcz
                 p1 = cba * dba
                 p2 = adc * bdc
                 p3 = cba * bdc
                 if p1 > margin or p2 > margin or p3 < -margin:
                     continue
                 fx, fy, fz = scratch[o], scratch[o + 1], scratch[o + 2]
-                ok, nx, ny, nz = _unit_cross(ex, ey, ez, fx, fy, fz)
-                if not ok:
+                nx = ey * fz - ez * fy
+                ny = ez * fx - ex * fz
+                nz = ex * fy - ey * fx
+                L = math.sqrt(nx * nx + ny * ny + nz * nz)
+                if not L > 1e-12:
                     continue  # parallel edges: their facets are face normals, already tested
+                nx /= L
+                ny /= L
+                nz /= L
                 if p1 < -margin and p2 < -margin and p3 > margin:
                     # clearly crossing: n on A's arc (same side as its normals), the edges support
                     if nx * (ax + bxx) + ny * (ay + byy) + nz * (az + bzz) < 0.0:
