@@ -36,10 +36,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
+from ...constants import BV_OBB, TRI_TEST_GUIGUE
 from ..core.layout import META_DEPTH, META_FANOUT
-from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
+from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import OUT_OF_BAND, in_band
+from ..core.tri_rows import box_misses, leaf_pair, mapped_box_row, mapped_row, pop_pair, pose_code, root_pair, tri_row
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_segment import tri_tri_segment
 from ..triangle.tri_tri import tri_tri_intersect_tuples
@@ -60,6 +61,52 @@ def _gap(x, r, slack):
     g = abs(x) - r - slack
     return g if g > 0.0 else 0.0
 
+@njit(cache=True, nogil=True)
+def _edge_gap2(g, r, best):
+    """``best`` raised to the squared gap ``g`` along an edge-edge axis A_i x B_j, normalised by
+    |A_i x B_j|^2 = 1 - R_ij^2 (``r`` = R_ij; enlarged by 1e-5: poses are rigid only to 1e-6,
+    so the bound stays a lower bound); near-parallel pairs (covered by the face axes) skipped."""
+    if g > 0.0:
+        w = 1.0 - r * r
+        if w > 1e-4:
+            c = g * g / (w + 1e-5)
+            if c > best:
+                return c
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _edge_row(best, tq, tp, P0, P1, P2, Q0, Q1, Q2, AP0, AP1, AP2, AQ0, AQ1, AQ2, ap, aq,
+              r0, r1, r2, A0, A1, A2, b0, b1, b2, slack):  # fmt: skip
+    """``best`` raised by the three edge-edge axes A_i x B_j (j = 0, 1, 2) of box_lower_bound2:
+    P, Q the rows p, q != i of R (AP, AQ of |R|), tp, tq and ap, aq the matching components
+    of t and a's half extents (axis gap |tq P_j - tp Q_j|), r, A row i of R and |R|."""
+    best = _edge_gap2(abs(tq * P0 - tp * Q0) - (ap * AQ0 + aq * AP0 + b1 * A2 + b2 * A1) - slack, r0, best)
+    best = _edge_gap2(abs(tq * P1 - tp * Q1) - (ap * AQ1 + aq * AP1 + b0 * A2 + b2 * A0) - slack, r1, best)
+    return _edge_gap2(abs(tq * P2 - tp * Q2) - (ap * AQ2 + aq * AP2 + b0 * A1 + b1 * A0) - slack, r2, best)
+
+
+@njit(cache=True, nogil=True)
+def tri_edges(T):
+    """(u, v, n) of triangle T (9-tuple), 9 floats: its edges u = T1 - T0, v = T2 - T0 and
+    the (unnormalised) normal n = u x v."""
+    ux, uy, uz, vx, vy, vz = T[3] - T[0], T[4] - T[1], T[5] - T[2], T[6] - T[0], T[7] - T[1], T[8] - T[2]
+    return ux, uy, uz, vx, vy, vz, uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+
+
+@njit(cache=True, nogil=True)
+def centre_offset(R, t, ea, eb):
+    """Centre of b's node (extent ``eb``, b's frame) mapped by (R, t) into a's frame, less the
+    centre of a's node (extent ``ea``): 3 floats (extents as ``volumes.access.node_extent``)."""
+    cx = eb[0]
+    cy = eb[1]
+    cz = eb[2]
+    return (
+        R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0],
+        R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1],
+        R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2],
+    )
+
 
 # inline: into node_lower_bound2 only; the per-node-pair bound (issue 16: distance 1.6-2x
 # slower with the chain as calls). _pair_lb2 has one site, so this compiles once there.
@@ -77,72 +124,13 @@ def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     h2 = _gap(t0 * R[2] + t1 * R[5] + t2 * R[8], a0 * AbsR[2] + a1 * AbsR[5] + a2 * AbsR[8] + b2, slack)
     lb = h0 * h0 + h1 * h1 + h2 * h2
     best = la if la > lb else lb
-    # the 9 edge-edge axes A_i x B_j (as in bv_box.boxes_overlap), normalised by
-    # |A_i x B_j|^2 = 1 - R_ij^2 (enlarged by 1e-5: poses are rigid only to 1e-6, so the
-    # bound stays a lower bound); near-parallel pairs (covered by the face axes) skipped
-    g = abs(t2 * R[3] - t1 * R[6]) - (a1 * AbsR[6] + a2 * AbsR[3] + b1 * AbsR[2] + b2 * AbsR[1]) - slack
-    if g > 0.0:
-        w = 1.0 - R[0] * R[0]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
-    g = abs(t2 * R[4] - t1 * R[7]) - (a1 * AbsR[7] + a2 * AbsR[4] + b0 * AbsR[2] + b2 * AbsR[0]) - slack
-    if g > 0.0:
-        w = 1.0 - R[1] * R[1]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
-    g = abs(t2 * R[5] - t1 * R[8]) - (a1 * AbsR[8] + a2 * AbsR[5] + b0 * AbsR[1] + b1 * AbsR[0]) - slack
-    if g > 0.0:
-        w = 1.0 - R[2] * R[2]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
-    g = abs(t0 * R[6] - t2 * R[0]) - (a0 * AbsR[6] + a2 * AbsR[0] + b1 * AbsR[5] + b2 * AbsR[4]) - slack
-    if g > 0.0:
-        w = 1.0 - R[3] * R[3]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
-    g = abs(t0 * R[7] - t2 * R[1]) - (a0 * AbsR[7] + a2 * AbsR[1] + b0 * AbsR[5] + b2 * AbsR[3]) - slack
-    if g > 0.0:
-        w = 1.0 - R[4] * R[4]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
-    g = abs(t0 * R[8] - t2 * R[2]) - (a0 * AbsR[8] + a2 * AbsR[2] + b0 * AbsR[4] + b1 * AbsR[3]) - slack
-    if g > 0.0:
-        w = 1.0 - R[5] * R[5]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
-    g = abs(t1 * R[0] - t0 * R[3]) - (a0 * AbsR[3] + a1 * AbsR[0] + b1 * AbsR[8] + b2 * AbsR[7]) - slack
-    if g > 0.0:
-        w = 1.0 - R[6] * R[6]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
-    g = abs(t1 * R[1] - t0 * R[4]) - (a0 * AbsR[4] + a1 * AbsR[1] + b0 * AbsR[8] + b2 * AbsR[6]) - slack
-    if g > 0.0:
-        w = 1.0 - R[7] * R[7]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
-    g = abs(t1 * R[2] - t0 * R[5]) - (a0 * AbsR[5] + a1 * AbsR[2] + b0 * AbsR[7] + b1 * AbsR[6]) - slack
-    if g > 0.0:
-        w = 1.0 - R[8] * R[8]
-        if w > 1e-4:
-            c = g * g / (w + 1e-5)
-            if c > best:
-                best = c
+    # the 9 edge-edge axes A_i x B_j (as in bv_box.boxes_overlap), one row of A's axes a call
+    best = _edge_row(best, t2, t1, R[3], R[4], R[5], R[6], R[7], R[8], AbsR[3], AbsR[4], AbsR[5],
+                     AbsR[6], AbsR[7], AbsR[8], a1, a2, R[0], R[1], R[2], AbsR[0], AbsR[1], AbsR[2], b0, b1, b2, slack)
+    best = _edge_row(best, t0, t2, R[6], R[7], R[8], R[0], R[1], R[2], AbsR[6], AbsR[7], AbsR[8],
+                     AbsR[0], AbsR[1], AbsR[2], a2, a0, R[3], R[4], R[5], AbsR[3], AbsR[4], AbsR[5], b0, b1, b2, slack)
+    best = _edge_row(best, t1, t0, R[0], R[1], R[2], R[3], R[4], R[5], AbsR[0], AbsR[1], AbsR[2],
+                     AbsR[3], AbsR[4], AbsR[5], a0, a1, R[6], R[7], R[8], AbsR[6], AbsR[7], AbsR[8], b0, b1, b2, slack)
     return best
 
 
@@ -155,12 +143,7 @@ def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     if kind != BV_OBB:
         ea = node_extent(kind, bv_a, ia)
         eb = node_extent(kind, bv_b, ib)
-        cx = eb[0]
-        cy = eb[1]
-        cz = eb[2]
-        t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0]
-        t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1]
-        t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2]
+        t0, t1, t2 = centre_offset(R, t, ea, eb)
         return box_lower_bound2(t0, t1, t2, R, AbsR, ea[3], ea[4], ea[5], eb[3], eb[4], eb[5], slack)
     t0, t1, t2, Rab, Aab = frame_in_frame(R, t, bv_a, ia, bv_b, ib)
     return box_lower_bound2(
@@ -187,15 +170,7 @@ def plane_gap2(T, P):
     the distance for ANY direction n; less a bound on the rounding of the dot
     products (8 units of roundoff of |n|_1 times the largest coordinate
     difference). 0 when they overlap along n."""
-    ux = T[3] - T[0]
-    uy = T[4] - T[1]
-    uz = T[5] - T[2]
-    vx = T[6] - T[0]
-    vy = T[7] - T[1]
-    vz = T[8] - T[2]
-    nx = uy * vz - uz * vy
-    ny = uz * vx - ux * vz
-    nz = ux * vy - uy * vx
+    ux, uy, uz, vx, vy, vz, nx, ny, nz = tri_edges(T)
     nn = nx * nx + ny * ny + nz * nz
     if not nn > 0.0:
         return 0.0
@@ -243,7 +218,26 @@ def _min_dot(v, B):
     )
 
 
-# inline: 2 sites in distance_task (issue 16).
+@njit(cache=True, nogil=True)
+def _max_dot(v, A):
+    """Largest projection of triangle A's vertices on v (the mirror of ``_min_dot``)."""
+    return max(
+        v[0] * A[0] + v[1] * A[1] + v[2] * A[2],
+        max(v[0] * A[3] + v[1] * A[4] + v[2] * A[5], v[0] * A[6] + v[1] * A[7] + v[2] * A[8]),
+    )
+
+
+# inline: per b triangle of a leaf pair, 2 sites (distance_task, within_task); as a plain call the
+# optimised IR kept it out of line (an array argument: refcounts per call, see traverse/rows.py).
+@njit(cache=True, nogil=True, inline="always")
+def _b_leaf_row(R, t, tris_b, jb, v):
+    """(B, box (6), sb): b's triangle jb mapped into a's frame (``mapped_box_row``) and its
+    smallest projection on v (``_min_dot``), the start of every row of a leaf pair."""
+    B, blx, bhx, bly, bhy, blz, bhz = mapped_box_row(R, t, tris_b, jb)
+    return B, blx, bhx, bly, bhy, blz, bhz, _min_dot(v, B)
+
+
+# inline: per improvement of distance_task (via _improved) and within_task (issue 16).
 @njit(cache=True, nogil=True, inline="always")
 def _direction(d2, x1, y1, z1, x2, y2, z2, R):
     """(ok, v, R^T v): the unit direction from (x1, y1, z1) to (x2, y2, z2), d2 apart."""
@@ -257,6 +251,15 @@ def _direction(d2, x1, y1, z1, x2, y2, z2, R):
         R[2] * v[0] + R[5] * v[1] + R[8] * v[2],
     )
     return True, v, w
+
+
+@njit(cache=True, nogil=True)
+def _improved(d2, x1, y1, z1, x2, y2, z2, R, shrink):
+    """distance_task's state after a measured pair beat the best: (best, cut, pa (3), pb (3),
+    have_v, v, w) with d2 the new best, pa, pb its closest points and v, w its direction
+    (``_direction``)."""
+    have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
+    return d2, d2 * shrink, x1, y1, z1, x2, y2, z2, have_v, v, w
 
 
 # inline: per triangle of a leaf pair, 1 site (issue 16).
@@ -302,14 +305,8 @@ def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     onto a unit vector never increases distances. 0 when they overlap along v."""
     ea = node_extent(kind, bv_a, ia)
     eb = node_extent(kind, bv_b, ib)
-    cx = eb[0]
-    cy = eb[1]
-    cz = eb[2]
-    c = (
-        v[0] * (R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0])
-        + v[1] * (R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1])
-        + v[2] * (R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2])
-    )
+    d0, d1, d2 = centre_offset(R, t, ea, eb)
+    c = v[0] * d0 + v[1] * d1 + v[2] * d2
     if kind != BV_OBB:
         ra = abs(v[0]) * ea[3] + abs(v[1]) * ea[4] + abs(v[2]) * ea[5]
         rb = abs(w[0]) * eb[3] + abs(w[1]) * eb[4] + abs(w[2]) * eb[5]
@@ -357,41 +354,19 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, 
     n_pairs = np.int64(0)
     n_tri = np.int64(0)
     tri_method = np.int64(TRI_TEST_GUIGUE)
-    stack[0, 0] = 0
-    stack[0, 1] = 0
-    top = 1
+    top = root_pair(stack)
     while top > 0:
-        top -= 1
-        ia = stack[top, 0]
-        ib = stack[top, 1]
+        top, ia, ib = pop_pair(stack, top)
         n_pairs += 1
         if node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack) > 0.0:
             continue
-        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
-        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, 0, topo_b, ib, 0)
         if leaf_a and leaf_b:
-            fa0 = topo_a[ia, 0]
-            fa1 = fa0 + topo_a[ia, 1]
-            fb0 = topo_b[ib, 0]
-            for jb in range(fb0, fb0 + topo_b[ib, 1]):
-                B = map_triangle(
-                    R, t,
-                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
-                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
-                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
-                )  # fmt: skip
-                blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
+            for jb in range(fb0, fb1):
+                B, blx, bhx, bly, bhy, blz, bhz = mapped_box_row(R, t, tris_b, jb)
                 for ja in range(fa0, fa1):
-                    A = (
-                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
-                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
-                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
-                    )  # fmt: skip
-                    if max(A[0], max(A[3], A[6])) < blx or min(A[0], min(A[3], A[6])) > bhx:
-                        continue
-                    if max(A[1], max(A[4], A[7])) < bly or min(A[1], min(A[4], A[7])) > bhy:
-                        continue
-                    if max(A[2], max(A[5], A[8])) < blz or min(A[2], min(A[5], A[8])) > bhz:
+                    A = tri_row(tris_a, ja)
+                    if box_misses(A, blx, bhx, bly, bhy, blz, bhz):
                         continue
                     n_tri += 1
                     if tri_tri_intersect_tuples(A, B, tri_method):
@@ -413,6 +388,18 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, 
                 stack[top, 1] = c
                 top += 1
     return np.int64(-1), np.int64(-1), n_pairs, n_tri
+
+
+@njit(cache=True, nogil=True)
+def child_pairs(topo_a, ia, leaf_a, topo_b, ib, leaf_b):
+    """(ca0, cna, cb0, cnb), int64: a popped node pair (ia, ib), not both leaves, is replaced
+    by the pairs (ca0 + i, cb0 + j), i < cna, j < cnb: two inner nodes split together, a
+    leaf against an inner node splits the inner one."""
+    if not leaf_a and not leaf_b:
+        return np.int64(topo_a[ia, 0]), np.int64(topo_a[ia, 1]), np.int64(topo_b[ib, 0]), np.int64(topo_b[ib, 1])
+    if leaf_b:
+        return np.int64(topo_a[ia, 0]), np.int64(topo_a[ia, 1]), np.int64(ib), np.int64(1)
+    return np.int64(ia), np.int64(1), np.int64(topo_b[ib, 0]), np.int64(topo_b[ib, 1])
 
 
 # LENGTH (~250 lines): one best-first descent whose state (the best pair and distance, the
@@ -482,27 +469,15 @@ def distance_task(
     v = (0.0, 0.0, 0.0)
     w = (0.0, 0.0, 0.0)
     if seed_a >= 0 and seed_b >= 0:
-        B = map_triangle(
-            R, t,
-            tris_b[seed_b, 0, 0], tris_b[seed_b, 0, 1], tris_b[seed_b, 0, 2],
-            tris_b[seed_b, 1, 0], tris_b[seed_b, 1, 1], tris_b[seed_b, 1, 2],
-            tris_b[seed_b, 2, 0], tris_b[seed_b, 2, 1], tris_b[seed_b, 2, 2],
-        )  # fmt: skip
-        A = (
-            tris_a[seed_a, 0, 0], tris_a[seed_a, 0, 1], tris_a[seed_a, 0, 2],
-            tris_a[seed_a, 1, 0], tris_a[seed_a, 1, 1], tris_a[seed_a, 1, 2],
-            tris_a[seed_a, 2, 0], tris_a[seed_a, 2, 1], tris_a[seed_a, 2, 2],
-        )  # fmt: skip
+        B = mapped_row(R, t, tris_b, seed_b)
+        A = tri_row(tris_a, seed_a)
         n_tri += 1
         if not tri_tri_intersect_tuples(A, B, tri_method):
             d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
             if d2 < best:
-                best = d2
-                cut = best * shrink
+                best, cut, pax, pay, paz, pbx, pby, pbz, have_v, v, w = _improved(d2, x1, y1, z1, x2, y2, z2, R, shrink)
                 bja = seed_a
                 bjb = seed_b
-                pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
-                have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
     top = 0
     lb0 = node_lower_bound2(kind, R, AbsR, t, bv_a, np.int64(0), bv_b, np.int64(0), slack)
     if lb0 <= 0.0:
@@ -524,40 +499,22 @@ def distance_task(
         # bound belongs in ``lower`` like every other pruned pair's
         lower = min(lower, lb0)
     while top > 0 and not done:
-        top -= 1
-        ia = stack[top, 0]
-        ib = stack[top, 1]
+        top, ia, ib = pop_pair(stack, top)
         if lbs[top] >= cut:
             lower = min(lower, lbs[top])
             continue
         n_pairs += 1
-        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
-        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, 0, topo_b, ib, 0)
         if leaf_a and leaf_b:
-            fa0 = topo_a[ia, 0]
-            fa1 = fa0 + topo_a[ia, 1]
-            fb0 = topo_b[ib, 0]
-            fb1 = fb0 + topo_b[ib, 1]
             for jb in range(fb0, fb1):
-                B = map_triangle(
-                    R, t,
-                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
-                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
-                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
-                )  # fmt: skip
-                blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
-                sb = _min_dot(v, B)
+                B, blx, bhx, bly, bhy, blz, bhz, sb = _b_leaf_row(R, t, tris_b, jb, v)
                 # b's triangle against a's whole leaf first: skips its row of pairs
                 lg = _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack)
                 if lg >= cut:
                     lower = min(lower, lg)
                     continue
                 for ja in range(fa0, fa1):
-                    A = (
-                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
-                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
-                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
-                    )  # fmt: skip
+                    A = tri_row(tris_a, ja)
                     alx, ahx, aly, ahy, alz, ahz = triangle_box(A)
                     # first_contact found no crossing pair: every pair here is disjoint
                     g2 = _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz)
@@ -567,10 +524,7 @@ def distance_task(
                         lower = min(lower, g2)
                         continue
                     if have_v:
-                        sa = max(
-                            v[0] * A[0] + v[1] * A[1] + v[2] * A[2],
-                            max(v[0] * A[3] + v[1] * A[4] + v[2] * A[5], v[0] * A[6] + v[1] * A[7] + v[2] * A[8]),
-                        )
+                        sa = _max_dot(v, A)
                         gv = sb - sa - slack
                         if gv > 0.0:
                             gv = gv * gv * (1.0 - 8.0 * _U)
@@ -584,12 +538,9 @@ def distance_task(
                     n_tri += 1
                     d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
                     if d2 < best:
-                        best = d2
-                        cut = best * shrink
+                        best, cut, pax, pay, paz, pbx, pby, pbz, have_v, v, w = _improved(d2, x1, y1, z1, x2, y2, z2, R, shrink)
                         bja = ja
                         bjb = jb
-                        pax, pay, paz, pbx, pby, pbz = x1, y1, z1, x2, y2, z2
-                        have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
                         if have_v:
                             sb = _min_dot(v, B)
             continue
@@ -598,21 +549,7 @@ def distance_task(
         # as most of them survive their bound anyway). A leaf against an inner node: the inner
         # one split. The children pairs k = 0 .. cna * cnb - 1 run through one loop so the
         # node-pair bound keeps a single (inlined) site.
-        if not leaf_a and not leaf_b:
-            ca0 = np.int64(topo_a[ia, 0])  # int64 like ia, ib
-            cna = np.int64(topo_a[ia, 1])
-            cb0 = np.int64(topo_b[ib, 0])
-            cnb = np.int64(topo_b[ib, 1])
-        elif leaf_b:
-            ca0 = np.int64(topo_a[ia, 0])
-            cna = np.int64(topo_a[ia, 1])
-            cb0 = ib
-            cnb = np.int64(1)
-        else:
-            ca0 = ia
-            cna = np.int64(1)
-            cb0 = np.int64(topo_b[ib, 0])
-            cnb = np.int64(topo_b[ib, 1])
+        ca0, cna, cb0, cnb = child_pairs(topo_a, ia, leaf_a, topo_b, ib, leaf_b)
         base = top
         for k in range(cna * cnb):
             na = ca0 + k // cnb
@@ -635,17 +572,8 @@ def distance_task(
             lbs[p] = lc
             top += 1
     if done:
-        A = (
-            tris_a[bja, 0, 0], tris_a[bja, 0, 1], tris_a[bja, 0, 2],
-            tris_a[bja, 1, 0], tris_a[bja, 1, 1], tris_a[bja, 1, 2],
-            tris_a[bja, 2, 0], tris_a[bja, 2, 1], tris_a[bja, 2, 2],
-        )  # fmt: skip
-        B = map_triangle(
-            R, t,
-            tris_b[bjb, 0, 0], tris_b[bjb, 0, 1], tris_b[bjb, 0, 2],
-            tris_b[bjb, 1, 0], tris_b[bjb, 1, 1], tris_b[bjb, 1, 2],
-            tris_b[bjb, 2, 0], tris_b[bjb, 2, 1], tris_b[bjb, 2, 2],
-        )  # fmt: skip
+        A = tri_row(tris_a, bja)
+        B = mapped_row(R, t, tris_b, bjb)
         _flag, x0, y0, z0, x1, y1, z1 = tri_tri_segment(A, B, buf)
         pax = 0.5 * (x0 + x1)
         pay = 0.5 * (y0 + y1)
@@ -676,29 +604,9 @@ def _stack_rows(meta_a, meta_b):
 
 @njit(cache=True, nogil=True)
 def _distance_chunk(
-    c,
-    nchunks,
-    topo_a,
-    bv_a,
-    tris_a,
-    ids_a,
-    meta_a,
-    poses_a,
-    topo_b,
-    bv_b,
-    tris_b,
-    ids_b,
-    meta_b,
-    poses_b,
-    ia,
-    ib,
-    scale,
-    bv_kind,
-    upper2,
-    seeds,
-    out,
-    stats,
-):
+    c, nchunks, topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b,
+    ids_b, meta_b, poses_b, ia, ib, scale, bv_kind, upper2, seeds, out, stats,
+):  # fmt: skip
     """Queries c, c + nchunks, ...; rows of ``out`` leave in the WORLD frame with face ids:
     (d, pa (3), pb (3), face_a, face_b, leaf_a, leaf_b, lower bound d2)."""
     n = _stack_rows(meta_a, meta_b)
@@ -742,33 +650,15 @@ def _finish_row(out, k, d2, Ta, ids_a, ids_b):
 # the fewest arguments that suffice: dispatch costs per argument.
 @njit(cache=True)
 def distance_one(
-    topo_a,
-    bv_a,
-    tris_a,
-    ids_a,
-    meta_a,
-    Ta,
-    topo_b,
-    bv_b,
-    tris_b,
-    ids_b,
-    meta_b,
-    Tb,
-    scale,
-    bv_kind,
-    upper2,
-    out,
-    stats,
-):
+    topo_a, bv_a, tris_a, ids_a, meta_a, Ta, topo_b, bv_b,
+    tris_b, ids_b, meta_b, Tb, scale, bv_kind, upper2, out, stats,
+):  # fmt: skip
     """One pose pair: out[0] as _distance_chunk writes it. Returns 0, or a negative
     pose error: -(1 + code) for Ta, -(11 + code) for Tb (codes from linalg.pose_error),
     or ``scaling.OUT_OF_BAND`` (nothing computed) when the pair must be prescaled."""
-    ea = pose_error(Ta)
-    if ea != 0:
-        return -(1 + ea)
-    eb = pose_error(Tb)
-    if eb != 0:
-        return -(11 + eb)
+    code = pose_code(Ta, Tb)
+    if code != 0:
+        return code
     if not in_band(scale, Ta, Tb):
         return OUT_OF_BAND
     n = _stack_rows(meta_a, meta_b)
@@ -786,29 +676,7 @@ def distance_one(
 
 
 @njit(cache=True, nogil=True)
-def distance_serial(
-    topo_a,
-    bv_a,
-    tris_a,
-    ids_a,
-    meta_a,
-    poses_a,
-    topo_b,
-    bv_b,
-    tris_b,
-    ids_b,
-    meta_b,
-    poses_b,
-    ia,
-    ib,
-    scale,
-    bv_kind,
-    upper2,
-    seeds,
-    out,
-    stats,
-    nchunks,
-):
+def distance_serial(topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b, ia, ib, scale, bv_kind, upper2, seeds, out, stats, nchunks):
     """Distance for each query k (poses_a[ia[k]], poses_b[ib[k]]); ``out`` (N, 12) rows as in _distance_chunk."""
     for c in range(nchunks):
         _distance_chunk(
@@ -818,29 +686,7 @@ def distance_serial(
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def distance_parallel(
-    topo_a,
-    bv_a,
-    tris_a,
-    ids_a,
-    meta_a,
-    poses_a,
-    topo_b,
-    bv_b,
-    tris_b,
-    ids_b,
-    meta_b,
-    poses_b,
-    ia,
-    ib,
-    scale,
-    bv_kind,
-    upper2,
-    seeds,
-    out,
-    stats,
-    nchunks,
-):
+def distance_parallel(topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b, ia, ib, scale, bv_kind, upper2, seeds, out, stats, nchunks):
     """distance_serial over numba threads (queries interleaved over chunks)."""
     for c in prange(nchunks):
         _distance_chunk(

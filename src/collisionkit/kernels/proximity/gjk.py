@@ -55,8 +55,9 @@ import numpy as np
 from numba import njit, prange
 
 from ...constants import GJK_CERTIFY_REL, GJK_MAX_ITERS, GJK_REL_TOL, TRI_TEST_GUIGUE
-from ..core.linalg import POSE_OK, map_triangle, pose_error, relative_pose
+from ..core.linalg import map_triangle, relative_pose, triangle_box
 from ..core.predicates import orient3d
+from ..core.tri_rows import box_misses, map_point, mapped_row, pose_code, tri_row
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 
 _U = 2.0**-53
@@ -106,11 +107,7 @@ def _support_b(kind, verts, p1, p2, R, t, dx, dy, dz):
     ly = R[1] * dx + R[4] * dy + R[7] * dz
     lz = R[2] * dx + R[5] * dy + R[8] * dz
     x, y, z = _support_local(kind, verts, p1, p2, lx, ly, lz)
-    return (
-        R[0] * x + R[1] * y + R[2] * z + t[0],
-        R[3] * x + R[4] * y + R[5] * z + t[1],
-        R[6] * x + R[7] * y + R[8] * z + t[2],
-    )
+    return map_point(R, t, x, y, z)
 
 
 @njit(cache=True, nogil=True)
@@ -119,11 +116,15 @@ def _dot(W, i, x, y, z):
 
 
 @njit(cache=True, nogil=True)
+def _diff(W, j, i):
+    """W_j - W_i, 3 floats."""
+    return W[j, 0] - W[i, 0], W[j, 1] - W[i, 1], W[j, 2] - W[i, 2]
+
+
+@njit(cache=True, nogil=True)
 def _closest_segment(W, i, j, lam):
     """Closest point of segment W_i W_j to the origin: barycentrics into lam."""
-    ex = W[j, 0] - W[i, 0]
-    ey = W[j, 1] - W[i, 1]
-    ez = W[j, 2] - W[i, 2]
+    ex, ey, ez = _diff(W, j, i)
     ee = ex * ex + ey * ey + ez * ez
     s = -_dot(W, i, ex, ey, ez)
     if s <= 0.0 or ee <= 0.0:
@@ -141,12 +142,8 @@ def _closest_segment(W, i, j, lam):
 @njit(cache=True, nogil=True)
 def _closest_triangle(W, i, j, k, lam):
     """Closest point of triangle W_i W_j W_k to the origin (Ericson 5.1.5, p = 0)."""
-    abx = W[j, 0] - W[i, 0]
-    aby = W[j, 1] - W[i, 1]
-    abz = W[j, 2] - W[i, 2]
-    acx = W[k, 0] - W[i, 0]
-    acy = W[k, 1] - W[i, 1]
-    acz = W[k, 2] - W[i, 2]
+    abx, aby, abz = _diff(W, j, i)
+    acx, acy, acz = _diff(W, k, i)
     d1 = -_dot(W, i, abx, aby, abz)
     d2 = -_dot(W, i, acx, acy, acz)
     lam[i] = 0.0
@@ -216,12 +213,8 @@ def _closest_triangle(W, i, j, k, lam):
 @njit(cache=True, nogil=True)
 def _origin_outside(W, i, j, k, m):
     """Origin and W_m on opposite sides of plane W_i W_j W_k (or the tetra is flat)."""
-    abx = W[j, 0] - W[i, 0]
-    aby = W[j, 1] - W[i, 1]
-    abz = W[j, 2] - W[i, 2]
-    acx = W[k, 0] - W[i, 0]
-    acy = W[k, 1] - W[i, 1]
-    acz = W[k, 2] - W[i, 2]
+    abx, aby, abz = _diff(W, j, i)
+    acx, acy, acz = _diff(W, k, i)
     nx = aby * acz - abz * acy
     ny = abz * acx - abx * acz
     nz = abx * acy - aby * acx
@@ -302,12 +295,8 @@ def _tetra_depth_certified(W, margin, scale):
             i, j, k, m = 0, 3, 1, 2
         else:
             i, j, k, m = 1, 3, 2, 0
-        abx = W[j, 0] - W[i, 0]
-        aby = W[j, 1] - W[i, 1]
-        abz = W[j, 2] - W[i, 2]
-        acx = W[k, 0] - W[i, 0]
-        acy = W[k, 1] - W[i, 1]
-        acz = W[k, 2] - W[i, 2]
+        abx, aby, abz = _diff(W, j, i)
+        acx, acy, acz = _diff(W, k, i)
         nx = aby * acz - abz * acy
         ny = abz * acx - abx * acz
         nz = abx * acy - aby * acx
@@ -515,32 +504,13 @@ def gjk_core(
 
 
 @njit(cache=True, nogil=True)
-def _tri(tris, i):
-    return (
-        tris[i, 0, 0], tris[i, 0, 1], tris[i, 0, 2],
-        tris[i, 1, 0], tris[i, 1, 1], tris[i, 1, 2],
-        tris[i, 2, 0], tris[i, 2, 1], tris[i, 2, 2],
-    )  # fmt: skip
-
-
-@njit(cache=True, nogil=True)
-def _mapped(R, t, tris, i):
-    return map_triangle(
-        R, t,
-        tris[i, 0, 0], tris[i, 0, 1], tris[i, 0, 2],
-        tris[i, 1, 0], tris[i, 1, 1], tris[i, 1, 2],
-        tris[i, 2, 0], tris[i, 2, 1], tris[i, 2, 2],
-    )  # fmt: skip
-
-
-@njit(cache=True, nogil=True)
 def point_in_solid(tris, px, py, pz):
     """The point lies in the closed convex solid bounded by the outward triangles (exact).
 
     Exact orientation of p against every face plane: inside or on every plane.
     """
     for i in range(tris.shape[0]):
-        T = _tri(tris, i)
+        T = tri_row(tris, i)
         if orient3d(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], px, py, pz) > 0.0:
             return False
     return True
@@ -550,7 +520,7 @@ def point_in_solid(tris, px, py, pz):
 def point_in_mapped_solid(tris, R, t, px, py, pz):
     """``point_in_solid`` against b's triangles mapped by (R, t) as map_triangle maps them."""
     for i in range(tris.shape[0]):
-        T = _mapped(R, t, tris, i)
+        T = mapped_row(R, t, tris, i)
         if orient3d(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], px, py, pz) > 0.0:
             return False
     return True
@@ -567,26 +537,17 @@ def exact_solids_intersect(tris_a, tris_b, R, t, counter):
     nb = tris_b.shape[0]
     mb = np.empty((nb, 9))
     for j in range(nb):
-        B = _mapped(R, t, tris_b, j)
+        B = mapped_row(R, t, tris_b, j)
         for c in range(9):
             mb[j, c] = B[c]
     ntests = 0
     for i in range(tris_a.shape[0]):
-        A = _tri(tris_a, i)
-        alx = min(A[0], min(A[3], A[6]))
-        ahx = max(A[0], max(A[3], A[6]))
-        aly = min(A[1], min(A[4], A[7]))
-        ahy = max(A[1], max(A[4], A[7]))
-        alz = min(A[2], min(A[5], A[8]))
-        ahz = max(A[2], max(A[5], A[8]))
+        A = tri_row(tris_a, i)
+        alx, ahx, aly, ahy, alz, ahz = triangle_box(A)
         for j in range(nb):
-            if min(mb[j, 0], min(mb[j, 3], mb[j, 6])) > ahx or max(mb[j, 0], max(mb[j, 3], mb[j, 6])) < alx:
-                continue
-            if min(mb[j, 1], min(mb[j, 4], mb[j, 7])) > ahy or max(mb[j, 1], max(mb[j, 4], mb[j, 7])) < aly:
-                continue
-            if min(mb[j, 2], min(mb[j, 5], mb[j, 8])) > ahz or max(mb[j, 2], max(mb[j, 5], mb[j, 8])) < alz:
-                continue
             B = (mb[j, 0], mb[j, 1], mb[j, 2], mb[j, 3], mb[j, 4], mb[j, 5], mb[j, 6], mb[j, 7], mb[j, 8])
+            if box_misses(B, alx, ahx, aly, ahy, alz, ahz):
+                continue
             ntests += 1
             if tri_tri_intersect_tuples(A, B, TRI_TEST_GUIGUE):
                 counter[0] += ntests
@@ -677,12 +638,9 @@ def gjk_intersect_call(
     """The public per-call boolean: validates both poses, then 1 / 0, or
     -(1 + code) for a bad Ta and -(11 + code) for a bad Tb (codes of
     ``linalg.pose_error``), like ``bvh_traverse.intersect_one``."""
-    ea = pose_error(Ta)
-    if ea != POSE_OK:
-        return -(1 + ea)
-    eb = pose_error(Tb)
-    if eb != POSE_OK:
-        return -(11 + eb)
+    code = pose_code(Ta, Tb)
+    if code != 0:
+        return code
     stat = np.zeros(4, np.int64)
     hit = gjk_intersect_one(
         kind_a, verts_a, params_a, tris_a, scale_a, Ta,
@@ -808,9 +766,9 @@ def mesh_vertex_inside(tris_c, verts_m, Ta, Tb, convex_is_a, mapped):
     hiz = -math.inf
     for i in range(nf):
         if convex_is_a == 1:
-            T = _tri(tris_c, i)
+            T = tri_row(tris_c, i)
         else:
-            T = _mapped(R, t, tris_c, i)
+            T = mapped_row(R, t, tris_c, i)
             for c in range(9):
                 mapped[i, c] = T[c]
         for v in range(3):
@@ -834,7 +792,7 @@ def mesh_vertex_inside(tris_c, verts_m, Ta, Tb, convex_is_a, mapped):
         inside = True
         for i in range(nf):
             if convex_is_a == 1:
-                T = _tri(tris_c, i)
+                T = tri_row(tris_c, i)
             else:
                 T = (
                     mapped[i, 0], mapped[i, 1], mapped[i, 2], mapped[i, 3], mapped[i, 4],

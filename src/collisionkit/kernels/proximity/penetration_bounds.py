@@ -38,6 +38,7 @@ from numba import njit, prange
 from ...constants import LEAF_FLAG
 from ..core.linalg import map_triangle, relative_pose
 from ..core.predicates import orient3d
+from ..core.tri_rows import map_point
 from ..triangle.tri_distance import point_face, seg_seg_closest
 
 #: Ray directions tried in turn; irrational-looking components so that a
@@ -63,16 +64,6 @@ IDENTITY_T = (0.0, 0.0, 0.0)
 def stack_size(depth: int, fanout: int) -> int:
     """Entries a single-tree depth-first stack needs (``depth`` levels below the root)."""
     return int(depth) * max(int(fanout) - 1, 1) + 2
-
-
-@njit(cache=True, nogil=True)
-def _to_frame(R, t, x, y, z):
-    """p -> R p + t, the operation order of ``linalg.map_triangle``."""
-    return (
-        R[0] * x + R[1] * y + R[2] * z + t[0],
-        R[3] * x + R[4] * y + R[5] * z + t[1],
-        R[6] * x + R[7] * y + R[8] * z + t[2],
-    )
 
 
 @njit(cache=True, nogil=True)
@@ -175,7 +166,7 @@ def inside_code(topo, bv, tris, R, t, px, py, pz, centre, radius, scale, stack):
     ``centre`` (3-tuple, M's frame) and ``radius`` bound M's vertices;
     ``scale`` is M's largest absolute coordinate (sizes the culling slack).
     """
-    cx, cy, cz = _to_frame(R, t, centre[0], centre[1], centre[2])
+    cx, cy, cz = map_point(R, t, centre[0], centre[1], centre[2])
     ex = px - cx
     ey = py - cy
     ez = pz - cz
@@ -286,7 +277,7 @@ def _deepest_chunk(topo, bv, tris, Ta, Tb, m_is_a, pts, first, step, centre, rad
     best_i = -1
     fx = fy = fz = 0.0
     for i in range(first, pts.shape[0], step):
-        qx, qy, qz = _to_frame(Rp, tp, pts[i, 0], pts[i, 1], pts[i, 2])
+        qx, qy, qz = map_point(Rp, tp, pts[i, 0], pts[i, 1], pts[i, 2])
         code = inside_code(topo, bv, tris, Rm, tm, qx, qy, qz, centre, radius, scale, stack)
         codes[i] = code
         if code != 1:
@@ -331,7 +322,7 @@ def _contained_one(topo, bv, tris, Ta, Tb, m_is_a, reps, centre, radius, scale, 
     Rm, tm, Rp, tp = _frames(Ta, Tb, m_is_a)
     res = 0
     for i in range(reps.shape[0]):
-        qx, qy, qz = _to_frame(Rp, tp, reps[i, 0], reps[i, 1], reps[i, 2])
+        qx, qy, qz = map_point(Rp, tp, reps[i, 0], reps[i, 1], reps[i, 2])
         code = inside_code(topo, bv, tris, Rm, tm, qx, qy, qz, centre, radius, scale, stack)
         if code == 1:
             return 1

@@ -35,10 +35,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
-from ..core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_NODES, META_TRI_OFF, META_TRIS
-from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
+from ...constants import BV_OBB, TRI_TEST_GUIGUE
+from ..core.layout import META_DEPTH, META_FANOUT
+from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import in_band
+from ..core.tri_rows import leaf_pair, mapped_row, pop_pair, pose_code, tree_rows, tri_row
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.access import node_extent
@@ -46,10 +47,14 @@ from ..volumes.box import boxes_overlap, obb_overlap
 from .distance import (
     DSTAT_NODE_PAIRS,
     DSTAT_TRI_PAIRS,
+    _b_leaf_row,
     _box_gap2,
     _direction,
+    _max_dot,
     _min_dot,
     _tri_leaf_gap2,
+    centre_offset,
+    child_pairs,
     dir_gap2,
     plane_gap2,
 )
@@ -96,12 +101,7 @@ def node_near(kind, R, AbsR, t, bv_a, ia, bv_b, ib, gap):
         return obb_overlap(R, t, bv_a, ia, bv_b, ib, gap)
     ea = node_extent(kind, bv_a, ia)
     eb = node_extent(kind, bv_b, ib)
-    cx = eb[0]
-    cy = eb[1]
-    cz = eb[2]
-    t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0]
-    t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1]
-    t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2]
+    t0, t1, t2 = centre_offset(R, t, ea, eb)
     return boxes_overlap(t0, t1, t2, R, AbsR, ea[3], ea[4], ea[5], eb[3], eb[4], eb[5], gap)
 
 
@@ -138,17 +138,8 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
     gap = slack + thr * (1.0 + _RIGID_WIDEN)
     root = node_near(kind, R, AbsR, t, bv_a, np.int64(0), bv_b, np.int64(0), gap)
     if root and measure and seed_a >= 0 and seed_b >= 0:
-        A = (
-            tris_a[seed_a, 0, 0], tris_a[seed_a, 0, 1], tris_a[seed_a, 0, 2],
-            tris_a[seed_a, 1, 0], tris_a[seed_a, 1, 1], tris_a[seed_a, 1, 2],
-            tris_a[seed_a, 2, 0], tris_a[seed_a, 2, 1], tris_a[seed_a, 2, 2],
-        )  # fmt: skip
-        B = map_triangle(
-            R, t,
-            tris_b[seed_b, 0, 0], tris_b[seed_b, 0, 1], tris_b[seed_b, 0, 2],
-            tris_b[seed_b, 1, 0], tris_b[seed_b, 1, 1], tris_b[seed_b, 1, 2],
-            tris_b[seed_b, 2, 0], tris_b[seed_b, 2, 1], tris_b[seed_b, 2, 2],
-        )  # fmt: skip
+        A = tri_row(tris_a, seed_a)
+        B = mapped_row(R, t, tris_b, seed_b)
         n_tri += 1
         d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
         bja = np.int64(seed_a)
@@ -164,35 +155,17 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
         stack[0, 1] = 0
         top = 1
     while top > 0 and found == APART:
-        top -= 1
-        ia = stack[top, 0]
-        ib = stack[top, 1]
+        top, ia, ib = pop_pair(stack, top)
         n_pairs += 1
-        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
-        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, 0, topo_b, ib, 0)
         if leaf_a and leaf_b:
-            fa0 = topo_a[ia, 0]
-            fa1 = fa0 + topo_a[ia, 1]
-            fb0 = topo_b[ib, 0]
-            fb1 = fb0 + topo_b[ib, 1]
             for jb in range(fb0, fb1):
-                B = map_triangle(
-                    R, t,
-                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
-                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
-                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
-                )  # fmt: skip
-                blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
-                sb = _min_dot(v, B)
+                B, blx, bhx, bly, bhy, blz, bhz, sb = _b_leaf_row(R, t, tris_b, jb, v)
                 # b's triangle against a's whole leaf first: skips its row of pairs
                 if _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack) >= cut:
                     continue
                 for ja in range(fa0, fa1):
-                    A = (
-                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
-                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
-                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
-                    )  # fmt: skip
+                    A = tri_row(tris_a, ja)
                     alx, ahx, aly, ahy, alz, ahz = triangle_box(A)
                     # EXACT: comparisons only; 0 exactly when the closed boxes touch, which
                     # every crossing pair's do
@@ -213,10 +186,7 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
                     if not touch and g2 * (1.0 - 8.0 * _U) - slack * slack >= cut:
                         continue
                     if have_v:
-                        sa = max(
-                            v[0] * A[0] + v[1] * A[1] + v[2] * A[2],
-                            max(v[0] * A[3] + v[1] * A[4] + v[2] * A[5], v[0] * A[6] + v[1] * A[7] + v[2] * A[8]),
-                        )
+                        sa = _max_dot(v, A)
                         gv = sb - sa - slack
                         if gv > 0.0 and gv * gv * (1.0 - 8.0 * _U) >= cut:
                             continue
@@ -242,21 +212,7 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
         # inner nodes: as distance_task (two inner nodes split together, a leaf against an
         # inner node splits the inner one); every near child pair pushed, unsorted: a pair
         # farther than thr must be exhausted whatever the order
-        if not leaf_a and not leaf_b:
-            ca0 = np.int64(topo_a[ia, 0])
-            cna = np.int64(topo_a[ia, 1])
-            cb0 = np.int64(topo_b[ib, 0])
-            cnb = np.int64(topo_b[ib, 1])
-        elif leaf_b:
-            ca0 = np.int64(topo_a[ia, 0])
-            cna = np.int64(topo_a[ia, 1])
-            cb0 = ib
-            cnb = np.int64(1)
-        else:
-            ca0 = ia
-            cna = np.int64(1)
-            cb0 = np.int64(topo_b[ib, 0])
-            cnb = np.int64(topo_b[ib, 1])
+        ca0, cna, cb0, cnb = child_pairs(topo_a, ia, leaf_a, topo_b, ib, leaf_b)
         for k in range(cna * cnb):
             na = ca0 + k // cnb
             nb = cb0 + k % cnb
@@ -294,14 +250,8 @@ def within_pooled(topo_a, bv_a, tris_a, meta_a, ta, Ta, topo_b, bv_b, tris_b, me
     """``within_task`` on tree ``ta`` of pool a and tree ``tb`` of pool b (``meta`` rows hold
     each tree's node and triangle offsets), sliced out of the pools (seeds and the pair it
     returns: indices local to the trees)."""
-    na0 = meta_a[ta, META_NODE_OFF]
-    na1 = na0 + meta_a[ta, META_NODES]
-    fa0 = meta_a[ta, META_TRI_OFF]
-    fa1 = fa0 + meta_a[ta, META_TRIS]
-    nb0 = meta_b[tb, META_NODE_OFF]
-    nb1 = nb0 + meta_b[tb, META_NODES]
-    fb0 = meta_b[tb, META_TRI_OFF]
-    fb1 = fb0 + meta_b[tb, META_TRIS]
+    na0, na1, fa0, fa1 = tree_rows(meta_a, ta)
+    nb0, nb1, fb0, fb1 = tree_rows(meta_b, tb)
     return within_task(
         topo_a[na0:na1], bv_a[na0:na1], tris_a[fa0:fa1], Ta,
         topo_b[nb0:nb1], bv_b[nb0:nb1], tris_b[fb0:fb1], Tb,
@@ -315,12 +265,9 @@ def within_one(topo_a, bv_a, tris_a, meta_a, Ta, topo_b, bv_b, tris_b, meta_b, T
     """One pose pair of two single trees: WITHIN (1) or APART (0); a negative pose error,
     -(1 + code) for Ta, -(11 + code) for Tb (``linalg.pose_error``); or
     ``ONE_OUT_OF_BAND`` (nothing computed) when the pair must be prescaled."""
-    ea = pose_error(Ta)
-    if ea != 0:
-        return -(1 + ea)
-    eb = pose_error(Tb)
-    if eb != 0:
-        return -(11 + eb)
+    code = pose_code(Ta, Tb)
+    if code != 0:
+        return code
     if not in_band(scale, Ta, Tb):
         return np.int64(ONE_OUT_OF_BAND)
     n = stack_rows(meta_a, meta_b)

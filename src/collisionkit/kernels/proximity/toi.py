@@ -60,12 +60,13 @@ import math
 import numpy as np
 from numba import njit
 
-from ...constants import BV_OBB, LEAF_FLAG, TRI_TEST_GUIGUE
-from ..core.linalg import map_triangle, pose_error, relative_pose, triangle_box
+from ...constants import BV_OBB, TRI_TEST_GUIGUE
+from ..core.linalg import pose_error, relative_pose, triangle_box
+from ..core.tri_rows import leaf_pair, mapped_box_row, pop_pair, tri_row
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.access import node_extent, node_size
-from .distance import _stack_rows, distance_task, node_lower_bound2
+from .distance import _stack_rows, centre_offset, distance_task, node_lower_bound2, tri_edges
 
 MOTION_LINEAR = 0
 MOTION_SCREW = 1
@@ -354,15 +355,7 @@ def _normal_step(T, P, orient, ctx, ra, rb, tgt, slack):
     """(step, gap) of triangles T and P (a's frame) along T's unit normal,
     oriented towards P; (0, 0) when P straddles T's plane. orient = 1 when T is
     a's triangle, -1 when it is b's (the rate wants n from a to b)."""
-    ux = T[3] - T[0]
-    uy = T[4] - T[1]
-    uz = T[5] - T[2]
-    vx = T[6] - T[0]
-    vy = T[7] - T[1]
-    vz = T[8] - T[2]
-    nx = uy * vz - uz * vy
-    ny = uz * vx - ux * vz
-    nz = ux * vy - uy * vx
+    ux, uy, uz, vx, vy, vz, nx, ny, nz = tri_edges(T)
     nn = math.sqrt(nx * nx + ny * ny + nz * nz)
     if not nn > 0.0:
         return 0.0, 0.0
@@ -421,12 +414,7 @@ def _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack, ctx, mra, mrb, tgt, 
         return _gap_step(math.sqrt(lb2), rate, tgt), lb2
     ea = node_extent(kind, bv_a, ia)
     eb = node_extent(kind, bv_b, ib)
-    cx = eb[0]
-    cy = eb[1]
-    cz = eb[2]
-    T0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - ea[0]
-    T1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - ea[1]
-    T2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - ea[2]
+    T0, T1, T2 = centre_offset(R, t, ea, eb)
     return _box_step(
         T0, T1, T2, R, AbsR, ea[3], ea[4], ea[5], eb[3], eb[4], eb[5],
         slack, ctx, ra, rb, tgt, cut, tol2,
@@ -503,36 +491,19 @@ def min_step(
         if virtual:
             virtual = False
         else:
-            top -= 1
-            ia = stack[top, 0]
-            ib = stack[top, 1]
+            top, ia, ib = pop_pair(stack, top)
             if steps[top] >= cut and lb2s[top] > tol2:
                 lower = min(lower, steps[top])
                 continue
             n_pairs += 1
-            leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
-            leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+            leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, 0, topo_b, ib, 0)
             if leaf_a and leaf_b:
                 ra = _node_radius(kind, bv_a, ia, mra) if rot_a else 0.0
                 rb = _node_radius(kind, bv_b, ib, mrb) if rot_b else 0.0
-                fa0 = topo_a[ia, 0]
-                fa1 = fa0 + topo_a[ia, 1]
-                fb0 = topo_b[ib, 0]
-                fb1 = fb0 + topo_b[ib, 1]
                 for jb in range(fb0, fb1):
-                    B = map_triangle(
-                        R, t,
-                        tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
-                        tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
-                        tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
-                    )  # fmt: skip
-                    blx, bhx, bly, bhy, blz, bhz = triangle_box(B)
+                    B, blx, bhx, bly, bhy, blz, bhz = mapped_box_row(R, t, tris_b, jb)
                     for ja in range(fa0, fa1):
-                        A = (
-                            tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
-                            tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
-                            tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
-                        )  # fmt: skip
+                        A = tri_row(tris_a, ja)
                         alx, ahx, aly, ahy, alz, ahz = triangle_box(A)
                         if ahx < blx or alx > bhx or ahy < bly or aly > bhy or ahz < blz or alz > bhz:
                             # disjoint coordinate boxes: their gaps bound the pair's step

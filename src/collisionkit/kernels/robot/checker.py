@@ -95,6 +95,51 @@ def link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, 
 
 
 @njit(cache=True, nogil=True)
+def _claim(shared, slot, k, nchunks, n, stop_first):
+    """The configuration a worker takes after ``k``, or -1 when it is done: a claim on the
+    cursor ``shared[slot]`` (one atomic increment: one worker a thread) when ``shared`` has
+    that slot, else k + nchunks (static interleaving: start from k = c - nchunks). Done at
+    n, and with ``stop_first`` (CHECK_FIRST) past the colliding index ``shared[0]`` (claims
+    only grow: every later configuration is after a colliding one)."""
+    if shared.shape[0] > slot:
+        k = fetch_add(shared, slot, np.int64(1))
+    else:
+        k += nchunks
+    if k >= n or (stop_first and shared[0] < k):
+        return np.int64(-1)
+    return k
+
+
+# inline: per configuration, 3 sites; as a plain call the optimised IR kept it out of line with
+# four array arguments (refcounts per configuration, see traverse/rows.py).
+@njit(cache=True, nogil=True, inline="always")
+def _link_boxes(local, link_row, poses, lbox):
+    """The padded world box (``broadphase.common.padded_box``, WORLD_BOX_SLACK) of every link
+    mesh at the link poses ``poses`` (L, 1, 4, 4): row link_row[i] of ``lbox`` (-1: none)."""
+    zero = np.int64(0)
+    for i in range(link_row.shape[0]):
+        m = link_row[i]
+        if m >= 0:
+            lbox[m, 0], lbox[m, 1], lbox[m, 2], lbox[m, 3], lbox[m, 4], lbox[m, 5] = padded_box(
+                local, m, poses[i], zero, WORLD_BOX_SLACK
+            )
+
+
+@njit(cache=True, nogil=True)
+def _scratch(n_steps, n_links, n_local, stack_rows):
+    """A worker's scratch, allocated once per call: joint values (n_steps, 1), link poses
+    (n_links, 1, 4, 4), link boxes (n_local, 6), the descent's stack and stats, one key."""
+    return (
+        np.zeros((n_steps, 1)),
+        np.zeros((n_links, 1, 4, 4)),
+        np.empty((n_local, 6)),
+        np.empty((stack_rows, 2), np.int32),
+        np.zeros((1, 4), np.int64),
+        np.zeros(1, np.int64),
+    )
+
+
+@njit(cache=True, nogil=True)
 def _worker(
     c, nchunks, Q,
     base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
@@ -116,35 +161,21 @@ def _worker(
     n = Q.shape[0]
     n_steps = parents.shape[0]
     n_links = link_row.shape[0]
-    values = np.zeros((n_steps, 1))
-    poses = np.zeros((n_links, 1, 4, 4))
-    lbox = np.empty((local.shape[0], 6))
-    stack = np.empty((stack_rows, 2), np.int32)
-    stats = np.zeros((1, 4), np.int64)
-    keys = np.zeros(1, np.int64)
+    values, poses, lbox, stack, stats, keys = _scratch(n_steps, n_links, local.shape[0], stack_rows)
     zero = np.int64(0)
     one = np.int64(1)
     mode_any = np.int64(MODE_ANY)
     no_cap = np.int64(-1)
     budget = np.int64(NO_BUDGET)
     tri_test = np.int64(TRI_TEST_GUIGUE)
-    dynamic = shared.shape[0] > 1
     count_work = work.shape[0] == pairs.shape[0]
-    k = c
+    k = c - nchunks
     while True:
-        if dynamic:
-            k = fetch_add(shared, 1, one)
-        if k >= n:
+        k = _claim(shared, 1, k, nchunks, n, mode == CHECK_FIRST)
+        if k < 0:
             break
-        if mode == CHECK_FIRST and shared[0] < k:
-            break  # claims only grow: every later configuration is after a colliding one
         link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
-        for i in range(n_links):
-            m = link_row[i]
-            if m >= 0:
-                lbox[m, 0], lbox[m, 1], lbox[m, 2], lbox[m, 3], lbox[m, 4], lbox[m, 5] = padded_box(
-                    local, m, poses[i], zero, WORLD_BOX_SLACK
-                )
+        _link_boxes(local, link_row, poses, lbox)
         hit = 0
         for p in range(pairs.shape[0]):
             ra = pairs[p, PAIR_A_BOX]
@@ -195,8 +226,6 @@ def _worker(
             out[k] = 1  # NOTE: only ever set: the sweep's pass may have set it (out starts zeroed)
         if hit and mode == CHECK_FIRST and k < shared[0]:
             shared[0] = k  # NOTE: a plain store; only ever a colliding index (see above)
-        if not dynamic:
-            k += nchunks
 
 
 # LENGTH (~50 lines): the sweep's per-configuration loop (as ``_worker``'s).
@@ -219,37 +248,19 @@ def _sweep_worker(
     """
     n = Q.shape[0]
     n_links = link_row.shape[0]
-    values = np.zeros((parents.shape[0], 1))
-    poses = np.zeros((n_links, 1, 4, 4))
-    lbox = np.empty((local.shape[0], 6))
-    stack = np.empty((stack_rows, 2), np.int32)
-    stats = np.zeros((1, 4), np.int64)
-    keys = np.zeros(1, np.int64)
-    zero = np.int64(0)
-    one = np.int64(1)
-    dynamic = shared.shape[0] > 2
-    k = c
+    values, poses, lbox, stack, stats, keys = _scratch(parents.shape[0], n_links, local.shape[0], stack_rows)
+    k = c - nchunks
     while True:
-        if dynamic:
-            k = fetch_add(shared, 2, one)
-        if k >= n:
-            break
-        if mode == CHECK_FIRST and shared[0] < k:
+        k = _claim(shared, 2, k, nchunks, n, mode == CHECK_FIRST)
+        if k < 0:
             break
         if mode == CHECK_DETAIL or out[k] == 0:
             link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
-            for i in range(n_links):
-                m = link_row[i]
-                if m >= 0:
-                    lbox[m, 0], lbox[m, 1], lbox[m, 2], lbox[m, 3], lbox[m, 4], lbox[m, 5] = padded_box(
-                        local, m, poses[i], zero, WORLD_BOX_SLACK
-                    )
+            _link_boxes(local, link_row, poses, lbox)
             if _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found):
                 out[k] = 1
                 if mode == CHECK_FIRST and k < shared[0]:
                     shared[0] = k  # NOTE: a plain store; only ever a colliding index (as _worker's)
-        if not dynamic:
-            k += nchunks
 
 
 #: columns of a ``link_kind`` row (the sweep's self pairs): the mesh's own volume kind code

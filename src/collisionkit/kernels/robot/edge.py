@@ -30,9 +30,8 @@ import numpy as np
 from numba import njit
 
 from ..broadphase.common import padded_box
-from ..proximity.distance import N_DSTATS
 from .checker import H_BASE_LINK, PAIR_A, PAIR_B, PAIR_SELF, _unpack, link_poses_of
-from .proximity import _pair_bound, _stack_rows
+from .proximity import _pair_bound, distance_scratch
 
 #: ``edge_search``'s status
 EDGE_DONE = 0
@@ -53,6 +52,35 @@ def oriented_bounds(T, a, b, lc, lh, oc, oh, slack, low, high):
         low[p], high[p] = oriented_pair(T, p, a, b, lc, lh, oc, oh, slack)
 
 
+@njit(cache=True, nogil=True)
+def _link_box(T, i, lc, lh):
+    """Link i's local box (centre ``lc[i]``, half extents ``lh[i]``) at its pose ``T[i, 0]``:
+    15 floats, the rotation (row-major), the world centre and the half extents. PERF:
+    scalars only (a small array per pair cost ~0.3 us, a third of the call)."""
+    r00, r01, r02, r03 = T[i, 0, 0, 0], T[i, 0, 0, 1], T[i, 0, 0, 2], T[i, 0, 0, 3]
+    r10, r11, r12, r13 = T[i, 0, 1, 0], T[i, 0, 1, 1], T[i, 0, 1, 2], T[i, 0, 1, 3]
+    r20, r21, r22, r23 = T[i, 0, 2, 0], T[i, 0, 2, 1], T[i, 0, 2, 2], T[i, 0, 2, 3]
+    return (
+        r00, r01, r02, r10, r11, r12, r20, r21, r22,
+        r00 * lc[i, 0] + r01 * lc[i, 1] + r02 * lc[i, 2] + r03,
+        r10 * lc[i, 0] + r11 * lc[i, 1] + r12 * lc[i, 2] + r13,
+        r20 * lc[i, 0] + r21 * lc[i, 1] + r22 * lc[i, 2] + r23,
+        lh[i, 0], lh[i, 1], lh[i, 2],
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _push_segment(st, top, a, b, depth, off, cnt):
+    """Push segment (point a, point b) at ``depth`` with its open pairs ``pool[off : off + cnt]``
+    onto the search stack ``st`` (rows, 5) int64; returns the new top."""
+    st[top, 0] = a
+    st[top, 1] = b
+    st[top, 2] = depth
+    st[top, 3] = off
+    st[top, 4] = cnt
+    return top + 1
+
+
 # inline: the one pair of ``oriented_bounds`` (its loop and ``edge_search``'s open pairs: the
 # same arithmetic, so both paths see the same bounds)
 @njit(cache=True, nogil=True, inline="always")
@@ -60,22 +88,9 @@ def oriented_pair(T, p, a, b, lc, lh, oc, oh, slack):
     """(low, high) of pair p (``oriented_bounds``)."""
     i = a[p]
     j = b[p]
-    # PERF: scalars only (a small array per pair cost ~0.3 us, a third of the call)
-    a00, a01, a02, a03 = T[i, 0, 0, 0], T[i, 0, 0, 1], T[i, 0, 0, 2], T[i, 0, 0, 3]
-    a10, a11, a12, a13 = T[i, 0, 1, 0], T[i, 0, 1, 1], T[i, 0, 1, 2], T[i, 0, 1, 3]
-    a20, a21, a22, a23 = T[i, 0, 2, 0], T[i, 0, 2, 1], T[i, 0, 2, 2], T[i, 0, 2, 3]
-    ca0 = a00 * lc[i, 0] + a01 * lc[i, 1] + a02 * lc[i, 2] + a03
-    ca1 = a10 * lc[i, 0] + a11 * lc[i, 1] + a12 * lc[i, 2] + a13
-    ca2 = a20 * lc[i, 0] + a21 * lc[i, 1] + a22 * lc[i, 2] + a23
-    ha0, ha1, ha2 = lh[i, 0], lh[i, 1], lh[i, 2]
+    a00, a01, a02, a10, a11, a12, a20, a21, a22, ca0, ca1, ca2, ha0, ha1, ha2 = _link_box(T, i, lc, lh)
     if j >= 0:
-        b00, b01, b02, b03 = T[j, 0, 0, 0], T[j, 0, 0, 1], T[j, 0, 0, 2], T[j, 0, 0, 3]
-        b10, b11, b12, b13 = T[j, 0, 1, 0], T[j, 0, 1, 1], T[j, 0, 1, 2], T[j, 0, 1, 3]
-        b20, b21, b22, b23 = T[j, 0, 2, 0], T[j, 0, 2, 1], T[j, 0, 2, 2], T[j, 0, 2, 3]
-        cb0 = b00 * lc[j, 0] + b01 * lc[j, 1] + b02 * lc[j, 2] + b03
-        cb1 = b10 * lc[j, 0] + b11 * lc[j, 1] + b12 * lc[j, 2] + b13
-        cb2 = b20 * lc[j, 0] + b21 * lc[j, 1] + b22 * lc[j, 2] + b23
-        hb0, hb1, hb2 = lh[j, 0], lh[j, 1], lh[j, 2]
+        b00, b01, b02, b10, b11, b12, b20, b21, b22, cb0, cb1, cb2, hb0, hb1, hb2 = _link_box(T, j, lc, lh)
     else:
         b00, b01, b02 = 1.0, 0.0, 0.0
         b10, b11, b12 = 0.0, 1.0, 0.0
@@ -158,12 +173,7 @@ def edge_search(
     dof = q0.shape[0]
     dq = q1 - q0
     # scratch of the distance descents (proximity.pair_distances')
-    srows = _stack_rows(rows, pairs, meta)
-    dstack = np.empty((srows, 2), np.int64)
-    dlbs = np.empty(srows)
-    dbuf = np.empty((24, 3))
-    drow = np.zeros((1, 12))
-    dstats = np.zeros((1, N_DSTATS), np.int64)
+    dstack, dlbs, dbuf, drow, dstats = distance_scratch(rows, pairs, meta)
     # kinematics scratch
     Q = np.empty((1, dof))
     values = np.zeros((parents.shape[0], 1))
@@ -192,12 +202,7 @@ def edge_search(
     pool = np.empty((max_depth + 2) * P + P, np.int64)
     for p in range(P):
         pool[p] = p
-    st[0, 0] = 0
-    st[0, 1] = 1
-    st[0, 2] = 0
-    st[0, 3] = 0
-    st[0, 4] = P
-    top = 1
+    top = _push_segment(st, 0, 0, 1, 0, 0, P)  # the whole edge (points 0 and 1), every pair open
     pool_top = P
     keep = np.zeros(P, np.int64)
     seeds = np.full((P, 2), -1, np.int64)  # per pair, the closest triangle pair found last
@@ -421,18 +426,8 @@ def edge_search(
         n_pts += 1
         pt_t[sm] = 0.5 * (ta + tb)
         pt_done[sm] = 0
-        st[top, 0] = sm
-        st[top, 1] = sb
-        st[top, 2] = depth + 1
-        st[top, 3] = koff
-        st[top, 4] = nk
-        top += 1
-        st[top, 0] = sa
-        st[top, 1] = sm
-        st[top, 2] = depth + 1
-        st[top, 3] = koff
-        st[top, 4] = nk
-        top += 1
+        top = _push_segment(st, top, sm, sb, depth + 1, koff, nk)
+        top = _push_segment(st, top, sa, sm, depth + 1, koff, nk)
     out[0] = frontier
     out[1] = t_hit
     out[2] = 1.0 if (prefix and frontier == 1.0 and t_hit == math.inf) else 0.0

@@ -24,11 +24,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE, WORLD_BOX_SLACK
-from ..broadphase.common import padded_box
-from ..core.atomics import fetch_add
-from ..core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_NODES, META_TRI_OFF, META_TRIS
+from ...constants import MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE
+from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.scaling import in_band
+from ..core.tri_rows import tree_rows
 from ..proximity.distance import N_DSTATS, distance_task
 from ..proximity.threshold import _RIGID_WIDEN, WITHIN, within_pooled
 from ..proximity.threshold import stack_rows as within_stack_rows
@@ -44,6 +43,8 @@ from .checker import (
     PAIR_SELF,
     PAIR_TREE_A,
     PAIR_TREE_B,
+    _claim,
+    _link_boxes,
     _local_boxes_overlap,
     _unpack,
     link_poses_of,
@@ -73,49 +74,23 @@ def _stack_rows(sel, pairs, meta):
     return rows
 
 
-# LENGTH: one pair's whole query (band, box pretest, tree slices, descent); the scratch
-# arrays come from the caller, once per call.
+# LENGTH: one pair's whole query (band, box pretest, tree slices, descent in the relative-error
+# mode, its lower bound); the scratch arrays come from the caller, once per call.
 @njit(cache=True, nogil=True)
-def _pair_distance(p, Ta, Tb, u, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
-    """Pair p's distance at poses Ta, Tb searched below u > 0: the distance (closest points
-    in ``row[0, 1:7]``, a's frame), inf when it is not below u, NaN when the pair's extent
-    is outside the kernel's band of scales (nothing computed)."""
-    ta = pairs[p, PAIR_TREE_A]
-    tb = pairs[p, PAIR_TREE_B]
-    s = scale[ta] + scale[tb]
-    if not in_band(s, Ta, Tb):
-        return math.nan
-    # PERF: the two local oriented boxes more than u apart settle the pair without a
-    # descent (as the checker's narrow phase: most pairs end here)
-    if pairs[p, PAIR_SELF] != 0:
-        near = _local_boxes_overlap(Ta, Tb, link_obb, pairs[p, PAIR_A_BOX], link_obb, pairs[p, PAIR_B_BOX], u)
-    else:
-        near = _local_boxes_overlap(Ta, Tb, link_obb, pairs[p, PAIR_A_BOX], obj_obb, pairs[p, PAIR_B_BOX], u)
-    if not near:
-        return math.inf
-    u2 = u * u
-    if u2 == 0.0:
-        u2 = 5e-324  # never rounded down to 0 (as query.scaling.squared)
-    na0 = meta[ta, META_NODE_OFF]
-    na1 = na0 + meta[ta, META_NODES]
-    fa0 = meta[ta, META_TRI_OFF]
-    fa1 = fa0 + meta[ta, META_TRIS]
-    nb0 = meta[tb, META_NODE_OFF]
-    nb1 = nb0 + meta[tb, META_NODES]
-    fb0 = meta[tb, META_TRI_OFF]
-    fb1 = fb0 + meta[tb, META_TRIS]
-    none = np.int64(-1)
-    d2 = distance_task(
-        topo[na0:na1], bv[na0:na1], tris[fa0:fa1], Ta,
-        topo[nb0:nb1], bv[nb0:nb1], tris[fb0:fb1], Tb,
-        s, pairs[p, PAIR_KIND], u2, 1.0, none, none, stack, lbs, buf, row, stats, np.int64(0),
-    )  # fmt: skip
-    if row[0, 7] < 0.0:
-        return math.inf
-    return math.sqrt(d2)
+def distance_scratch(sel, pairs, meta):
+    """Scratch of ``distance_task`` for the pairs ``sel``, allocated once per call: its stack
+    (rows, 2) int64 and bounds (rows,), the segment buffer (24, 3), one output row (1, 12)
+    and stats row (1, N_DSTATS) int64."""
+    rows = _stack_rows(sel, pairs, meta)
+    return (
+        np.empty((rows, 2), np.int64),
+        np.empty(rows),
+        np.empty((24, 3)),
+        np.zeros((1, 12)),
+        np.zeros((1, N_DSTATS), np.int64),
+    )
 
 
-# LENGTH: ``_pair_distance`` with the descent's relative-error mode and its lower bound.
 @njit(cache=True, nogil=True)
 def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
     """(d, low): pair p's distance at poses Ta, Tb searched below u > 0 in the distance
@@ -138,6 +113,8 @@ def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tri
     s = scale[ta] + scale[tb]
     if not in_band(s, Ta, Tb):
         return math.nan, math.nan
+    # PERF: the two local oriented boxes more than u apart settle the pair without a
+    # descent (as the checker's narrow phase: most pairs end here)
     if pairs[p, PAIR_SELF] != 0:
         near = _local_boxes_overlap(Ta, Tb, link_obb, pairs[p, PAIR_A_BOX], link_obb, pairs[p, PAIR_B_BOX], u)
     else:
@@ -146,15 +123,9 @@ def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tri
         return math.inf, u
     u2 = u * u
     if u2 == 0.0:
-        u2 = 5e-324
-    na0 = meta[ta, META_NODE_OFF]
-    na1 = na0 + meta[ta, META_NODES]
-    fa0 = meta[ta, META_TRI_OFF]
-    fa1 = fa0 + meta[ta, META_TRIS]
-    nb0 = meta[tb, META_NODE_OFF]
-    nb1 = nb0 + meta[tb, META_NODES]
-    fb0 = meta[tb, META_TRI_OFF]
-    fb1 = fb0 + meta[tb, META_TRIS]
+        u2 = 5e-324  # never rounded down to 0 (as query.scaling.squared)
+    na0, na1, fa0, fa1 = tree_rows(meta, ta)
+    nb0, nb1, fb0, fb1 = tree_rows(meta, tb)
     d2 = distance_task(
         topo[na0:na1], bv[na0:na1], tris[fa0:fa1], Ta,
         topo[nb0:nb1], bv[nb0:nb1], tris[fb0:fb1], Tb,
@@ -164,6 +135,18 @@ def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tri
         return math.inf, (u if shrink >= 1.0 else math.sqrt(u2 * shrink))
     d = math.sqrt(d2)
     return d, (d if shrink >= 1.0 else min(d, math.sqrt(row[0, 11])))
+
+
+@njit(cache=True, nogil=True)
+def _pair_distance(p, Ta, Tb, u, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
+    """Pair p's distance at poses Ta, Tb searched below u > 0: the distance (closest points
+    in ``row[0, 1:7]``, a's frame), inf when it is not below u, NaN when the pair's extent
+    is outside the kernel's band of scales (nothing computed): ``_pair_bound``'s exact mode."""
+    none = np.int64(-1)
+    d, _low = _pair_bound(
+        p, Ta, Tb, u, 1.0, none, none, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats
+    )
+    return d
 
 
 @njit(cache=True)
@@ -187,12 +170,7 @@ def pair_distances(T, fb, wb, ib, topo, sel, upper, thr, mode, best, out):
         local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
     ) = _unpack(fb, wb, ib)  # fmt: skip
     n = sel.shape[0]
-    rows = _stack_rows(sel, pairs, meta)
-    stack = np.empty((rows, 2), np.int64)
-    lbs = np.empty(rows)
-    buf = np.empty((24, 3))
-    row = np.zeros((1, 12))
-    stats = np.zeros((1, N_DSTATS), np.int64)
+    stack, lbs, buf, row, stats = distance_scratch(sel, pairs, meta)
     who = np.int64(-1)
     for i in range(n):
         p = sel[i]
@@ -269,20 +247,13 @@ def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
     tri_test = np.int64(TRI_TEST_GUIGUE)
     base_link = ib[H_BASE_LINK]
     ids = topo[0]
-    dynamic = shared.shape[0] > 0
-    k = c
+    k = c - nchunks
     while True:
-        if dynamic:
-            k = fetch_add(shared, 0, one)
-        if k >= n:
+        k = _claim(shared, 0, k, nchunks, n, False)
+        if k < 0:
             break
         link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
-        for i in range(link_row.shape[0]):
-            m = link_row[i]
-            if m >= 0:
-                lbox[m, 0], lbox[m, 1], lbox[m, 2], lbox[m, 3], lbox[m, 4], lbox[m, 5] = padded_box(
-                    local, m, poses[i], zero, WORLD_BOX_SLACK
-                )
+        _link_boxes(local, link_row, poses, lbox)
         got = np.int8(0)
         for p in range(P):
             u = thr[p]
@@ -344,8 +315,6 @@ def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
                 got = np.int8(1)
                 break
         out[k] = got
-        if not dynamic:
-            k += nchunks
 
 
 @njit(cache=True)

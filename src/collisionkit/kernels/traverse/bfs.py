@@ -63,9 +63,10 @@ from ..core.layout import (
     STAT_NODE_PAIRS,
     STAT_TRI_TESTS,
 )
-from ..core.linalg import map_triangle, relative_pose
+from ..core.linalg import relative_pose
+from ..core.tri_rows import box_misses, box_outside_aabb, leaf_rows, map_point, mapped_box_row, tri_row
 from ..triangle.tri_tri import tri_tri_intersect_tuples
-from ..volumes.box import boxes_overlap
+from .descent import _aabb_overlap
 from .rows import place_rows
 
 _U = 2.0**-53
@@ -82,12 +83,7 @@ def _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr):
     """(overlap?, volume tests done) for node pair (ia, ib) of two saabb trees."""
     if volumes != VOL_AABB:
         # b's sphere centre in a's frame
-        sx = bv_b[ib, 6]
-        sy = bv_b[ib, 7]
-        sz = bv_b[ib, 8]
-        mx = R[0] * sx + R[1] * sy + R[2] * sz + t[0]
-        my = R[3] * sx + R[4] * sy + R[5] * sz + t[1]
-        mz = R[6] * sx + R[7] * sy + R[8] * sz + t[2]
+        mx, my, mz = map_point(R, t, bv_b[ib, 6], bv_b[ib, 7], bv_b[ib, 8])
         dx = bv_a[ia, 6] - mx
         dy = bv_a[ia, 7] - my
         dz = bv_a[ia, 8] - mz
@@ -123,18 +119,48 @@ def _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr):
         else:
             return True, 1
     # Box-box: b's AABB is an OBB in a's frame with axes R's columns (as kernels/traverse/descent.py).
-    cx = bv_b[ib, 0]
-    cy = bv_b[ib, 1]
-    cz = bv_b[ib, 2]
-    t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0]
-    t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1]
-    t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2]
-    hit = boxes_overlap(
-        t0, t1, t2, R, AbsR,
-        bv_a[ia, 3], bv_a[ia, 4], bv_a[ia, 5],
-        bv_b[ib, 3], bv_b[ib, 4], bv_b[ib, 5], slack,
-    )
+    hit = _aabb_overlap(R, AbsR, t, bv_a, ia, bv_b, ib, slack)
     return hit, (1 if volumes == VOL_AABB else 2)
+
+
+# inline: wraps the inlined _node_test (per node pair, 2 sites); as a plain call the optimised IR
+# kept it out of line with four array arguments.
+@njit(cache=True, nogil=True, inline="always")
+def _node_pair(R, AbsR, t, topo_a, bv_a, ia, topo_b, bv_b, ib, slack, volumes, thr):
+    """(hit, tests, leaf_a, leaf_b): ``_node_test`` of node pair (ia, ib) and whether each
+    node is a leaf."""
+    hit, tests = _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr)
+    return hit, tests, (topo_a[ia, 2] & LEAF_FLAG) != 0, (topo_b[ib, 2] & LEAF_FLAG) != 0
+
+
+# inline: per expanded node pair, 2 sites; as a plain call the optimised IR kept it out of line
+# with four array arguments.
+@njit(cache=True, nogil=True, inline="always")
+def _children(nxt, k, cur, i, topo_a, ia, leaf_a, topo_b, ib, leaf_b):
+    """Write the children pairs of node pair ``cur[i]`` (pool nodes ia, ib; not both leaves)
+    to ``nxt[k ...]``: a leaf against an inner node splits the inner one, two inner nodes
+    split together. Returns the next free row."""
+    if leaf_a:
+        c0 = topo_b[ib, 0]
+        for c in range(c0, c0 + topo_b[ib, 1]):
+            nxt[k, 0] = cur[i, 0]
+            nxt[k, 1] = c
+            k += 1
+    elif leaf_b:
+        c0 = topo_a[ia, 0]
+        for c in range(c0, c0 + topo_a[ia, 1]):
+            nxt[k, 0] = c
+            nxt[k, 1] = cur[i, 1]
+            k += 1
+    else:
+        a0 = topo_a[ia, 0]
+        b0 = topo_b[ib, 0]
+        for ca in range(a0, a0 + topo_a[ia, 1]):
+            for cb in range(b0, b0 + topo_b[ib, 1]):
+                nxt[k, 0] = ca
+                nxt[k, 1] = cb
+                k += 1
+    return k
 
 
 # inline: the BFS strategy's leaf-pair loop, with the node test above (issue 16).
@@ -148,56 +174,23 @@ def _leaf_pair(
     Returns (pairs found, exact tests run)."""
     found = 0
     n_tri = 0
-    fa0 = ta0 + topo_a[ia, 0]
-    fa1 = fa0 + topo_a[ia, 1]
-    fb0 = tb0 + topo_b[ib, 0]
-    fb1 = fb0 + topo_b[ib, 1]
+    fa0, fa1 = leaf_rows(topo_a, ia, ta0)
+    fb0, fb1 = leaf_rows(topo_b, ib, tb0)
     for jb in range(fb0, fb1):
-        B = map_triangle(
-            R, t,
-            tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
-            tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
-            tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
-        )
-        blox = min(B[0], min(B[3], B[6]))
-        bhix = max(B[0], max(B[3], B[6]))
-        bloy = min(B[1], min(B[4], B[7]))
-        bhiy = max(B[1], max(B[4], B[7]))
-        bloz = min(B[2], min(B[5], B[8]))
-        bhiz = max(B[2], max(B[5], B[8]))
-        if (
-            blox > bv_a[ia, 0] + bv_a[ia, 3] + slack
-            or bhix < bv_a[ia, 0] - bv_a[ia, 3] - slack
-            or bloy > bv_a[ia, 1] + bv_a[ia, 4] + slack
-            or bhiy < bv_a[ia, 1] - bv_a[ia, 4] - slack
-            or bloz > bv_a[ia, 2] + bv_a[ia, 5] + slack
-            or bhiz < bv_a[ia, 2] - bv_a[ia, 5] - slack
-        ):
+        B, blox, bhix, bloy, bhiy, bloz, bhiz = mapped_box_row(R, t, tris_b, jb)
+        if box_outside_aabb(bv_a, ia, blox, bhix, bloy, bhiy, bloz, bhiz, slack):
             continue  # b's triangle misses a's leaf box
         mx = 0.0
         my = 0.0
         mz = 0.0
         rb = 0.0
         if tri_spheres:
-            sx = sph_b[jb, 0]
-            sy = sph_b[jb, 1]
-            sz = sph_b[jb, 2]
-            mx = R[0] * sx + R[1] * sy + R[2] * sz + t[0]
-            my = R[3] * sx + R[4] * sy + R[5] * sz + t[1]
-            mz = R[6] * sx + R[7] * sy + R[8] * sz + t[2]
+            mx, my, mz = map_point(R, t, sph_b[jb, 0], sph_b[jb, 1], sph_b[jb, 2])
             rb = sph_b[jb, 3] + slack
         for ja in range(fa0, fa1):
-            A = (
-                tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
-                tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
-                tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
-            )
+            A = tri_row(tris_a, ja)
             # Exact box rejection on the very coordinates the exact test uses.
-            if max(A[0], max(A[3], A[6])) < blox or min(A[0], min(A[3], A[6])) > bhix:
-                continue
-            if max(A[1], max(A[4], A[7])) < bloy or min(A[1], min(A[4], A[7])) > bhiy:
-                continue
-            if max(A[2], max(A[5], A[8])) < bloz or min(A[2], min(A[5], A[8])) > bhiz:
+            if box_misses(A, blox, bhix, bloy, bhiy, bloz, bhiz):
                 continue
             if tri_spheres:
                 # Seed 002's underlying spheres as a pre-check (conservative by slack).
@@ -265,12 +258,10 @@ def bfs_task_serial(
             ia = na0 + cur[i, 0]
             ib = nb0 + cur[i, 1]
             n_pairs += 1
-            hit, tests = _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr)
+            hit, tests, leaf_a, leaf_b = _node_pair(R, AbsR, t, topo_a, bv_a, ia, topo_b, bv_b, ib, slack, volumes, thr)
             n_bv += tests
             if not hit:
                 continue
-            leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
-            leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
             if leaf_a and leaf_b:
                 if mode == MODE_ALL:
                     limit = max_pairs + 1 - found if max_pairs >= 0 else np.int64(1) << 62
@@ -286,26 +277,7 @@ def bfs_task_serial(
                     done = True
                     break
                 continue
-            if leaf_a:
-                c0 = topo_b[ib, 0]
-                for c in range(c0, c0 + topo_b[ib, 1]):
-                    nxt[k, 0] = cur[i, 0]
-                    nxt[k, 1] = c
-                    k += 1
-            elif leaf_b:
-                c0 = topo_a[ia, 0]
-                for c in range(c0, c0 + topo_a[ia, 1]):
-                    nxt[k, 0] = c
-                    nxt[k, 1] = cur[i, 1]
-                    k += 1
-            else:
-                a0 = topo_a[ia, 0]
-                b0 = topo_b[ib, 0]
-                for ca in range(a0, a0 + topo_a[ia, 1]):
-                    for cb in range(b0, b0 + topo_b[ib, 1]):
-                        nxt[k, 0] = ca
-                        nxt[k, 1] = cb
-                        k += 1
+            k = _children(nxt, k, cur, i, topo_a, ia, leaf_a, topo_b, ib, leaf_b)
         tmp = cur
         cur = nxt
         nxt = tmp
@@ -333,36 +305,16 @@ def _expand_chunk(
     for i in range(i0, i1):
         ia = na0 + cur[i, 0]
         ib = nb0 + cur[i, 1]
-        hit, tests = _node_test(R, AbsR, t, bv_a, ia, bv_b, ib, slack, volumes, thr)
+        hit, tests, leaf_a, leaf_b = _node_pair(R, AbsR, t, topo_a, bv_a, ia, topo_b, bv_b, ib, slack, volumes, thr)
         n_bv += tests
         if not hit:
             continue
-        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
-        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
         if leaf_a and leaf_b:
             leaves[nl, 0] = cur[i, 0]
             leaves[nl, 1] = cur[i, 1]
             nl += 1
-        elif leaf_a:
-            c0 = topo_b[ib, 0]
-            for cc in range(c0, c0 + topo_b[ib, 1]):
-                nxt[k, 0] = cur[i, 0]
-                nxt[k, 1] = cc
-                k += 1
-        elif leaf_b:
-            c0 = topo_a[ia, 0]
-            for cc in range(c0, c0 + topo_a[ia, 1]):
-                nxt[k, 0] = cc
-                nxt[k, 1] = cur[i, 1]
-                k += 1
         else:
-            a0 = topo_a[ia, 0]
-            b0 = topo_b[ib, 0]
-            for ca in range(a0, a0 + topo_a[ia, 1]):
-                for cb in range(b0, b0 + topo_b[ib, 1]):
-                    nxt[k, 0] = ca
-                    nxt[k, 1] = cb
-                    k += 1
+            k = _children(nxt, k, cur, i, topo_a, ia, leaf_a, topo_b, ib, leaf_b)
     cnt[c, 0] = k - grow * i0
     cnt[c, 1] = nl - i0
     cstats[c, STAT_BV_TESTS] += n_bv

@@ -47,7 +47,8 @@ from ..core.layout import (
     STAT_NODE_PAIRS,
     STAT_TRI_TESTS,
 )
-from ..core.linalg import first_bad_pose, map_triangle, pose_error, relative_pose
+from ..core.linalg import first_bad_pose, pose_error, relative_pose
+from ..core.tri_rows import box_misses, box_outside_aabb, leaf_pair, mapped_box_row, row_offset, tri_row
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.box import boxes_overlap
 from ..volumes.box import obb_overlap as _obb_overlap  # NOTE: the name its importers use
@@ -73,12 +74,7 @@ def _aabb_overlap(R, AbsR, t, bv_a, ia, bv_b, ib, slack):
 
     Only its centre moves, so no volume update is needed (R, |R| are per query).
     """
-    cx = bv_b[ib, 0]
-    cy = bv_b[ib, 1]
-    cz = bv_b[ib, 2]
-    t0 = R[0] * cx + R[1] * cy + R[2] * cz + t[0] - bv_a[ia, 0]
-    t1 = R[3] * cx + R[4] * cy + R[5] * cz + t[1] - bv_a[ia, 1]
-    t2 = R[6] * cx + R[7] * cy + R[8] * cz + t[2] - bv_a[ia, 2]
+    t0, t1, t2 = row_offset(R, t, bv_a, ia, bv_b, ib)
     return boxes_overlap(
         t0, t1, t2, R, AbsR,
         bv_a[ia, 3], bv_a[ia, 4], bv_a[ia, 5],
@@ -164,47 +160,16 @@ def collide_task(
             n_upd += upd
         if not hit:
             continue
-        leaf_a = (topo_a[ia, 2] & LEAF_FLAG) != 0
-        leaf_b = (topo_b[ib, 2] & LEAF_FLAG) != 0
+        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, ta0, topo_b, ib, tb0)
         if leaf_a and leaf_b:
-            fa0 = ta0 + topo_a[ia, 0]
-            fa1 = fa0 + topo_a[ia, 1]
-            fb0 = tb0 + topo_b[ib, 0]
-            fb1 = fb0 + topo_b[ib, 1]
             for jb in range(fb0, fb1):
-                B = map_triangle(
-                    R, t,
-                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
-                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
-                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
-                )
-                blox = min(B[0], min(B[3], B[6]))
-                bhix = max(B[0], max(B[3], B[6]))
-                bloy = min(B[1], min(B[4], B[7]))
-                bhiy = max(B[1], max(B[4], B[7]))
-                bloz = min(B[2], min(B[5], B[8]))
-                bhiz = max(B[2], max(B[5], B[8]))
-                if is_aabb and (
-                    blox > bv_a[ia, 0] + bv_a[ia, 3] + slack
-                    or bhix < bv_a[ia, 0] - bv_a[ia, 3] - slack
-                    or bloy > bv_a[ia, 1] + bv_a[ia, 4] + slack
-                    or bhiy < bv_a[ia, 1] - bv_a[ia, 4] - slack
-                    or bloz > bv_a[ia, 2] + bv_a[ia, 5] + slack
-                    or bhiz < bv_a[ia, 2] - bv_a[ia, 5] - slack
-                ):
+                B, blox, bhix, bloy, bhiy, bloz, bhiz = mapped_box_row(R, t, tris_b, jb)
+                if is_aabb and box_outside_aabb(bv_a, ia, blox, bhix, bloy, bhiy, bloz, bhiz, slack):
                     continue  # b's triangle misses a's leaf box: no pair with it
                 for ja in range(fa0, fa1):
-                    A = (
-                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
-                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
-                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
-                    )
+                    A = tri_row(tris_a, ja)
                     # Exact box rejection on the very coordinates the exact test uses.
-                    if max(A[0], max(A[3], A[6])) < blox or min(A[0], min(A[3], A[6])) > bhix:
-                        continue
-                    if max(A[1], max(A[4], A[7])) < bloy or min(A[1], min(A[4], A[7])) > bhiy:
-                        continue
-                    if max(A[2], max(A[5], A[8])) < bloz or min(A[2], min(A[5], A[8])) > bhiz:
+                    if box_misses(A, blox, bhix, bloy, bhiy, bloz, bhiz):
                         continue
                     n_tri += 1
                     if not tri_tri_intersect_tuples(A, B, tri_test):
@@ -286,6 +251,9 @@ def _boolean_descent(
 # PERF: no nogil on the per-call entries: releasing and retaking the GIL costs
 # about 0.5 us, more than a typical miss; batched entries do release it. They
 # take five arrays per tree (face ids are not needed for a boolean).
+# PERF: they check the poses with pose_error written out, not through tri_rows.pose_code:
+# through it the per-call miss ran 1.03-1.06x (benchmarks.versions --quick, miss-overhead
+# intersects per call, 3 runs), written out 0.98-0.99x of the old code.
 @njit(cache=True)
 def intersect_first(
     topo_a, bv_a, tris_a, meta_a, scale_a, Ta,

@@ -35,7 +35,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..core.layout import STAT_BV_TESTS, STAT_NODE_PAIRS, STAT_TRI_TESTS
-from ..core.linalg import map_triangle, pose_error, relative_pose
+from ..core.linalg import map_triangle, relative_pose
+from ..core.tri_rows import box_misses, mapped_box_row, pop_pair, pose_code, root_pair, tri_row
 from ..proximity.gjk import point_in_mapped_solid, point_in_solid
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from .descent import _obb_overlap
@@ -71,13 +72,9 @@ def double_box_task(
     n_pairs = 0
     decided = DECIDED_REJECT
     root_hit = False
-    stack[0, 0] = 0
-    stack[0, 1] = 0
-    top = 1
+    top = root_pair(stack)
     while top > 0:
-        top -= 1
-        x = stack[top, 0]
-        y = stack[top, 1]
+        top, x, y = pop_pair(stack, top)
         n_pairs += 1
         n_bv += 1
         if not _obb_overlap(R, t, outer_a, x, outer_b, y, slack):
@@ -100,31 +97,11 @@ def double_box_task(
             s0 = topo_b[y, NODE_TRI_START]
             for q in range(s0, s0 + topo_b[y, NODE_TRI_COUNT]):
                 jb = ids_b[q]
-                B = map_triangle(
-                    R, t,
-                    tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
-                    tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
-                    tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
-                )  # fmt: skip
-                blox = min(B[0], min(B[3], B[6]))
-                bhix = max(B[0], max(B[3], B[6]))
-                bloy = min(B[1], min(B[4], B[7]))
-                bhiy = max(B[1], max(B[4], B[7]))
-                bloz = min(B[2], min(B[5], B[8]))
-                bhiz = max(B[2], max(B[5], B[8]))
+                B, blox, bhix, bloy, bhiy, bloz, bhiz = mapped_box_row(R, t, tris_b, jb)
                 r0 = topo_a[x, NODE_TRI_START]
                 for p in range(r0, r0 + topo_a[x, NODE_TRI_COUNT]):
-                    ja = ids_a[p]
-                    A = (
-                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
-                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
-                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
-                    )  # fmt: skip
-                    if max(A[0], max(A[3], A[6])) < blox or min(A[0], min(A[3], A[6])) > bhix:
-                        continue
-                    if max(A[1], max(A[4], A[7])) < bloy or min(A[1], min(A[4], A[7])) > bhiy:
-                        continue
-                    if max(A[2], max(A[5], A[8])) < bloz or min(A[2], min(A[5], A[8])) > bhiz:
+                    A = tri_row(tris_a, ids_a[p])
+                    if box_misses(A, blox, bhix, bloy, bhiy, bloz, bhiz):
                         continue
                     n_tri += 1
                     if tri_tri_intersect_tuples(A, B, tri_test):
@@ -179,12 +156,9 @@ def double_box_one(
 ):
     """Per-call entry: decision code (>= 0), or a negative pose error like
     bvh_traverse.intersect_one; counters added to stats (1, 4)."""
-    ea = pose_error(Ta)
-    if ea != 0:
-        return -(1 + ea)
-    eb = pose_error(Tb)
-    if eb != 0:
-        return -(11 + eb)
+    code = pose_code(Ta, Tb)
+    if code != 0:
+        return code
     stack = np.empty((stack_size, 2), np.int64)
     return double_box_task(
         topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, Ta,

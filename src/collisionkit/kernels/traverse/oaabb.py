@@ -49,9 +49,10 @@ from numba import njit, prange
 
 from ...constants import LEAF_FLAG, MODE_ANY, MODE_FIRST, MODE_SURFACE_PAIRS
 from ..build.rtree import RT_CAPACITY, RT_DEPTH_S, RT_DEPTH_T, RT_FACES, RT_SURFACES
-from ..core.layout import STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
-from ..core.linalg import map_triangle, relative_pose
+from ..core.linalg import relative_pose
+from ..core.tri_rows import mapped_box_row, tri_row
 from ..triangle.tri_tri import tri_tri_intersect_tuples
+from .descent import _add_stats
 from .rows import place_rows
 
 _U = 2.0**-53
@@ -70,14 +71,6 @@ def stack_sizes(meta_a, meta_b):
         meta_a[RT_DEPTH_S] * ma + 2,
         meta_a[RT_DEPTH_T] * ma + 2,
     )
-
-
-@njit(cache=True, nogil=True)
-def _add_stats(stats, srow, n_bv, n_tri, n_nodes, n_upd):
-    stats[srow, STAT_BV_TESTS] += n_bv
-    stats[srow, STAT_TRI_TESTS] += n_tri
-    stats[srow, STAT_NODE_PAIRS] += n_nodes
-    stats[srow, STAT_BV_UPDATES] += n_upd
 
 
 # LENGTH (~230 lines): seed 000's CollisionSearch is two nested descents (surface trees, then
@@ -218,19 +211,8 @@ def oaabb_task(
                         ):  # fmt: skip
                             continue
                     # -- lines 8-9: into A's frame, tight box ----------------------------
-                    B = map_triangle(
-                        R, t,
-                        tris_b[jb, 0, 0], tris_b[jb, 0, 1], tris_b[jb, 0, 2],
-                        tris_b[jb, 1, 0], tris_b[jb, 1, 1], tris_b[jb, 1, 2],
-                        tris_b[jb, 2, 0], tris_b[jb, 2, 1], tris_b[jb, 2, 2],
-                    )  # fmt: skip
+                    B, blx, bhx, bly, bhy, blz, bhz = mapped_box_row(R, t, tris_b, jb)
                     n_upd += 1
-                    blx = min(B[0], min(B[3], B[6]))
-                    bhx = max(B[0], max(B[3], B[6]))
-                    bly = min(B[1], min(B[4], B[7]))
-                    bhy = max(B[1], max(B[4], B[7]))
-                    blz = min(B[2], min(B[5], B[8]))
-                    bhz = max(B[2], max(B[5], B[8]))
                     # -- line 10: A's surface tree with the triangle's box ---------------
                     stack[o_sa] = 0
                     top_sa = 1
@@ -288,11 +270,7 @@ def oaabb_task(
                                         or tbox_a[ja, 2] > bhz or tbox_a[ja, 5] < blz
                                     ):  # fmt: skip
                                         continue
-                                    A = (
-                                        tris_a[ja, 0, 0], tris_a[ja, 0, 1], tris_a[ja, 0, 2],
-                                        tris_a[ja, 1, 0], tris_a[ja, 1, 1], tris_a[ja, 1, 2],
-                                        tris_a[ja, 2, 0], tris_a[ja, 2, 1], tris_a[ja, 2, 2],
-                                    )  # fmt: skip
+                                    A = tri_row(tris_a, ja)
                                     # -- line 13: exact triangle test ------------------------
                                     n_tri += 1
                                     if not tri_tri_intersect_tuples(A, B, tri_test):
