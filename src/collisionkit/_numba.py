@@ -199,8 +199,10 @@ def _file_lock(path: str):
 #: folder key (``kernel_source_hash``), so entries written by an older collisionkit are
 #: never read. 2: every file carries a SHA-256 digest; function ids are process-unique
 #: (``_process_unique_function_ids``), so entries compiled before that may hold clashing
-#: symbol names and are left behind with their folder.
-CACHE_FORMAT = b"collisionkit-cache-2"
+#: symbol names and are left behind with their folder. 3: cached kernels keep their
+#: threading start-up hooks (``_cached_kernels_keep_reload_init``); entries compiled
+#: against a cached parallel kernel before that may lack them.
+CACHE_FORMAT = b"collisionkit-cache-3"
 _INDEX_MAGIC = b"CKNBI2\n"
 _DATA_MAGIC = b"CKNBC2\n"
 _DIGEST = 32
@@ -403,8 +405,53 @@ def _process_unique_function_ids() -> None:
     ids = getattr(bytecode.FunctionIdentity, "_unique_ids", None)
     if ids is None or getattr(bytecode.FunctionIdentity, "_collisionkit_ids", False):
         return
-    bytecode.FunctionIdentity._unique_ids = itertools.count(secrets.randbits(60) + (1 << 60))
+    def fresh_start() -> None:
+        bytecode.FunctionIdentity._unique_ids = itertools.count(secrets.randbits(60) + (1 << 60))
+
+    fresh_start()
     bytecode.FunctionIdentity._collisionkit_ids = True
+    # A fork-started child inherits the parent's counter: both would number their next
+    # compiles alike, the clash above. The child draws a start of its own.
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=fresh_start)
+
+
+def _cached_kernels_keep_reload_init() -> None:
+    """Give a kernel loaded from the cache the start-up hooks a compiled one has.
+
+    ROOT CAUSE of a segfault on the first large per-call ``intersects`` (found at
+    0edb8c8, issue 29's review): a ``parallel=True`` kernel's code calls numba's
+    thread-pool entry points (``allocate_sched``, ...), which exist only once the
+    threading layer is launched. numba records that need as ``reload_init`` hooks: a
+    freshly compiled library carries them, a caller compiled against it inherits them
+    when the library is linked in, and the caller's cache entry stores them, so a
+    later process that loads the caller launches the threads first. A library
+    *loaded* from the cache runs its hooks but does not keep them
+    (``CompileResult._rebuild`` leaves ``library._reload_init`` empty; numba 0.68). A
+    caller compiled against it (``intersect_one`` against a cached ``_resume_any``)
+    then stores no hook, and a process whose first parallel code is that cached caller
+    calls a null ``allocate_sched``: a segfault (or, compiling, "LLVM ERROR: Symbol
+    not found: allocate_sched"). Whether it happened depended on which process had
+    compiled which kernel first. Here a loaded library keeps its hooks, as a compiled
+    one does; ``CACHE_FORMAT`` 3 leaves entries written without this behind.
+    """
+    from numba.core import compiler
+
+    cls = compiler.CompileResult
+    if getattr(cls, "_collisionkit_reload_init", False) or not hasattr(cls, "_rebuild"):
+        return
+    orig = cls._rebuild.__func__
+
+    def _rebuild(klass, *args, **kwargs):  # noqa: ANN001, ANN202  (numba's signature)
+        cr = orig(klass, *args, **kwargs)
+        hooks = getattr(cr, "reload_init", None)
+        lib = getattr(cr, "library", None)
+        if hooks and lib is not None and hasattr(lib, "_reload_init"):
+            lib._reload_init.update(hooks)
+        return cr
+
+    cls._rebuild = classmethod(_rebuild)
+    cls._collisionkit_reload_init = True
 
 
 def configure() -> None:
@@ -420,6 +467,7 @@ def configure() -> None:
     _shipped.install()  # our kernels: install-path-free cache folders, shipped code first
     _harden_cache_files()
     _process_unique_function_ids()
+    _cached_kernels_keep_reload_init()
     _install_compile_listener()
     if _preload_tbb():
         try:
