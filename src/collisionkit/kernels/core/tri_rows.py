@@ -13,6 +13,7 @@ of every traversal: no call to them is left in the loops).
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from ...constants import LEAF_FLAG
@@ -82,7 +83,7 @@ def root_pair(stack):
     """Start a descent: the root pair (0, 0) as the only entry of ``stack``; returns top = 1."""
     stack[0, 0] = 0
     stack[0, 1] = 0
-    return 1
+    return np.int64(1)
 
 
 @njit(cache=True, nogil=True)

@@ -360,7 +360,7 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, 
         n_pairs += 1
         if node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack) > 0.0:
             continue
-        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, 0, topo_b, ib, 0)
+        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, np.int64(0), topo_b, ib, np.int64(0))
         if leaf_a and leaf_b:
             for jb in range(fb0, fb1):
                 B, blx, bhx, bly, bhy, blz, bhz = mapped_box_row(R, t, tris_b, jb)
@@ -478,7 +478,7 @@ def distance_task(
                 best, cut, pax, pay, paz, pbx, pby, pbz, have_v, v, w = _improved(d2, x1, y1, z1, x2, y2, z2, R, shrink)
                 bja = seed_a
                 bjb = seed_b
-    top = 0
+    top = np.int64(0)
     lb0 = node_lower_bound2(kind, R, AbsR, t, bv_a, np.int64(0), bv_b, np.int64(0), slack)
     if lb0 <= 0.0:
         ja, jb, np0, nt0 = first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, slack, stack)
@@ -493,7 +493,7 @@ def distance_task(
         stack[0, 0] = 0
         stack[0, 1] = 0
         lbs[0] = lb0
-        top = 1
+        top = np.int64(1)
     elif not done:
         # EXACT: a root pruned (after a seed, or at upper2 * shrink) bounds the rest: its
         # bound belongs in ``lower`` like every other pruned pair's
@@ -504,7 +504,7 @@ def distance_task(
             lower = min(lower, lbs[top])
             continue
         n_pairs += 1
-        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, 0, topo_b, ib, 0)
+        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, np.int64(0), topo_b, ib, np.int64(0))
         if leaf_a and leaf_b:
             for jb in range(fb0, fb1):
                 B, blx, bhx, bly, bhy, blz, bhz, sb = _b_leaf_row(R, t, tris_b, jb, v)

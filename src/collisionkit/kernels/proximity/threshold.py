@@ -149,15 +149,15 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
         else:
             closest = d2
             have_v, v, w = _direction(d2, x1, y1, z1, x2, y2, z2, R)
-    top = 0
+    top = np.int64(0)
     if root and found == APART:
         stack[0, 0] = 0
         stack[0, 1] = 0
-        top = 1
+        top = np.int64(1)
     while top > 0 and found == APART:
         top, ia, ib = pop_pair(stack, top)
         n_pairs += 1
-        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, 0, topo_b, ib, 0)
+        leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, np.int64(0), topo_b, ib, np.int64(0))
         if leaf_a and leaf_b:
             for jb in range(fb0, fb1):
                 B, blx, bhx, bly, bhy, blz, bhz, sb = _b_leaf_row(R, t, tris_b, jb, v)

@@ -484,7 +484,7 @@ def min_step(
     split_a = True
     c0 = np.int64(0)
     cnt = np.int64(1)
-    top = 0
+    top = np.int64(0)
     virtual = True
     seed_pending = seed_a >= 0
     while virtual or top > 0:
@@ -496,7 +496,7 @@ def min_step(
                 lower = min(lower, steps[top])
                 continue
             n_pairs += 1
-            leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, 0, topo_b, ib, 0)
+            leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, np.int64(0), topo_b, ib, np.int64(0))
             if leaf_a and leaf_b:
                 ra = _node_radius(kind, bv_a, ia, mra) if rot_a else 0.0
                 rb = _node_radius(kind, bv_b, ib, mrb) if rot_b else 0.0

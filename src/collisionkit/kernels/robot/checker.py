@@ -171,7 +171,7 @@ def _worker(
     count_work = work.shape[0] == pairs.shape[0]
     k = c - nchunks
     while True:
-        k = _claim(shared, 1, k, nchunks, n, mode == CHECK_FIRST)
+        k = _claim(shared, np.int64(1), k, nchunks, n, mode == CHECK_FIRST)
         if k < 0:
             break
         link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
@@ -251,7 +251,7 @@ def _sweep_worker(
     values, poses, lbox, stack, stats, keys = _scratch(parents.shape[0], n_links, local.shape[0], stack_rows)
     k = c - nchunks
     while True:
-        k = _claim(shared, 2, k, nchunks, n, mode == CHECK_FIRST)
+        k = _claim(shared, np.int64(2), k, nchunks, n, mode == CHECK_FIRST)
         if k < 0:
             break
         if mode == CHECK_DETAIL or out[k] == 0:

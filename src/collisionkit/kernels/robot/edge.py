@@ -191,7 +191,7 @@ def edge_search(
     pt_low = np.empty((cap_pts, P))
     pt_ex = np.zeros((cap_pts, P))  # 1.0: the measured distance (less the slack)
     pt_hit = np.zeros((cap_pts, P))  # 1.0: measured within the threshold
-    n_pts = 2
+    n_pts = np.int64(2)
     pt_t[0] = 0.0
     pt_t[1] = 1.0
     # poses of the last two points measured at (slot, pose buffer)
@@ -202,7 +202,8 @@ def edge_search(
     pool = np.empty((max_depth + 2) * P + P, np.int64)
     for p in range(P):
         pool[p] = p
-    top = _push_segment(st, 0, 0, 1, 0, 0, P)  # the whole edge (points 0 and 1), every pair open
+    zero = np.int64(0)  # int64 values, not literals: _push_segment keeps one signature
+    top = _push_segment(st, zero, zero, np.int64(1), zero, zero, P)  # the whole edge (points 0 and 1), every pair open
     pool_top = P
     keep = np.zeros(P, np.int64)
     seeds = np.full((P, 2), -1, np.int64)  # per pair, the closest triangle pair found last
@@ -392,7 +393,7 @@ def edge_search(
             continue
         if hit_b:
             t_hit = min(t_hit, tb)
-        nk = 0
+        nk = np.int64(0)
         for i in range(cnt):
             nk += keep[i]
         if nk == 0:

@@ -249,7 +249,7 @@ def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
     ids = topo[0]
     k = c - nchunks
     while True:
-        k = _claim(shared, 0, k, nchunks, n, False)
+        k = _claim(shared, np.int64(0), k, nchunks, n, np.bool_(False))
         if k < 0:
             break
         link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
