@@ -54,6 +54,11 @@ class PerPose(Computable):
     __slots__ = ()
 
     PER_POSE: ClassVar[tuple[str, ...]]
+    #: per-row fields (one row per pair found, not per pose): sealed like PER_POSE
+    ROWS: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        _freeze(self, *self.ROWS, *self.PER_POSE)
 
     @property
     def n_poses(self) -> int:
@@ -146,9 +151,6 @@ class Contacts(PoseRows, PerPose):
     counts: int | NDArray[np.int64]
     truncated: bool | NDArray[np.bool_]
 
-    def __post_init__(self) -> None:
-        _freeze(self, "pose_index", "face_a", "face_b", "counts", "truncated")
-
     def to_dataframe(self) -> Any:
         """The rows as a pandas DataFrame with columns pose_index, face_a, face_b (a Dask
         DataFrame, one partition per chunk of poses, when the record is lazy)."""
@@ -179,9 +181,6 @@ class Stats(PerPose):
     node_pairs: int | NDArray[np.int64]
     bv_updates: int | NDArray[np.int64]
     colliding: bool | NDArray[np.bool_]
-
-    def __post_init__(self) -> None:
-        _freeze(self, "bv_tests", "tri_tests", "node_pairs", "bv_updates", "colliding")
 
     def cost(self, c_v: float, c_p: float, c_u: float = 0.0) -> float | NDArray[np.float64]:
         """The cost model t = n_v c_v + n_p c_p + n_u c_u per pose, for unit costs given."""
@@ -231,9 +230,6 @@ class Distance(PerPose):
     face_b: int | NDArray[np.int64]
     node_pairs: int | NDArray[np.int64]
     tri_tests: int | NDArray[np.int64]
-
-    def __post_init__(self) -> None:
-        _freeze(self, "distance", "point_a", "point_b", "face_a", "face_b", "node_pairs", "tri_tests")
 
     @property
     def colliding(self) -> bool | NDArray[np.bool_]:
@@ -337,7 +333,7 @@ class Penetration(PerPose):
             else:
                 lower = np.where(self.exact, self.depth, 0.0)
             object.__setattr__(self, "depth_lower", lower)
-        _freeze(self, "depth", "direction", "exact", "error_bound", "method", "depth_lower", "depth_upper")
+        super().__post_init__()
 
     def __repr__(self) -> str:
         return (
@@ -375,9 +371,6 @@ class Classification(PerPose):
     a_inside_b: bool | NDArray[np.bool_]
     b_inside_a: bool | NDArray[np.bool_]
     names: tuple[str, ...] = CLASS_NAMES
-
-    def __post_init__(self) -> None:
-        _freeze(self, "codes", "distance", "a_inside_b", "b_inside_a")
 
     @property
     def labels(self) -> str | NDArray[np.str_]:
@@ -429,9 +422,6 @@ class TimeOfImpact(PerPose):
     iterations: int | NDArray[np.int64]
     converged: bool | NDArray[np.bool_] = True
 
-    def __post_init__(self) -> None:
-        _freeze(self, "colliding", "t", "pose_a", "pose_b", "face_a", "face_b", "distance", "iterations", "converged")  # fmt: skip
-
 
 @dataclass(frozen=True, eq=False)
 class RigidMotionCheck(PerPose):
@@ -475,6 +465,3 @@ class RigidMotionCheck(PerPose):
     distance: float | NDArray[np.float64]
     undecided: bool | NDArray[np.bool_]
     iterations: int | NDArray[np.int64]
-
-    def __post_init__(self) -> None:
-        _freeze(self, "free", "t_free", "t_witness", "pose_a", "pose_b", "distance", "undecided", "iterations")
