@@ -193,12 +193,12 @@ def test_contacts_one_refuses_a_front_too_small(near_contact):
     ta, tb = pair_trees(a, b)
     keys, stats = np.empty(100, np.int64), np.zeros((1, 4), np.int64)
     short = np.empty((4, 2), np.int32)
+    tri = descent.descent_tri(ta.bv_code, 0)
+    one = descent.CONTACTS_ONE[tri is not None]
     with pytest.raises(ValueError, match="front too small"):
-        descent.CONTACTS_ONE.call(*ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, 0, MODE_ALL, -1, keys, 0, short, 32, stats)
+        one.call(*ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, tri, MODE_ALL, -1, keys, 0, short, 32, stats)
     # without a budget the front is never written: an empty one is fine
-    r, m = descent.CONTACTS_ONE.call(
-        *ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, 0, MODE_ALL, -1, keys, NO_BUDGET, short[:0], 32, stats
-    )
+    r, m = one.call(*ta.arrays, pas[0], *tb.arrays, pbs[0], ta.bv_code, tri, MODE_ALL, -1, keys, NO_BUDGET, short[:0], 32, stats)
     assert m == 0 and r == ck.contacts(a, b, pas[0], pbs[0], threads=1).counts
 
 

@@ -120,6 +120,9 @@ MODE_SURFACE_PAIRS = 3
 #: sphere radius(1), and the node's sphere-to-box volume ratio divided by the median
 #: ratio of its tree level (>= 1: "the box should be respected", seed 002 s.3.2).
 BV_SAABB = 7
+#: Volume kinds of the descent kernels' common-case specialisation (Guigue's test on box
+#: trees; ``query.strategies.descent.descent_tri``): a saabb row starts with its AABB row.
+DESCENT_BOX_KINDS = frozenset({BV_AABB, BV_OBB, BV_SAABB})
 BV_KINDS["saabb"] = BV_SAABB
 BV_WIDTH[BV_SAABB] = 11
 #: Seed 002's balanced split: axis-aligned plane minimising

@@ -62,9 +62,11 @@ def _large_boolean(a: Any, b: Any, T: np.ndarray) -> None:
     compiled apart from the first pass (kernels.traverse.descent.intersect_one)."""
     from .bvh import pair_trees
     from .query.pair import _GUIGUE, _INTERSECT_ONE
+    from .query.strategies.descent import descent_tri
 
     ta, tb = pair_trees(a, b)
-    _INTERSECT_ONE.call(*ta.descent_args, np.eye(4), *tb.descent_args, T, ta.bv_code, _GUIGUE, -64)
+    tri = descent_tri(ta.bv_code, _GUIGUE)
+    _INTERSECT_ONE[tri is not None].call(*ta.descent_args, np.eye(4), *tb.descent_args, T, ta.bv_code, tri, -64)
 
 
 def _contacts() -> None:

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..constants import BUILD_TOPDOWN, BV_AABB, BV_OBB, BV_SAABB, LEAF_FLAG
+from ..constants import BUILD_TOPDOWN, BV_AABB, BV_OBB, BV_SAABB, DESCENT_BOX_KINDS, LEAF_FLAG, SPLIT_SAH
 from ..errors import InvalidBVHError
 from ..geometry.frozen import immutable
 from ..kernels.build.bottomup import build_clustered_tree
@@ -48,7 +48,7 @@ class BVH:
     read-only views.
     """
 
-    __slots__ = ("options", "arrays", "depth", "fanout", "build_seconds", "bv_code", "descent_args")
+    __slots__ = ("options", "arrays", "depth", "fanout", "build_seconds", "bv_code", "descent_args", "box_kind")
 
     def __init__(self, options: BuildOptions, arrays: BVHArrays, depth: int, fanout: int, build_seconds: float):
         self.options = options
@@ -60,6 +60,8 @@ class BVH:
         #: on every call: 11 attribute loads and a property)
         self.bv_code = options.bv_code
         self.descent_args = (arrays.topo, arrays.bv, arrays.tris, arrays.meta, arrays.scale)
+        #: the descent kernels' common case takes it (query.strategies.descent.descent_tri)
+        self.box_kind = options.bv_code in DESCENT_BOX_KINDS
 
     @property
     def n_nodes(self) -> int:
@@ -153,7 +155,10 @@ def build_tree(triangles: NDArray[np.float64], options: BuildOptions) -> BVH:
     if options.build_code == BUILD_TOPDOWN:
         # spheres and k-DOPs: the AABB build's topology, then their own fit per node
         boxes = code == BV_AABB or code == BV_OBB
-        order, topo, bv, depth = build_binary_tree(scaled, code if boxes else BV_AABB, options.split_code, leaf_size)
+        # options by type (None: AABB, SAH), so the kernel compiles only the branches used
+        obb = True if code == BV_OBB else None
+        split = None if options.split_code == SPLIT_SAH else np.int64(options.split_code)
+        order, topo, bv, depth = build_binary_tree(scaled, obb, split, leaf_size)
         if not boxes:
             bv = fit_tree_other(np.take(scaled, order, axis=0), topo, code, fit)
     else:  # bottom-up clustering or incremental insertion (kernels/build/bottomup.py)

@@ -48,7 +48,7 @@ from .spec import (
 )
 from .spec import max_pairs as check_max_pairs
 from .strategies import RUNNERS
-from .strategies.descent import CONTACTS_ONE, split_pose, splits
+from .strategies.descent import CONTACTS_ONE, descent_tri, split_pose, splits
 
 
 def _boolean_view(options: Any) -> tuple[int, int, Any]:
@@ -94,10 +94,11 @@ QUERY_STATS = define(Spec(
 _DEFAULT = Descent()
 #: the per-call boolean kernel without numba's per-call type dispatch (batch.Pinned): its
 #: arguments are library-built tree arrays, poses checked by driver.single_pose and ints
-_INTERSECT_FIRST = Pinned(intersect_first)
+#: One per ``descent_tri`` specialisation, as ``CONTACTS_ONE``: ``[tri is not None]``.
+_INTERSECT_FIRST = (Pinned(intersect_first), Pinned(intersect_first))
 #: the complete per-call boolean, run (and compiled) only for a query its first pass did
 #: not settle: split at the roots over numba's threads (issue 32: compile what is used)
-_INTERSECT_ONE = Pinned(intersect_one)
+_INTERSECT_ONE = (Pinned(intersect_one), Pinned(intersect_one))
 _GUIGUE = _DEFAULT.tri_test_code
 #: a large per-call boolean's front at numba's thread count (fixed once numba has started)
 _TARGET = FRONT_PER_THREAD * numba.config.NUMBA_NUM_THREADS
@@ -187,14 +188,17 @@ def intersects(
             tri_code = strat.tri_test_code if type(strat) is Descent else -1
         if Ta is not None and Tb is not None and tri_code >= 0:
             ta, tb = pair_trees(a, b)
+            # PERF: descent_tri inlined (a call is ~4% of this path), the code as a Python int
+            # (np.int64() costs ~0.1 us; numba types both as int64)
+            tri = None if tri_code == _GUIGUE and ta.box_kind else tri_code
             # a query its budget does not settle is large: the kernel splits it over threads
             if threads is None:
-                r = _INTERSECT_FIRST.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code)
+                r = _INTERSECT_FIRST[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri)
             else:
-                r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri_code)
+                r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri)
             if r < 0:  # PERF: UNSETTLED is negative, so a settled answer pays one test
                 if r == UNSETTLED:
-                    r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, -_TARGET)
+                    r = _INTERSECT_ONE[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, -_TARGET)
                 if r < 0:
                     raise_pose_code(r)
             return r == 1
@@ -307,17 +311,21 @@ def bool_result(req: Request, hit: NDArray[np.bool_]) -> BatchResult:
                        np.zeros(0, np.int64), np.zeros(n, np.int64), 0)  # fmt: skip
 
 
-def _intersect_on(nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri_code: int) -> int:
+def _intersect_on(
+    nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri: int | None
+) -> int:
     """The per-call boolean kernel on ``nthreads`` threads, as ``intersects(threads=)`` asks
-    (1: serial, target 0), after a first pass that settles small queries."""
-    r = _INTERSECT_FIRST.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code)
+    (1: serial, target 0), after a first pass that settles small queries; ``tri`` as
+    ``descent_tri`` gives it."""
+    r = _INTERSECT_FIRST[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri)
     if r != UNSETTLED:
         return r
-    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri_code, -FRONT_PER_THREAD * (nthreads > 1) * nthreads)
+    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, -FRONT_PER_THREAD * (nthreads > 1) * nthreads)
+    one = _INTERSECT_ONE[tri is not None]
     if nthreads == 1 or nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us
-        return _INTERSECT_ONE.call(*args)
+        return one.call(*args)
     with using_threads(nthreads):
-        return _INTERSECT_ONE.call(*args)
+        return one.call(*args)
 
 
 def contacts(
@@ -427,9 +435,10 @@ def mesh_bool_one(a: Mesh, b: Mesh, Ta: NDArray[np.float64], Tb: NDArray[np.floa
     """The per-call boolean of two meshes (default strategy and threads): 1, 0 or a negative
     pose code (``driver.raise_pose_code``); poses as ``driver.single_pose`` gives them."""
     ta, tb = pair_trees(a, b)
-    r = _INTERSECT_FIRST.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, _GUIGUE)
+    tri = None if ta.box_kind else _GUIGUE  # descent_tri
+    r = _INTERSECT_FIRST[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri)
     if r == UNSETTLED:
-        r = _INTERSECT_ONE.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, _GUIGUE, -_TARGET)
+        r = _INTERSECT_ONE[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, -_TARGET)
     return r
 
 
@@ -471,10 +480,12 @@ def _contacts_one(
     else:
         key = (id(x), id(y))
         room = _ROOM.get(key, _ONE_CALL_KEYS)
+        tri = descent_tri(ta.bv_code, strat.tri_test_code)
+        one = CONTACTS_ONE[tri is not None]
         while True:
             keys = np.empty(room, np.int64)
-            r, _ = CONTACTS_ONE.call(
-                *x, Ta, *y, Tb, ta.bv_code, strat.tri_test_code, mode, cap, keys, NO_BUDGET, _NO_FRONT, 0,
+            r, _ = one.call(
+                *x, Ta, *y, Tb, ta.bv_code, tri, mode, cap, keys, NO_BUDGET, _NO_FRONT, 0,
                 np.zeros((1, N_STATS), np.int64),
             )  # fmt: skip
             if r < 0:
@@ -569,5 +580,5 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     return (
         x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
         y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-        ta.options.bv_code, _GUIGUE, _TARGET,
+        ta.options.bv_code, descent_tri(ta.options.bv_code, _GUIGUE), _TARGET,
     )

@@ -15,10 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from ..core.linalg import POSE_OK, pose_error
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def boxes_overlap_slots(lo, hi, a, b):
     """Closed-interval overlap of the boxes of slots a and b on all three axes."""
     return (
@@ -31,7 +32,7 @@ def boxes_overlap_slots(lo, hi, a, b):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def add_pair(out, k, a, b):
     """Row k of ``out`` (cap, 2) <- (a, b) while it has room; returns k + 1. The count goes
     on past the capacity, so the caller learns how big a buffer to call again with."""
@@ -41,7 +42,7 @@ def add_pair(out, k, a, b):
     return k + 1
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def padded_box(local, s, poses, k, slack_rel):
     """(lo x, lo y, lo z, hi x, hi y, hi z): the world box of local box ``local[s]`` (min xyz,
     max xyz) under pose ``poses[k]`` (4, 4), padded as ``world_boxes`` documents."""
@@ -90,13 +91,13 @@ def world_boxes(local, poses, slots, slack_rel, lo, hi):
     return -1, POSE_OK
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def groups_match(a, b, group, mask):
     """Each slot's collision group meets the other's mask (see ``finish_pairs``)."""
     return (group[a] & mask[b]) != 0 and (group[b] & mask[a]) != 0
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def is_excluded(excluded, a, b):
     """The pair (a, b) is among the sorted ``excluded`` keys (see ``finish_pairs``).
     PERF: callers test ``excluded.shape[0] > 0`` once, outside their pair loop:

@@ -30,6 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from .common import add_pair, boxes_overlap_slots
 
 #: Cell coordinates are clamped to +-2**50 so that they, their products in the
@@ -51,7 +52,7 @@ def _cell(x, origin, inv_cell):
     return np.int64(v)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _cover(r0, r1, p, limit):
     """Cells of row p's range [r0, r1] (3 axes), saturated at ``limit + 1``.
 
@@ -69,7 +70,7 @@ def _cover(r0, r1, p, limit):
     return cov
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _oversize_pairs(lo, hi, slots, big, out, k):
     """Pairs with at least one oversize object (each once); returns the new count."""
     n = slots.shape[0]
@@ -191,7 +192,7 @@ def grid_pairs(lo, hi, slots, cell, max_cells, max_per_object, big, out):
     return k, cell, entries
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _hash3(x, y, z, mask):
     # Teschner et al. 2003's primes; int64 products wrap, which is fine for a hash.
     return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791)) & mask

@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from .common import groups_match, is_excluded
 
 #: Boxes per leaf of the query tree.
@@ -52,7 +53,7 @@ SPHERE_RTOL = 1e-12
 _TINY = 1e-290
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _norm(x, y, z):
     """Euclidean norm of (x, y, z), scaled when the squares would overflow or underflow."""
     s = x * x + y * y + z * z
@@ -67,7 +68,7 @@ def _norm(x, y, z):
     return m * np.sqrt(x * x + y * y + z * z)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _gap(alo, ahi, blo, bhi, a, b):
     """Lower bound of the distance between box a of (alo, ahi) and box b of (blo, bhi)."""
     gx = max(max(alo[a, 0] - bhi[b, 0], blo[b, 0] - ahi[a, 0]), 0.0)
@@ -76,7 +77,7 @@ def _gap(alo, ahi, blo, bhi, a, b):
     return _norm(gx, gy, gz) * (1.0 - BOX_RTOL)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _select(perm, key, lo, hi, k):
     """Reorder ``perm[lo:hi + 1]`` so that ``perm[k]`` holds the k-th smallest ``key``,
     with no larger key before it and no smaller after it (Hoare's selection)."""

@@ -32,6 +32,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from .common import add_pair, boxes_overlap_slots
 
 #: Levels are -exponent of the cell width: float64 exponents lie in [-1074, 1024].
@@ -41,7 +42,7 @@ _MARGIN = 1e-3
 _REL = 2.0**-40
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _key_of(lo, hi, s):
     size = max(hi[s, 0] - lo[s, 0], max(hi[s, 1] - lo[s, 1], hi[s, 2] - lo[s, 2]))
     mag = 0.0
@@ -58,12 +59,12 @@ def _key_of(lo, hi, s):
     return np.int64(-e), ix, iy, iz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _hash4(level, x, y, z, mask):
     return ((x * 73856093) ^ (y * 19349663) ^ (z * 83492791) ^ (level * 2654435761)) & mask
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _find(node_key, table, level, x, y, z):
     """Node id of (level, x, y, z), or -1."""
     mask = table.shape[0] - 1
@@ -134,7 +135,7 @@ def octree_update(lo, hi, slots, removed, added, obj_node, obj_next, obj_prev,
     return relinks
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _unlink(s, obj_node, obj_next, obj_prev, node_key, node_head, node_count, level_count):
     nd = obj_node[s]
     if nd < 0:

@@ -28,10 +28,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from .common import add_pair
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _after(v1, e1, v2, e2):
     """Whether endpoint (v1, e1) sorts strictly after (v2, e2)."""
     return v1 > v2 or (v1 == v2 and (e1 & 1) > (e2 & 1))
@@ -108,7 +109,7 @@ def sap_update(val, eid, n_ep, removed, added, lo, hi):
     return n_out, swaps
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def sap_overlaps_1d(eid, n_ep, ax):
     """Sum of the active-list lengths met by a sweep along ``ax``: the number of
     pairs whose intervals overlap on that axis (the sweep's inner-loop work)."""

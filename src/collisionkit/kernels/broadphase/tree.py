@@ -29,11 +29,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from ..core.linalg import box_half_area
 from .common import add_pair, boxes_overlap_slots
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _union_area(nlo, nhi, a, b):
     return box_half_area(
         min(nlo[a, 0], nlo[b, 0]), min(nlo[a, 1], nlo[b, 1]), min(nlo[a, 2], nlo[b, 2]),
@@ -41,12 +42,12 @@ def _union_area(nlo, nhi, a, b):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _node_area(nlo, nhi, a):
     return box_half_area(nlo[a, 0], nlo[a, 1], nlo[a, 2], nhi[a, 0], nhi[a, 1], nhi[a, 2])
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _refit(nlo, nhi, c1, c2, height, a):
     b = c1[a]
     c = c2[a]
@@ -56,7 +57,7 @@ def _refit(nlo, nhi, c1, c2, height, a):
     height[a] = 1 + max(height[b], height[c])
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _rotate(nlo, nhi, parent, c1, c2, height, a):
     """Swap a child of ``a`` with a grandchild under its other child when that
     shrinks the surface area of the grandchild's parent (Kopta et al. 2012)."""
@@ -93,7 +94,7 @@ def _rotate(nlo, nhi, parent, c1, c2, height, a):
     _refit(nlo, nhi, c1, c2, height, p)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _walk_up(nlo, nhi, parent, c1, c2, height, a):
     while a >= 0:
         _rotate(nlo, nhi, parent, c1, c2, height, a)
@@ -120,7 +121,7 @@ def _free(c1, nslot, st, a):
     st[1] = a
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _insert(nlo, nhi, parent, c1, c2, height, nslot, st, leaf):
     root = st[0]
     if root < 0:
@@ -164,7 +165,7 @@ def _insert(nlo, nhi, parent, c1, c2, height, nslot, st, leaf):
     _walk_up(nlo, nhi, parent, c1, c2, height, p)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _remove(nlo, nhi, parent, c1, c2, height, nslot, st, leaf):
     if st[0] == leaf:
         st[0] = -1
@@ -186,7 +187,7 @@ def _remove(nlo, nhi, parent, c1, c2, height, nslot, st, leaf):
         _free(c1, nslot, st, p)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _set_fat(nlo, nhi, lo, hi, leaf, s, margin, floor):
     m = max(floor, margin * max(hi[s, 0] - lo[s, 0], max(hi[s, 1] - lo[s, 1], hi[s, 2] - lo[s, 2])))
     for d in range(3):
@@ -230,7 +231,7 @@ def tree_update(lo, hi, slots, removed, added, margin, floor,
     return moved
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _fat_overlap(nlo, nhi, a, b):
     return (
         nlo[a, 0] <= nhi[b, 0] and nlo[b, 0] <= nhi[a, 0]

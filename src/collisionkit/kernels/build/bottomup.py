@@ -30,12 +30,13 @@ import numpy as np
 from numba import njit
 
 from ...constants import BOTTOMUP_RADIUS, BUILD_BOTTOMUP, BV_AABB, BV_OBB, LEAF_FLAG
+from ..core.jit import njit_internal
 from ..core.linalg import box_half_area
 from ..volumes.dispatch import bv_width
 from .topdown import fit_node, triangle_area
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _spread_bits(v):
     """10-bit integer -> its bits spread to every third position (Morton code)."""
     v = (v | (v << 16)) & 0x030000FF
@@ -45,7 +46,7 @@ def _spread_bits(v):
     return v
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _cluster_ploc(F, lo, hi, left, right, radius):
     """Agglomerative clustering (see the module doc). Nodes 0..F-1 are the
     triangles; merged nodes are appended. Returns the root."""
@@ -128,7 +129,7 @@ def _cluster_ploc(F, lo, hi, left, right, radius):
     return clusters[0]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _insert_incremental(F, lo, hi, left, right, parent):
     """Incremental insertion (see the module doc); returns the root."""
     order = np.arange(F)

@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from ...constants import LEAF_FLAG
+from ..core.jit import njit_internal
 
 # Meta row of an object's R-trees (int64).
 RT_NODES = 0  # nodes in all
@@ -49,7 +50,7 @@ RT_SURFACES = 6
 RT_META_WIDTH = 8
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _group_boxes(lo, hi, members, starts, n, glo, ghi):
     """glo[g], ghi[g] <- the box of the boxes (lo, hi) of entries members[starts[g]:starts[g + 1]],
     for the n groups g (an empty group gets the empty box: inf, -inf)."""
@@ -64,7 +65,7 @@ def _group_boxes(lo, hi, members, starts, n, glo, ghi):
                 ghi[g, d] = max(ghi[g, d], hi[e, d])
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _cube_root_ceil(p):
     s = 1
     while s * s * s < p:
@@ -104,7 +105,7 @@ def tree_nodes(k, m):
         k = g
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _str_group(lo, hi, m, perm, bounds, glo, ghi):
     """Pack the k = lo.shape[0] boxes of one level into groups of at most m.
 
@@ -152,7 +153,7 @@ def _str_group(lo, hi, m, perm, bounds, glo, ghi):
     return g
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def build_str_tree(lo, hi, ids, m, topo, box, node0, entry_out, entry0):
     """Build one STR tree over the boxes (lo, hi) (k, 3) of entries ``ids`` (k,).
 

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from ...constants import SPLIT_LONGEST, SPLIT_MINMAX, SPLIT_MINSUM, SPLIT_SPLATTER
+from ..core.jit import njit_internal
 
 #: The empty box (lo0, lo1, lo2, hi0, hi1, hi2): the first grow_box replaces it.
 EMPTY_BOX = (np.inf, np.inf, np.inf, -np.inf, -np.inf, -np.inf)
@@ -37,7 +38,7 @@ def grow_box(box, lo, hi, k):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _mean(key, s, e, r):
     m = 0.0
     for k in range(s, e):
@@ -45,7 +46,7 @@ def _mean(key, s, e, r):
     return m / (e - s)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _padded_volume(box, pad):
     return (box[3] - box[0] + pad) * (box[4] - box[1] + pad) * (box[5] - box[2] + pad)
 

@@ -18,13 +18,13 @@ triangle; the left side is every triangle whose sphere centre is < p.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import BALANCED_LAMBDA
+from ..core.jit import njit_internal
 from ..volumes.saabb import triangle_sphere
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def split_balanced(tris, idx, key, flo, fhi, s, e, axes):
     """Partition idx[s:e] (key/flo/fhi rows travel with idx) and return the split position.
 

@@ -34,6 +34,7 @@ from numba import njit
 from ...constants import (
     BV_AABB,
     BV_OBB,
+    BV_WIDTH,
     LEAF_FLAG,
     SAH_BINS,
     SPLIT_BALANCED,
@@ -42,13 +43,17 @@ from ...constants import (
     SPLIT_SAH,
     SPLIT_SPLATTER,
 )
+from ..core.jit import njit_internal
 from ..core.linalg import box_half_area, symmetric_eigen3
 from ..volumes.dispatch import bv_width, fit_other
 from .split import EMPTY_BOX, grow_box, split_axis_value
 from .split_balanced import split_balanced
 
+#: Floats per node row (constants.BV_WIDTH) of the two kinds build_binary_tree fits
+BOX_WIDTH = BV_WIDTH[BV_AABB]
+OBB_WIDTH = BV_WIDTH[BV_OBB]
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def triangle_area(tris, i):
     """Area of triangle i of ``tris`` (F, 3, 3): half the length of (v1 - v0) x (v2 - v0)."""
     ux = tris[i, 1, 0] - tris[i, 0, 0]
@@ -63,7 +68,7 @@ def triangle_area(tris, i):
     return 0.5 * np.sqrt(cx * cx + cy * cy + cz * cz)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _fit_obb(tris, idx, s, e, area, out, axes, work):
     """OBB of triangles idx[s:e] (``work``: 45 floats of scratch): axes from the area-weighted covariance of the
     triangles (Gottschalk 1996), extents from all their vertices.
@@ -148,7 +153,7 @@ def _fit_obb(tris, idx, s, e, area, out, axes, work):
         out[12 + r] = 0.5 * (hi[r] - lo[r]) + 4.0 * 2.0**-53 * (abs(lo[r]) + abs(hi[r]))
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _frame_bounds(tris, idx, s, e, axes, flo, fhi, key):
     """Per-triangle bounds and centroid coordinates in the split frame ``axes``."""
     for k in range(s, e):
@@ -167,7 +172,7 @@ def _frame_bounds(tris, idx, s, e, axes, flo, fhi, key):
             key[k, r] = c / 3.0
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _partition(idx, key, flo, fhi, s, e, axis, value):
     """Stable-enough in-place partition of idx[s:e] by key[:, axis] < value.
 
@@ -201,8 +206,9 @@ def _partition(idx, key, flo, fhi, s, e, axis, value):
 def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, right_area, right_cnt, acc, cmin, cmax):
     """Partition idx[s:e] (with key rows) and return the split position.
 
-    ``have_c`` 1: cmin/cmax already hold the centroid bounds of the segment (the AABB
-    node fit computes them in its pass), 0: computed here.
+    ``rule``: ``None`` for SAH (the default; numba then compiles no other rule, issue 32)
+    or a ``SPLIT_*`` code. ``have_c`` 1: cmin/cmax already hold the centroid bounds of the
+    segment (the AABB node fit computes them in its pass), 0: computed here.
     """
     n = e - s
     if have_c == 0:
@@ -221,120 +227,128 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, rig
             spread_axis = r
     if spread_axis < 0:
         return s + n // 2  # all centroids coincide: any halving is as good
+    if rule is not None:
+        if rule != SPLIT_SAH:
+            return _rule_split(idx, key, flo, fhi, s, e, rule, spread_axis, cmin, cmax)
+    # SAH
+    # PERF: one pass bins the rows on all three axes (cnt/blo/bhi: one plane per axis);
+    # the bins, and so the costs and the split, are those of one pass per axis.
+    scale0 = SAH_BINS / (cmax[0] - cmin[0]) if cmax[0] - cmin[0] > 0.0 else 0.0
+    scale1 = SAH_BINS / (cmax[1] - cmin[1]) if cmax[1] - cmin[1] > 0.0 else 0.0
+    scale2 = SAH_BINS / (cmax[2] - cmin[2]) if cmax[2] - cmin[2] > 0.0 else 0.0
+    c0 = cmin[0]
+    c1 = cmin[1]
+    c2 = cmin[2]
+    # the bins are empty here (cnt 0, blo inf, bhi -inf): the sweeps empty the bins they used
+    # PERF: unrolled per axis; a loop over the three axes made the AABB build 4-6% slower
+    for k in range(s, e):
+        l0 = flo[k, 0]
+        l1 = flo[k, 1]
+        l2 = flo[k, 2]
+        h0 = fhi[k, 0]
+        h1 = fhi[k, 1]
+        h2 = fhi[k, 2]
+        if scale0 > 0.0:
+            b = int((key[k, 0] - c0) * scale0)
+            if b >= SAH_BINS:
+                b = SAH_BINS - 1
+            cnt[0, b] += 1
+            blo[0, b, 0] = min(blo[0, b, 0], l0)
+            blo[0, b, 1] = min(blo[0, b, 1], l1)
+            blo[0, b, 2] = min(blo[0, b, 2], l2)
+            bhi[0, b, 0] = max(bhi[0, b, 0], h0)
+            bhi[0, b, 1] = max(bhi[0, b, 1], h1)
+            bhi[0, b, 2] = max(bhi[0, b, 2], h2)
+        if scale1 > 0.0:
+            b = int((key[k, 1] - c1) * scale1)
+            if b >= SAH_BINS:
+                b = SAH_BINS - 1
+            cnt[1, b] += 1
+            blo[1, b, 0] = min(blo[1, b, 0], l0)
+            blo[1, b, 1] = min(blo[1, b, 1], l1)
+            blo[1, b, 2] = min(blo[1, b, 2], l2)
+            bhi[1, b, 0] = max(bhi[1, b, 0], h0)
+            bhi[1, b, 1] = max(bhi[1, b, 1], h1)
+            bhi[1, b, 2] = max(bhi[1, b, 2], h2)
+        if scale2 > 0.0:
+            b = int((key[k, 2] - c2) * scale2)
+            if b >= SAH_BINS:
+                b = SAH_BINS - 1
+            cnt[2, b] += 1
+            blo[2, b, 0] = min(blo[2, b, 0], l0)
+            blo[2, b, 1] = min(blo[2, b, 1], l1)
+            blo[2, b, 2] = min(blo[2, b, 2], l2)
+            bhi[2, b, 0] = max(bhi[2, b, 0], h0)
+            bhi[2, b, 1] = max(bhi[2, b, 1], h1)
+            bhi[2, b, 2] = max(bhi[2, b, 2], h2)
+    best_cost = np.inf
+    best_axis = np.int64(-1)  # not a literal: one signature for _partition
+    best_bin = np.int64(-1)
+    for r in range(3):
+        extent = cmax[r] - cmin[r]
+        if extent <= 0.0:
+            continue
+        # PERF: the sweeps visit only the non-empty bins (nz[:m], ascending); small nodes
+        # (most of them) fill a few of the SAH_BINS. Every cut between two consecutive
+        # non-empty bins has the same sides, so the same cost: the first, bin nz[j - 1] + 1,
+        # is the one a sweep over every bin keeps (strict <), and the bins' boxes are the
+        # same mins and maxes. The tree is that of the full sweep, bit for bit.
+        m = 0
+        for b in range(SAH_BINS):
+            if cnt[r, b] > 0:
+                nz[m] = b
+                m += 1
+        # sweep from the right: area and count of bins nz[j:] (the right side of cut j)
+        # acc[0:3] / acc[3:6]: running lo / hi of the bins swept so far
+        acc[0:3] = np.inf
+        acc[3:6] = -np.inf
+        c = 0
+        for j in range(m - 1, 0, -1):
+            b = nz[j]
+            c += cnt[r, b]
+            for d in range(3):
+                acc[d] = min(acc[d], blo[r, b, d])
+                acc[3 + d] = max(acc[3 + d], bhi[r, b, d])
+            right_cnt[j] = c
+            right_area[j] = box_half_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5])
+        acc[0:3] = np.inf
+        acc[3:6] = -np.inf
+        c = 0
+        for j in range(1, m):
+            b = nz[j - 1]
+            c += cnt[r, b]
+            for d in range(3):
+                acc[d] = min(acc[d], blo[r, b, d])
+                acc[3 + d] = max(acc[3 + d], bhi[r, b, d])
+            cost = box_half_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]) * c + right_area[j] * right_cnt[j]
+            if cost < best_cost:
+                best_cost = cost
+                best_axis = r
+                best_bin = b + 1
+        for j in range(m):  # empty the used bins for the next node
+            b = nz[j]
+            cnt[r, b] = 0
+            for d in range(3):
+                blo[r, b, d] = np.inf
+                bhi[r, b, d] = -np.inf
+    if best_axis >= 0:
+        # The bin boundary as a coordinate: int((key - cmin) * scale) < best_bin
+        # iff key < cmin + best_bin / scale, up to rounding at the boundary,
+        # which may move an element across; should a side end up empty, the
+        # segment is halved instead (any split keeps the tree valid).
+        r = best_axis
+        value = cmin[r] + best_bin * (cmax[r] - cmin[r]) / SAH_BINS
+        mid = _partition(idx, key, flo, fhi, s, e, r, value)
+        if s < mid < e:
+            return mid
+    return s + n // 2
 
-    if rule == SPLIT_SAH:
-        # PERF: one pass bins the rows on all three axes (cnt/blo/bhi: one plane per axis);
-        # the bins, and so the costs and the split, are those of one pass per axis.
-        scale0 = SAH_BINS / (cmax[0] - cmin[0]) if cmax[0] - cmin[0] > 0.0 else 0.0
-        scale1 = SAH_BINS / (cmax[1] - cmin[1]) if cmax[1] - cmin[1] > 0.0 else 0.0
-        scale2 = SAH_BINS / (cmax[2] - cmin[2]) if cmax[2] - cmin[2] > 0.0 else 0.0
-        c0 = cmin[0]
-        c1 = cmin[1]
-        c2 = cmin[2]
-        # the bins are empty here (cnt 0, blo inf, bhi -inf): the sweeps empty the bins they used
-        # PERF: unrolled per axis; a loop over the three axes made the AABB build 4-6% slower
-        for k in range(s, e):
-            l0 = flo[k, 0]
-            l1 = flo[k, 1]
-            l2 = flo[k, 2]
-            h0 = fhi[k, 0]
-            h1 = fhi[k, 1]
-            h2 = fhi[k, 2]
-            if scale0 > 0.0:
-                b = int((key[k, 0] - c0) * scale0)
-                if b >= SAH_BINS:
-                    b = SAH_BINS - 1
-                cnt[0, b] += 1
-                blo[0, b, 0] = min(blo[0, b, 0], l0)
-                blo[0, b, 1] = min(blo[0, b, 1], l1)
-                blo[0, b, 2] = min(blo[0, b, 2], l2)
-                bhi[0, b, 0] = max(bhi[0, b, 0], h0)
-                bhi[0, b, 1] = max(bhi[0, b, 1], h1)
-                bhi[0, b, 2] = max(bhi[0, b, 2], h2)
-            if scale1 > 0.0:
-                b = int((key[k, 1] - c1) * scale1)
-                if b >= SAH_BINS:
-                    b = SAH_BINS - 1
-                cnt[1, b] += 1
-                blo[1, b, 0] = min(blo[1, b, 0], l0)
-                blo[1, b, 1] = min(blo[1, b, 1], l1)
-                blo[1, b, 2] = min(blo[1, b, 2], l2)
-                bhi[1, b, 0] = max(bhi[1, b, 0], h0)
-                bhi[1, b, 1] = max(bhi[1, b, 1], h1)
-                bhi[1, b, 2] = max(bhi[1, b, 2], h2)
-            if scale2 > 0.0:
-                b = int((key[k, 2] - c2) * scale2)
-                if b >= SAH_BINS:
-                    b = SAH_BINS - 1
-                cnt[2, b] += 1
-                blo[2, b, 0] = min(blo[2, b, 0], l0)
-                blo[2, b, 1] = min(blo[2, b, 1], l1)
-                blo[2, b, 2] = min(blo[2, b, 2], l2)
-                bhi[2, b, 0] = max(bhi[2, b, 0], h0)
-                bhi[2, b, 1] = max(bhi[2, b, 1], h1)
-                bhi[2, b, 2] = max(bhi[2, b, 2], h2)
-        best_cost = np.inf
-        best_axis = np.int64(-1)  # not a literal: one signature for _partition
-        best_bin = np.int64(-1)
-        for r in range(3):
-            extent = cmax[r] - cmin[r]
-            if extent <= 0.0:
-                continue
-            # PERF: the sweeps visit only the non-empty bins (nz[:m], ascending); small nodes
-            # (most of them) fill a few of the SAH_BINS. Every cut between two consecutive
-            # non-empty bins has the same sides, so the same cost: the first, bin nz[j - 1] + 1,
-            # is the one a sweep over every bin keeps (strict <), and the bins' boxes are the
-            # same mins and maxes. The tree is that of the full sweep, bit for bit.
-            m = 0
-            for b in range(SAH_BINS):
-                if cnt[r, b] > 0:
-                    nz[m] = b
-                    m += 1
-            # sweep from the right: area and count of bins nz[j:] (the right side of cut j)
-            # acc[0:3] / acc[3:6]: running lo / hi of the bins swept so far
-            acc[0:3] = np.inf
-            acc[3:6] = -np.inf
-            c = 0
-            for j in range(m - 1, 0, -1):
-                b = nz[j]
-                c += cnt[r, b]
-                for d in range(3):
-                    acc[d] = min(acc[d], blo[r, b, d])
-                    acc[3 + d] = max(acc[3 + d], bhi[r, b, d])
-                right_cnt[j] = c
-                right_area[j] = box_half_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5])
-            acc[0:3] = np.inf
-            acc[3:6] = -np.inf
-            c = 0
-            for j in range(1, m):
-                b = nz[j - 1]
-                c += cnt[r, b]
-                for d in range(3):
-                    acc[d] = min(acc[d], blo[r, b, d])
-                    acc[3 + d] = max(acc[3 + d], bhi[r, b, d])
-                cost = box_half_area(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]) * c + right_area[j] * right_cnt[j]
-                if cost < best_cost:
-                    best_cost = cost
-                    best_axis = r
-                    best_bin = b + 1
-            for j in range(m):  # empty the used bins for the next node
-                b = nz[j]
-                cnt[r, b] = 0
-                for d in range(3):
-                    blo[r, b, d] = np.inf
-                    bhi[r, b, d] = -np.inf
-        if best_axis >= 0:
-            # The bin boundary as a coordinate: int((key - cmin) * scale) < best_bin
-            # iff key < cmin + best_bin / scale, up to rounding at the boundary,
-            # which may move an element across; should a side end up empty, the
-            # segment is halved instead (any split keeps the tree valid).
-            r = best_axis
-            value = cmin[r] + best_bin * (cmax[r] - cmin[r]) / SAH_BINS
-            mid = _partition(idx, key, flo, fhi, s, e, r, value)
-            if s < mid < e:
-                return mid
-        return s + n // 2
 
+@njit_internal(nogil=True)
+def _rule_split(idx, key, flo, fhi, s, e, rule, spread_axis, cmin, cmax):
+    """``_choose_split`` for the rules other than SAH (a SAH build compiles none of this):
+    seed 001's k-DOP rules, the mean and the median, on the axis of largest spread."""
+    n = e - s
     if SPLIT_LONGEST <= rule <= SPLIT_SPLATTER:
         # seed 001's k-DOP-tree rules (kernels/build/split.py); median if no cut separates
         axis, value = split_axis_value(key, flo, fhi, s, e, rule, cmin, cmax)
@@ -367,7 +381,7 @@ def _choose_split(idx, key, flo, fhi, s, e, rule, have_c, cnt, blo, bhi, nz, rig
     return s + n // 2
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def fit_node(bv_kind, fit, tris, idx, s, e, area, out, axes, work, pts, lo, hi, verts):
     """Fit one node of any volume kind over triangles idx[s:e] into the row ``out``
     (bottom-up and incremental builds, refits). Scratch as in build_binary_tree."""
@@ -391,8 +405,16 @@ def fit_node(bv_kind, fit, tris, idx, s, e, area, out, axes, work, pts, lo, hi, 
 # LENGTH (~120 lines): the explicit-stack top-down build; split choice and volume fit are
 # calls (_choose_split, _fit_obb), the loop keeps the node layout arrays it fills.
 @njit(cache=True, nogil=True)
-def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
+def build_binary_tree(tris, obb, split_rule, leaf_size):
     """Build a binary AABB or OBB tree over ``tris`` (F, 3, 3), F >= 1.
+
+    ``obb``: ``None`` (an AABB tree) or ``True`` (an OBB tree). ``split_rule``: ``None``
+    for SAH (the default) or a ``SPLIT_*`` code (int64), seed 002's balanced split
+    included. Options by type, not by value, so numba prunes what a call does not use
+    (issue 32): the AABB/SAH build of a first query compiles no OBB fit (eigenvectors,
+    ~1.5 CPU s), no other split rule (~1.5 CPU s: the median's sort, seed 001's rules)
+    and no balanced split (~1.9 CPU s); another combination compiles this kernel once
+    more.
 
     Other kinds (spheres, k-DOPs) are fitted afterwards over the AABB tree's topology
     (``fit_tree_other``): their split is the AABB one (world-frame centroids), and
@@ -410,9 +432,13 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
     depth : int, the largest node depth (root = 0)
     """
     F = tris.shape[0]
-    idx = np.arange(F).astype(np.int32)
+    # NOTE: np.empty and loops, not np.arange / np.eye: each numpy constructor is one more
+    # compile in a first query's build (~0.2 CPU s each, issue 32)
+    idx = np.empty(F, np.int32)
     max_nodes = 2 * F - 1
-    width = bv_width(bv_kind)
+    width = BOX_WIDTH
+    if obb is not None:
+        width = OBB_WIDTH
     topo = np.empty((max_nodes, 3), np.int32)
     bv = np.empty((max_nodes, width))
     area = np.empty(F)
@@ -422,6 +448,7 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
     # Triangle areas weight the OBB covariance; the per-segment rows of
     # flo/fhi/key are (re)filled at each node, in the segment's order.
     for i in range(F):
+        idx[i] = i
         for d in range(3):
             a = tris[i, 0, d]
             b = tris[i, 1, d]
@@ -429,9 +456,11 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
             flo[i, d] = min(a, min(b, c))
             fhi[i, d] = max(a, max(b, c))
             key[i, d] = (a + b + c) / 3.0
-        if bv_kind == BV_OBB:  # areas weight only the OBB fit
+        if obb is not None:  # areas weight only the OBB fit
             area[i] = triangle_area(tris, i)
-    axes = np.eye(3)
+    axes = np.zeros((3, 3))
+    for d in range(3):
+        axes[d, d] = 1.0
     # PERF: one workspace for every node (per-node allocations cost a third of the build).
     # SAH bins, one plane per axis: kept empty between nodes (_choose_split empties what it used)
     cnt = np.zeros((3, SAH_BINS), np.int64)
@@ -464,7 +493,7 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
         if d > depth:
             depth = d
         have_c = np.int64(0)
-        if bv_kind == BV_OBB:
+        if obb is not None:
             _fit_obb(tris, idx, s, e, area, bv[node], axes, obb_work)
         else:
             # flo/fhi rows are in segment order (they travel with idx): sequential reads.
@@ -491,10 +520,12 @@ def build_binary_tree(tris, bv_kind, split_rule, leaf_size):
             topo[node, 1] = e - s
             topo[node, 2] = LEAF_FLAG
             continue
-        if bv_kind == BV_OBB:
+        if obb is not None:
             # Split in the node's principal frame; key rows follow idx.
             _frame_bounds(tris, idx, s, e, axes, flo, fhi, key)
-        if split_rule == SPLIT_BALANCED:  # seed 002 (kernels/build/split_balanced.py)
+        if split_rule is None:  # SAH
+            mid = _choose_split(idx, key, flo, fhi, s, e, split_rule, have_c, cnt, blo, bhi, nz, right_area, right_cnt, acc, cmin, cmax)
+        elif split_rule == SPLIT_BALANCED:  # seed 002 (kernels/build/split_balanced.py)
             mid = split_balanced(tris, idx, key, flo, fhi, s, e, axes)
         else:
             mid = _choose_split(idx, key, flo, fhi, s, e, split_rule, have_c, cnt, blo, bhi, nz, right_area, right_cnt, acc, cmin, cmax)

@@ -12,6 +12,7 @@ import math
 from numba import njit
 
 from ...constants import POSE_RIGIDITY_TOL
+from .jit import njit_internal
 
 # Codes returned by pose_error (0 = valid).
 POSE_OK = 0
@@ -87,7 +88,7 @@ def relative_pose(Ta, Tb):
     return R, t
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def triangle_box(T):
     """(lo_x, hi_x, lo_y, hi_y, lo_z, hi_z) of a triangle given as a 9-tuple
     (x0, y0, z0, x1, ..., z2), e.g. the one ``map_triangle`` returns."""
@@ -98,7 +99,7 @@ def triangle_box(T):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def rotate_vector(R, x, y, z):
     """R (x, y, z) for the row-major 9-tuple R, as a 3-tuple (add t after it for a point:
     the operation order of ``map_triangle``)."""
@@ -130,7 +131,7 @@ def map_triangle(R, t, x0, y0, z0, x1, y1, z1, x2, y2, z2):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _rotate_columns(a, p, q, c, s):
     """Columns p and q of the 3x3 ``a`` <- their rotation by (c, s) (one Jacobi step)."""
     for k in range(3):
@@ -140,7 +141,7 @@ def _rotate_columns(a, p, q, c, s):
         a[k, q] = s * x + c * y
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def symmetric_eigen3(C, vecs, work):
     """Eigenvectors of a symmetric 3x3 matrix by cyclic Jacobi rotations.
 
@@ -197,7 +198,7 @@ def symmetric_eigen3(C, vecs, work):
     vecs[2, 2] = vecs[0, 0] * vecs[1, 1] - vecs[0, 1] * vecs[1, 0]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def box_half_area(lo0, lo1, lo2, hi0, hi1, hi2):
     """Half the surface area of the box [lo, hi]: the SAH cost of the top-down and
     bottom-up builds and the insertion cost of the broad phase's dynamic tree."""

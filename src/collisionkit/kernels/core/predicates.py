@@ -57,6 +57,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .jit import njit_internal
+
 _EPS = 2.0**-53
 #: Shewchuk's static bound for the 2x2 determinant of differences.
 _CCW_ERRBOUND_A = (3.0 + 16.0 * _EPS) * _EPS
@@ -133,7 +135,7 @@ def _grow(e, n, b):
     return k
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _add_product2(e, n, sign, a0, a1, b0, b1):
     """Add sign * (a0 + a1)(b0 + b1) exactly to the expansion e[:n] (sign = +-1.0).
 
@@ -156,7 +158,7 @@ def _add_product2(e, n, sign, a0, a1, b0, b1):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _add_product3(e, n, sign, a0, a1, b0, b1, c0, c1):
     """Add sign * (a0 + a1)(b0 + b1)(c0 + c1) exactly to the expansion e[:n] (sign = +-1.0)."""
     for i in range(2):
@@ -185,7 +187,7 @@ def _add_product3(e, n, sign, a0, a1, b0, b1, c0, c1):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _expansion_sign(e, n):
     top = e[n - 1]
     return 1.0 if top > 0.0 else (-1.0 if top < 0.0 else 0.0)
@@ -282,7 +284,7 @@ def _orient3d_exact(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
 # vertices): 150-250 ns each through the expansion (benchmarks/leaf_tests.py).
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _sign_of_product(p, q):
     """Sign (+1.0, -1.0, 0.0) of the real product p * q (no product is formed)."""
     if p == 0.0 or q == 0.0:
@@ -325,7 +327,7 @@ def _orient2d_fallback(ax, ay, bx, by, cx, cy):
     return _orient2d_exact(ax, ay, bx, by, cx, cy)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _plane_shared_axis(px, py, pz, qx, qy, qz, rx, ry, rz):
     """An axis k with p_k == q_k == r_k (the plane pqr is perpendicular to it), or -1."""
     if pz == qz and pz == rz:
@@ -337,7 +339,7 @@ def _plane_shared_axis(px, py, pz, qx, qy, qz, rx, ry, rz):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _aligned_volume_sign(px, py, pz, qx, qy, qz, rx, ry, rz, sx, sy, sz, k):
     """Exact sign of orient3d(p, q, r, s) when p, q, r share coordinate k.
 
@@ -440,7 +442,7 @@ def orient2d(ax, ay, bx, by, cx, cy):
     return _orient2d_fallback(ax, ay, bx, by, cx, cy)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def orient2d_filter(left, right):
     """True if the float64 value left - right already has the exact orient2d sign.
 
@@ -457,7 +459,7 @@ def orient2d_filter(left, right):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _o3d_certain(det, perm):
     """orient3d's float filter: is the sign of the float det certainly the exact sign?
 
@@ -488,7 +490,7 @@ def _o3d_certain(det, perm):
     return (perm >= _PERM_MIN) & (perm < math.inf) & (abs(det) > _O3D_ERRBOUND_A * perm)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def normal_products(ax, ay, az, bx, by, bz, cx, cy, cz):
     """The six float products (m1, ..., m6) of the normal (b - a) x (c - a) =
     (m1 - m2, m3 - m4, m5 - m6), kept apart: the float filters bound the rounding of
@@ -569,7 +571,7 @@ def orient3d_sides_float(T, P):
     return d0, d1, d2, c0, c1, c2
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def orient3d_sides_settle(T, P, d0, d1, d2, c0, c1, c2):
     """Exact signs for the vertices the float pass left uncertain (c_i False).
 

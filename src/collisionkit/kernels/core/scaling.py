@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ...constants import SCALE_BAND_EXP
+from .jit import njit_internal
 
 #: Return code of per-call entries: the pair lies outside the band; prescale it.
 OUT_OF_BAND = 1
@@ -21,7 +20,7 @@ BAND_LO = math.ldexp(1.0, -SCALE_BAND_EXP)
 BAND_HI = math.ldexp(1.0, SCALE_BAND_EXP)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def in_band(scale, Ta, Tb):
     """Whether the extent max(scale, |translations of Ta and Tb|) is 0 or inside the band.
 

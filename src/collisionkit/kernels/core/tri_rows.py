@@ -14,14 +14,14 @@ of every traversal: no call to them is left in the loops).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import LEAF_FLAG
+from .jit import njit_internal
 from .layout import META_NODE_OFF, META_NODES, META_TRI_OFF, META_TRIS
 from .linalg import POSE_OK, map_triangle, pose_error, triangle_box
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def tri_row(tris, j):
     """Triangle ``j`` of ``tris`` (n, 3, 3) as a 9-tuple (x0, y0, z0, ..., z2)."""
     return (
@@ -31,7 +31,7 @@ def tri_row(tris, j):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def map_point(R, t, x, y, z):
     """Point (x, y, z) mapped by p -> R p + t, the operation order of ``linalg.map_triangle``
     (a vertex mapped here and the same vertex mapped in a triangle agree to the bit)."""
@@ -42,7 +42,7 @@ def map_point(R, t, x, y, z):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def row_offset(R, t, bv_a, ia, bv_b, ib):
     """Centre of node row ``ib`` of b (cols 0-2 of ``bv_b``) mapped by (R, t) into a's frame,
     less the centre of node row ``ia`` of a: 3 floats (``map_point``'s operation order)."""
@@ -50,7 +50,7 @@ def row_offset(R, t, bv_a, ia, bv_b, ib):
     return cx - bv_a[ia, 0], cy - bv_a[ia, 1], cz - bv_a[ia, 2]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def mapped_row(R, t, tris, j):
     """Triangle ``j`` of ``tris`` (n, 3, 3) mapped by p -> R p + t (``linalg.map_triangle``:
     R a row-major 9-tuple, t a 3-tuple), as a 9-tuple."""
@@ -62,7 +62,7 @@ def mapped_row(R, t, tris, j):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def leaf_rows(topo, i, off):
     """(first, end) triangle rows of leaf node ``i``: ``off + topo[i, 0]`` and ``topo[i, 1]`` more
     (``off`` the tree's first triangle in its pool, 0 for a single tree)."""
@@ -70,7 +70,7 @@ def leaf_rows(topo, i, off):
     return f0, f0 + topo[i, 1]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def mapped_box_row(R, t, tris, j):
     """(B, lx, hx, ly, hy, lz, hz): ``mapped_row`` and its coordinate box (``linalg.triangle_box``)."""
     B = mapped_row(R, t, tris, j)
@@ -78,7 +78,7 @@ def mapped_box_row(R, t, tris, j):
     return B, lx, hx, ly, hy, lz, hz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def root_pair(stack):
     """Start a descent: the root pair (0, 0) as the only entry of ``stack``; returns top = 1."""
     stack[0, 0] = 0
@@ -86,14 +86,14 @@ def root_pair(stack):
     return np.int64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def pop_pair(stack, top):
     """(top - 1, i, j): the node pair on top of a (rows, 2) descent stack, popped."""
     top -= 1
     return top, stack[top, 0], stack[top, 1]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def leaf_pair(topo_a, ia, off_a, topo_b, ib, off_b):
     """(leaf_a, leaf_b, fa0, fa1, fb0, fb1) of node pair (ia, ib): whether each node is a leaf
     (``LEAF_FLAG`` in topo column 2) and, for a leaf, its triangle rows (``leaf_rows``)."""
@@ -102,7 +102,7 @@ def leaf_pair(topo_a, ia, off_a, topo_b, ib, off_b):
     return (topo_a[ia, 2] & LEAF_FLAG) != 0, (topo_b[ib, 2] & LEAF_FLAG) != 0, fa0, fa1, fb0, fb1
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def tree_rows(meta, k):
     """(n0, n1, f0, f1): the node rows n0:n1 and triangle rows f0:f1 of tree ``k`` of a pool
     (its ``meta`` row, ``core.layout``), the slices that make one tree of the pool's arrays."""
@@ -111,7 +111,7 @@ def tree_rows(meta, k):
     return n0, n0 + meta[k, META_NODES], f0, f0 + meta[k, META_TRIS]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def box_misses(A, lx, hx, ly, hy, lz, hz):
     """True when the coordinate box of triangle ``A`` (9-tuple) misses the box [l, h] along
     some axis. EXACT: comparisons only, on the very coordinates the exact test uses."""
@@ -122,7 +122,7 @@ def box_misses(A, lx, hx, ly, hy, lz, hz):
     return max(A[2], max(A[5], A[8])) < lz or min(A[2], min(A[5], A[8])) > hz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def box_outside_aabb(bv, i, lx, hx, ly, hy, lz, hz, slack):
     """True when the box [l, h] lies outside AABB row ``i`` of ``bv`` (centre 0:3, half
     extents 3:6) widened by ``slack``: no triangle in that box meets the node."""
@@ -139,7 +139,7 @@ def box_outside_aabb(bv, i, lx, hx, ly, hy, lz, hz, slack):
 # PERF: a plain call, once per per-call entry (it stays out of line around its two pose_error
 # calls); inline="always" measured +4-6% on the per-call miss (benchmarks.versions,
 # miss-overhead intersects per call: 1.75 -> 1.85 us), as a call 0.998-1.005 of the old code.
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def pose_code(Ta, Tb):
     """0 when both (4, 4) poses are finite rigid transforms, else the per-call entries' error
     return: -(1 + code) for Ta, -(11 + code) for Tb (codes of ``linalg.pose_error``)."""

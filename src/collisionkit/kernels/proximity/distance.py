@@ -36,14 +36,15 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_OBB, TRI_TEST_GUIGUE
+from ...constants import BV_OBB
+from ..core.jit import njit_internal
 from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import OUT_OF_BAND, in_band
 from ..core.tri_rows import box_misses, leaf_pair, mapped_box_row, mapped_row, pop_pair, pose_code, root_pair, tri_row
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_segment import tri_tri_segment
-from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..triangle.tri_tri import tri_tri_guigue_tuples
 from ..volumes.access import node_extent, node_size
 from ..volumes.box import frame_in_frame
 
@@ -61,7 +62,7 @@ def _gap(x, r, slack):
     g = abs(x) - r - slack
     return g if g > 0.0 else 0.0
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _edge_gap2(g, r, best):
     """``best`` raised to the squared gap ``g`` along an edge-edge axis A_i x B_j, normalised by
     |A_i x B_j|^2 = 1 - R_ij^2 (``r`` = R_ij; enlarged by 1e-5: poses are rigid only to 1e-6,
@@ -75,7 +76,7 @@ def _edge_gap2(g, r, best):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _edge_row(best, tq, tp, P0, P1, P2, Q0, Q1, Q2, AP0, AP1, AP2, AQ0, AQ1, AQ2, ap, aq,
               r0, r1, r2, A0, A1, A2, b0, b1, b2, slack):  # fmt: skip
     """``best`` raised by the three edge-edge axes A_i x B_j (j = 0, 1, 2) of box_lower_bound2:
@@ -86,7 +87,7 @@ def _edge_row(best, tq, tp, P0, P1, P2, Q0, Q1, Q2, AP0, AP1, AP2, AQ0, AQ1, AQ2
     return _edge_gap2(abs(tq * P2 - tp * Q2) - (ap * AQ2 + aq * AP2 + b0 * A1 + b1 * A0) - slack, r2, best)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def tri_edges(T):
     """(u, v, n) of triangle T (9-tuple), 9 floats: its edges u = T1 - T0, v = T2 - T0 and
     the (unnormalised) normal n = u x v."""
@@ -94,7 +95,7 @@ def tri_edges(T):
     return ux, uy, uz, vx, vy, vz, uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def centre_offset(R, t, ea, eb):
     """Centre of b's node (extent ``eb``, b's frame) mapped by (R, t) into a's frame, less the
     centre of a's node (extent ``ea``): 3 floats (extents as ``volumes.access.node_extent``)."""
@@ -152,7 +153,7 @@ def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz):
     """Squared distance between two axis-aligned boxes given by min/max (exact
     comparisons; the value is rounded but only used as a bound with slack)."""
@@ -218,7 +219,7 @@ def _min_dot(v, B):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _max_dot(v, A):
     """Largest projection of triangle A's vertices on v (the mirror of ``_min_dot``)."""
     return max(
@@ -253,7 +254,7 @@ def _direction(d2, x1, y1, z1, x2, y2, z2, R):
     return True, v, w
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _improved(d2, x1, y1, z1, x2, y2, z2, R, shrink):
     """distance_task's state after a measured pair beat the best: (best, cut, pa (3), pb (3),
     have_v, v, w) with d2 the new best, pa, pb its closest points and v, w its direction
@@ -353,7 +354,6 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, 
     """
     n_pairs = np.int64(0)
     n_tri = np.int64(0)
-    tri_method = np.int64(TRI_TEST_GUIGUE)
     top = root_pair(stack)
     while top > 0:
         top, ia, ib = pop_pair(stack, top)
@@ -369,7 +369,7 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, 
                     if box_misses(A, blx, bhx, bly, bhy, blz, bhz):
                         continue
                     n_tri += 1
-                    if tri_tri_intersect_tuples(A, B, tri_method):
+                    if tri_tri_guigue_tuples(A, B):
                         return ja, jb, n_pairs, n_tri
             continue
         if leaf_b or (
@@ -390,7 +390,7 @@ def first_contact(topo_a, bv_a, tris_a, topo_b, bv_b, tris_b, R, AbsR, t, kind, 
     return np.int64(-1), np.int64(-1), n_pairs, n_tri
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def child_pairs(topo_a, ia, leaf_a, topo_b, ib, leaf_b):
     """(ca0, cna, cb0, cnb), int64: a popped node pair (ia, ib), not both leaves, is replaced
     by the pairs (ca0 + i, cb0 + j), i < cna, j < cnb: two inner nodes split together, a
@@ -460,7 +460,6 @@ def distance_task(
     pbz = math.nan
     n_pairs = np.int64(0)
     n_tri = np.int64(0)
-    tri_method = np.int64(TRI_TEST_GUIGUE)
     done = False
     # unit direction from a's to b's closest point of the best pair so far (have_v):
     # the gap along it bounds every pair's distance from below and, near the minimum,
@@ -472,7 +471,7 @@ def distance_task(
         B = mapped_row(R, t, tris_b, seed_b)
         A = tri_row(tris_a, seed_a)
         n_tri += 1
-        if not tri_tri_intersect_tuples(A, B, tri_method):
+        if not tri_tri_guigue_tuples(A, B):
             d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
             if d2 < best:
                 best, cut, pax, pay, paz, pbx, pby, pbz, have_v, v, w = _improved(d2, x1, y1, z1, x2, y2, z2, R, shrink)
@@ -602,7 +601,7 @@ def _stack_rows(meta_a, meta_b):
     return (meta_a[0, META_DEPTH] + meta_b[0, META_DEPTH]) * (f * f - 1) + 2
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _distance_chunk(
     c, nchunks, topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b,
     ids_b, meta_b, poses_b, ia, ib, scale, bv_kind, upper2, seeds, out, stats,
@@ -623,7 +622,7 @@ def _distance_chunk(
         _finish_row(out, k, d2, Ta, ids_a, ids_b)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _finish_row(out, k, d2, Ta, ids_a, ids_b):
     """Row k of distance_task's output -> world frame, face ids, distance (not squared)."""
     ja = np.int64(out[k, 7])

@@ -32,7 +32,7 @@ decides when it can *certify* its answer with a margin of
 Anything else (pairs within ~1e-12 relative of touching, degenerate
 simplices, the iteration cap) goes to the exact test of the two closed solids
 bounded by the hull triangles: any triangle pair intersecting
-(``tri_tri.tri_tri_intersect_tuples``, exact Guigue-Devillers) or, failing
+(``tri_tri.tri_tri_guigue_tuples``, exact Guigue-Devillers) or, failing
 that, one solid containing a vertex of the other (exact ``orient3d`` against
 every face). So for polytopes the boolean is the exact answer on the float64
 vertices; the double hierarchy (``double_box.py``) uses the same definition
@@ -54,11 +54,12 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import GJK_CERTIFY_REL, GJK_MAX_ITERS, GJK_REL_TOL, TRI_TEST_GUIGUE
+from ...constants import GJK_CERTIFY_REL, GJK_MAX_ITERS, GJK_REL_TOL
+from ..core.jit import njit_internal
 from ..core.linalg import map_triangle, relative_pose, triangle_box
 from ..core.predicates import orient3d
 from ..core.tri_rows import box_misses, map_point, mapped_row, pose_code, tri_row
-from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..triangle.tri_tri import tri_tri_guigue_tuples
 
 _U = 2.0**-53
 
@@ -77,7 +78,7 @@ GJK_STAT_FALLBACK = 2  # 1 when the exact fallback decided
 GJK_STAT_CERTIFIED = 3  # 1 when the float GJK decided
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _support_local(kind, verts, p1, p2, dx, dy, dz):
     """Support point of the core in its own frame for direction (dx, dy, dz)."""
     if kind == SUPPORT_CYLINDER:
@@ -100,7 +101,7 @@ def _support_local(kind, verts, p1, p2, dx, dy, dz):
     return verts[k, 0], verts[k, 1], verts[k, 2]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _support_b(kind, verts, p1, p2, R, t, dx, dy, dz):
     """b's support point for a's-frame direction d, mapped into a's frame like map_triangle."""
     lx = R[0] * dx + R[3] * dy + R[6] * dz
@@ -110,18 +111,18 @@ def _support_b(kind, verts, p1, p2, R, t, dx, dy, dz):
     return map_point(R, t, x, y, z)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _dot(W, i, x, y, z):
     return W[i, 0] * x + W[i, 1] * y + W[i, 2] * z
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _diff(W, j, i):
     """W_j - W_i, 3 floats."""
     return W[j, 0] - W[i, 0], W[j, 1] - W[i, 1], W[j, 2] - W[i, 2]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _closest_segment(W, i, j, lam):
     """Closest point of segment W_i W_j to the origin: barycentrics into lam."""
     ex, ey, ez = _diff(W, j, i)
@@ -139,7 +140,7 @@ def _closest_segment(W, i, j, lam):
         lam[j] = u
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _closest_triangle(W, i, j, k, lam):
     """Closest point of triangle W_i W_j W_k to the origin (Ericson 5.1.5, p = 0)."""
     abx, aby, abz = _diff(W, j, i)
@@ -210,7 +211,7 @@ def _closest_triangle(W, i, j, k, lam):
     lam[k] = w
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _origin_outside(W, i, j, k, m):
     """Origin and W_m on opposite sides of plane W_i W_j W_k (or the tetra is flat)."""
     abx, aby, abz = _diff(W, j, i)
@@ -225,7 +226,7 @@ def _origin_outside(W, i, j, k, m):
     return sp * sd < 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _closest_simplex(W, n, lam, tmp, force):
     """Barycentrics (into lam[:n]) of the point of conv(W[:n]) closest to the origin.
 
@@ -282,7 +283,7 @@ def _closest_simplex(W, n, lam, tmp, force):
     return not inside
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _tetra_depth_certified(W, margin, scale):
     """The origin is inside tetrahedron W[:4] deeper than ``margin`` from every
     face, allowing for the rounding of the computed depths."""
@@ -516,7 +517,7 @@ def point_in_solid(tris, px, py, pz):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def point_in_mapped_solid(tris, R, t, px, py, pz):
     """``point_in_solid`` against b's triangles mapped by (R, t) as map_triangle maps them."""
     for i in range(tris.shape[0]):
@@ -526,7 +527,7 @@ def point_in_mapped_solid(tris, R, t, px, py, pz):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def exact_solids_intersect(tris_a, tris_b, R, t, counter):
     """Do the closed convex solids bounded by tris_a and by tris_b (mapped by R, t) meet?
 
@@ -549,7 +550,7 @@ def exact_solids_intersect(tris_a, tris_b, R, t, counter):
             if box_misses(B, alx, ahx, aly, ahy, alz, ahz):
                 continue
             ntests += 1
-            if tri_tri_intersect_tuples(A, B, TRI_TEST_GUIGUE):
+            if tri_tri_guigue_tuples(A, B):
                 counter[0] += ntests
                 return True
     counter[0] += ntests
@@ -569,7 +570,7 @@ def exact_convex_pair(tris_a, tris_b, Ta, Tb):
 # --- entries -------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _scale_of(kind, verts, p1, p2, radius):
     """Largest absolute coordinate of the shape's core, plus its radius."""
     if kind == SUPPORT_CYLINDER:
@@ -581,7 +582,7 @@ def _scale_of(kind, verts, p1, p2, radius):
     return m + radius
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def intersect_convex_convex(
     kind_a, verts_a, params_a, tris_a, scale_a, Ta,
     kind_b, verts_b, params_b, tris_b, scale_b, Tb,
@@ -693,7 +694,7 @@ def distance_convex_convex(
     return d - radius
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _gjk_chunk(
     c, nchunks, kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
     kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats,

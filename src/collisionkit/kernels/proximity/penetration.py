@@ -25,6 +25,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ..core.jit import njit_internal
 from ..core.linalg import relative_pose
 from ..core.scaling import OUT_OF_BAND, in_band
 from ..core.tri_rows import pose_code
@@ -213,7 +214,7 @@ def _bucket_lb(H, k, dx, dy, dz, dn):
 # LENGTH (~190 lines): face axes of A, face axes of B, then the pruned edge-edge axes, each
 # keeping the best axis so far and stopping at the first separating one; the three loops
 # share that running state and the mapped vertices in scratch.
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def depth_pruned(HA, HB, R, t, scratch):
     """Minimal separating translation of packed hull B (at R, t in A's frame) from A.
 
@@ -436,7 +437,7 @@ def penetration_one(HA, HB, Ta, Tb, u, error_rtol):
     return 0, d, err
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _batch_chunk(c, nchunks, HA, HB, poses_a, poses_b, ia, ib, out):
     scratch = np.empty(np.int64(HA[3] + HB[3] + EDGE_ROW * HB[2]))
     for k in range(c, ia.shape[0], nchunks):

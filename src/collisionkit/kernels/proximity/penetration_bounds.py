@@ -36,6 +36,7 @@ import math
 from numba import njit, prange
 
 from ...constants import LEAF_FLAG
+from ..core.jit import njit_internal
 from ..core.linalg import map_triangle, relative_pose
 from ..core.predicates import orient3d
 from ..core.tri_rows import map_point
@@ -66,7 +67,7 @@ def stack_size(depth: int, fanout: int) -> int:
     return int(depth) * max(int(fanout) - 1, 1) + 2
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _from_frame(R, t, x, y, z):
     """p -> R^T (p - t), the rigid inverse (rounded; used for culling and distances only)."""
     dx = x - t[0]
@@ -79,7 +80,7 @@ def _from_frame(R, t, x, y, z):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def segment_crosses(px, py, pz, qx, qy, qz, T):
     """Does segment [p, q] cross triangle T (a 9-tuple) at one interior point?
 
@@ -103,7 +104,7 @@ def segment_crosses(px, py, pz, qx, qy, qz, T):
     return 1
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def segment_parity(topo, bv, tris, R, t, px, py, pz, qx, qy, qz, slack, stack):
     """Parity (0 or 1) of the crossings of segment [p, q] (query frame) with M's
     triangles mapped by (R, t); -1 when some crossing is ambiguous."""
@@ -158,7 +159,7 @@ def segment_parity(topo, bv, tris, R, t, px, py, pz, qx, qy, qz, slack, stack):
     return parity
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def inside_code(topo, bv, tris, R, t, px, py, pz, centre, radius, scale, stack):
     """1 if p (query frame) is inside closed mesh M (triangles mapped by (R, t)),
     0 if outside, -1 if every ray was ambiguous (p on M's surface, typically).
@@ -186,7 +187,7 @@ def inside_code(topo, bv, tris, R, t, px, py, pz, centre, radius, scale, stack):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def point_triangle2(px, py, pz, T):
     """Squared distance from p to triangle T (9-tuple) and the closest point."""
     inside, d2, fx, fy, fz = point_face(px, py, pz, T)
@@ -206,7 +207,7 @@ def point_triangle2(px, py, pz, T):
     return best, bx, by, bz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _box_gap2(px, py, pz, bv, i, slack):
     gx = max(abs(px - bv[i, 0]) - bv[i, 3] - slack, 0.0)
     gy = max(abs(py - bv[i, 1]) - bv[i, 4] - slack, 0.0)
@@ -214,7 +215,7 @@ def _box_gap2(px, py, pz, bv, i, slack):
     return gx * gx + gy * gy + gz * gz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def surface_distance2(topo, bv, tris, px, py, pz, cut2, slack, stack):
     """Squared distance from p (M's frame) to M's surface, and the closest point.
 
@@ -258,7 +259,7 @@ def surface_distance2(topo, bv, tris, px, py, pz, cut2, slack, stack):
     return best, fx, fy, fz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _frames(Ta, Tb, m_is_a):
     """(R, t) mapping M into a's frame, and (R, t) mapping the points there.
 
@@ -269,7 +270,7 @@ def _frames(Ta, Tb, m_is_a):
     return R, t, IDENTITY_R, IDENTITY_T
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _deepest_chunk(topo, bv, tris, Ta, Tb, m_is_a, pts, first, step, centre, radius, scale, cut2, stack, codes):
     """Points first, first + step, ... of ``deepest_inside``: (d2, index, closest point)."""
     Rm, tm, Rp, tp = _frames(Ta, Tb, m_is_a)
@@ -316,7 +317,7 @@ def deepest_inside(topo, bv, tris, Ta, Tb, m_is_a, pts, centre, radius, scale, c
         out[c, 4] = r[4]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _contained_one(topo, bv, tris, Ta, Tb, m_is_a, reps, centre, radius, scale, stack):
     """1 / -1 / 0 of ``contained_any`` for one pose pair."""
     Rm, tm, Rp, tp = _frames(Ta, Tb, m_is_a)

@@ -35,13 +35,14 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_OBB, TRI_TEST_GUIGUE
+from ...constants import BV_OBB
+from ..core.jit import njit_internal
 from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import in_band
 from ..core.tri_rows import leaf_pair, mapped_row, pop_pair, pose_code, tree_rows, tri_row
 from ..triangle.tri_distance import tri_tri_closest
-from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..triangle.tri_tri import tri_tri_guigue_tuples
 from ..volumes.access import node_extent
 from ..volumes.box import boxes_overlap, obb_overlap
 from .distance import (
@@ -72,7 +73,7 @@ OUT_BAND = -1
 ONE_OUT_OF_BAND = -1000
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def threshold_cut(thr):
     """The squared cut of threshold ``thr`` >= 0: a pair whose squared lower bound reaches it
     is farther than ``thr``. Slightly above thr**2 (the square of a float past ``thr``,
@@ -107,7 +108,7 @@ def node_near(kind, R, AbsR, t, bv_a, ia, bv_b, ib, gap):
 
 # LENGTH (~150 lines): one descent whose state (stack, the direction of the closest pair
 # measured so far, counters) lives in locals and changes at every leaf, as distance_task.
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_kind, thr, seed_a, seed_b, stack, stats, row):
     """(answer, ja, jb): WITHIN (1) when tree a at pose Ta and tree b at pose Tb (one tree
     each, volume kind ``bv_kind``, ``scale`` their largest coordinates summed) are at most
@@ -127,7 +128,6 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
     measure = thr > 0.0
     n_pairs = np.int64(0)
     n_tri = np.int64(0)
-    tri_method = np.int64(TRI_TEST_GUIGUE)
     found = APART
     closest = math.inf  # the smallest d2 measured so far: its direction bounds the rest
     have_v = False
@@ -144,7 +144,7 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
         d2, x1, y1, z1, x2, y2, z2 = tri_tri_closest(A, B)
         bja = np.int64(seed_a)
         bjb = np.int64(seed_b)
-        if math.sqrt(d2) <= thr or tri_tri_intersect_tuples(A, B, tri_method):
+        if math.sqrt(d2) <= thr or tri_tri_guigue_tuples(A, B):
             found = WITHIN
         else:
             closest = d2
@@ -175,7 +175,7 @@ def within_task(topo_a, bv_a, tris_a, Ta, topo_b, bv_b, tris_b, Tb, scale, bv_ki
                         # the exact test first where the boxes touch: a crossing pair is within
                         # any threshold (PERF: its filter is cheaper than the closest points)
                         n_tri += 1
-                        if tri_tri_intersect_tuples(A, B, tri_method):
+                        if tri_tri_guigue_tuples(A, B):
                             found = WITHIN
                             bja = np.int64(ja)
                             bjb = np.int64(jb)
@@ -245,7 +245,7 @@ def stack_rows(meta_a, meta_b):
     return (da + db) * (f * f - 1) + 2
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def within_pooled(topo_a, bv_a, tris_a, meta_a, ta, Ta, topo_b, bv_b, tris_b, meta_b, tb, Tb, scale, kind, thr, seed_a, seed_b, stack, stats, row):
     """``within_task`` on tree ``ta`` of pool a and tree ``tb`` of pool b (``meta`` rows hold
     each tree's node and triangle offsets), sliced out of the pools (seeds and the pair it
@@ -280,7 +280,7 @@ def within_one(topo_a, bv_a, tris_a, meta_a, Ta, topo_b, bv_b, tris_b, meta_b, T
     return np.int64(found)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _within_chunk(c, nchunks, topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, meta_b, scale_b, poses_b, tasks, kind, thr, out, stats):
     """Tasks c, c + nchunks, ...: row k of ``tasks`` (tree a, tree b, pose a, pose b) ->
     ``out[k]`` WITHIN, APART or OUT_BAND (poses validated by the caller). A task on the same

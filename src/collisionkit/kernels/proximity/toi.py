@@ -60,11 +60,12 @@ import math
 import numpy as np
 from numba import njit
 
-from ...constants import BV_OBB, TRI_TEST_GUIGUE
+from ...constants import BV_OBB
+from ..core.jit import njit_internal
 from ..core.linalg import pose_error, relative_pose, triangle_box
 from ..core.tri_rows import leaf_pair, mapped_box_row, pop_pair, tri_row
 from ..triangle.tri_distance import tri_tri_closest
-from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..triangle.tri_tri import tri_tri_guigue_tuples
 from ..volumes.access import node_extent, node_size
 from .distance import _stack_rows, centre_offset, distance_task, node_lower_bound2, tri_edges
 
@@ -149,7 +150,7 @@ def pose_at(T0, k, theta, u, motion, t, out):
     out[3, 3] = 1.0
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _rotvec(M00, M01, M02, M10, M11, M12, M20, M21, M22):
     """Unit axis and angle in [0, pi] of a rotation matrix (through the unit
     quaternion, largest-component branch, so it stays accurate near pi)."""
@@ -421,7 +422,7 @@ def _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack, ctx, mra, mrb, tgt, 
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _fill_context(Ta, R, mra, mrb, ctx):
     """Per-iteration motion terms in a's frame (block 0) and b's frame (block _CX_B)."""
     Va0 = mra[_MR_V] - mrb[_MR_V]
@@ -470,7 +471,6 @@ def min_step(
     lower = math.inf
     n_pairs = np.int64(0)
     n_tri = np.int64(0)
-    tri_method = np.int64(TRI_TEST_GUIGUE)
     rot_a = ctx[_CX_THA] > 0.0
     rot_b = ctx[_CX_THB] > 0.0
     found[0] = -1
@@ -518,7 +518,7 @@ def min_step(
                             if sbox >= cut and lbox > tol2:
                                 lower = min(lower, sbox)
                                 continue
-                        elif tri_tri_intersect_tuples(A, B, tri_method):
+                        elif tri_tri_guigue_tuples(A, B):
                             n_tri += 1
                             found[0] = ja
                             found[1] = jb

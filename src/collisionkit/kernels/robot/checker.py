@@ -46,6 +46,7 @@ from numba import njit, prange
 from ...constants import BV_OBB, MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE, WORLD_BOX_SLACK
 from ..broadphase.common import padded_box
 from ..core.atomics import fetch_add
+from ..core.jit import njit_internal
 from ..core.layout import META_WIDTH, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.linalg import relative_pose
 from ..traverse.descent import _obb_overlap, collide_task
@@ -75,7 +76,7 @@ CHECK_FIRST = 2  # the first colliding configuration of an ordered batch
 # LENGTH (~90 lines): the whole per-configuration loop of one worker (joint values,
 # kinematics, boxes, pairs): passed arrays once per worker, not per configuration or pair
 # helper (an array argument costs an atomic refcount pair per call).
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses):
     """Every link pose of configuration ``Q[k]`` into ``poses[:, 0]``: the joint values (mimic
     chains resolved as ``Robot._joint_value`` does) into ``values[:, 0]``, the base pose, then
@@ -143,7 +144,7 @@ def _scratch(n_steps, n_links, n_local, stack_rows):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _worker(
     c, nchunks, Q,
     base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
@@ -233,7 +234,7 @@ def _worker(
 
 
 # LENGTH (~50 lines): the sweep's per-configuration loop (as ``_worker``'s).
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _sweep_worker(
     c, nchunks, Q,
     base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
@@ -273,7 +274,7 @@ KIND_OWN = 0
 KIND_CHOICE = 1
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _excluded(keys, key):
     """Whether ``key`` is in the sorted int64 array ``keys`` (binary search)."""
     lo = 0
@@ -302,7 +303,7 @@ def pair_kind(link_kind, ra, rb):
 
 
 # LENGTH (~70 lines): one configuration's sweep and narrow phase share the caller's scratch.
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found):
     """The self pairs of configuration k without a pair list (issue 31 item 6): sort and
     sweep of the M link world boxes ``lbox`` (M, 6) on the axis along which their centres
@@ -416,7 +417,7 @@ def self_pairs(mesh_ids, n_links, excluded):
 OBB_WIDTH = 16
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _local_boxes_overlap(Ta, Tb, obb_a, ra, obb_b, rb, gap):
     """Whether a's and b's local oriented boxes (rows of ``obb``, ``OBB_WIDTH`` columns: each
     holds every vertex of its shape, in the shape's frame) overlap at poses Ta, Tb: the
@@ -457,7 +458,7 @@ H_KIND_CODES = 15  # columns of ``link_tree`` (volume kind codes 0 .. H_KIND_COD
 HEADER = 16
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _unpack(fb, wb, ib):
     """The arrays packed in ``fb`` (float64), ``wb`` (float64: the obstacles' poses and world
     boxes, the part a pose change replaces) and ``ib`` (int64), as views.
@@ -517,7 +518,7 @@ def _unpack(fb, wb, ib):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _unpack_sweep(ib):
     """The sweep's section of ``ib`` (after ``meta``), as views: ``excluded`` (E,) sorted
     keys i * L + j of the self pairs never tested (adjacent, allowed), ``row_link`` (M,) the
@@ -538,7 +539,7 @@ def _unpack_sweep(ib):
     return excluded, row_link, link_kind, link_tree
 
 
-@njit(cache=True)
+@njit_internal()
 def _finite(Q):
     for k in range(Q.shape[0]):
         for j in range(Q.shape[1]):
@@ -563,7 +564,7 @@ def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _run_sweep(c, nchunks, Q, fb, wb, ib, topo, mode, out, shared, found):
     """``_sweep_worker`` on the packed buffers (after ``_run``: the listed pairs)."""
     (

@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..broadphase.common import padded_box
+from ..core.jit import njit_internal
 from .checker import H_BASE_LINK, PAIR_A, PAIR_B, PAIR_SELF, _unpack, link_poses_of
 from .proximity import _pair_bound, distance_scratch
 
@@ -52,7 +53,7 @@ def oriented_bounds(T, a, b, lc, lh, oc, oh, slack, low, high):
         low[p], high[p] = oriented_pair(T, p, a, b, lc, lh, oc, oh, slack)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _link_box(T, i, lc, lh):
     """Link i's local box (centre ``lc[i]``, half extents ``lh[i]``) at its pose ``T[i, 0]``:
     15 floats, the rotation (row-major), the world centre and the half extents. PERF:
@@ -69,7 +70,7 @@ def _link_box(T, i, lc, lh):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _push_segment(st, top, a, b, depth, off, cnt):
     """Push segment (point a, point b) at ``depth`` with its open pairs ``pool[off : off + cnt]``
     onto the search stack ``st`` (rows, 5) int64; returns the new top."""

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...constants import MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE
+from ..core.jit import njit_internal
 from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.scaling import in_band
 from ..core.tri_rows import tree_rows
@@ -76,7 +77,7 @@ def _stack_rows(sel, pairs, meta):
 
 # LENGTH: one pair's whole query (band, box pretest, tree slices, descent in the relative-error
 # mode, its lower bound); the scratch arrays come from the caller, once per call.
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def distance_scratch(sel, pairs, meta):
     """Scratch of ``distance_task`` for the pairs ``sel``, allocated once per call: its stack
     (rows, 2) int64 and bounds (rows,), the segment buffer (24, 3), one output row (1, 12)
@@ -91,7 +92,7 @@ def distance_scratch(sel, pairs, meta):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
     """(d, low): pair p's distance at poses Ta, Tb searched below u > 0 in the distance
     descent's relative-error mode (``shrink`` in (0, 1]: node and triangle pairs whose squared
@@ -137,7 +138,7 @@ def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tri
     return d, (d if shrink >= 1.0 else min(d, math.sqrt(row[0, 11])))
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _pair_distance(p, Ta, Tb, u, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
     """Pair p's distance at poses Ta, Tb searched below u > 0: the distance (closest points
     in ``row[0, 1:7]``, a's frame), inf when it is not below u, NaN when the pair's extent
@@ -206,7 +207,7 @@ def pair_distances(T, fb, wb, ib, topo, sel, upper, thr, mode, best, out):
 
 # LENGTH (~80 lines): the whole per-configuration loop of one worker (as checker._worker:
 # kinematics, boxes, pairs), its arrays passed once per worker, not per pair helper.
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
     """Margin check of the configurations of worker ``c`` (claimed dynamically when
     ``shared`` has an entry: a cursor; else c, c + nchunks, ...): ``out[k]`` = 1 when some

@@ -31,10 +31,11 @@ import math
 
 from numba import njit
 
+from ..core.jit import njit_internal
 from .kinematics import JOINT_PRISMATIC
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _hop(hop, e, v):
     """(|c + v d|, |(I - a a^T)(c + v d)|) of entry ``e``'s hop at next-joint value v."""
     x = hop[e, 0] + v * hop[e, 3]

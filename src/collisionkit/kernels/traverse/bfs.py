@@ -54,6 +54,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...constants import LEAF_FLAG, MODE_ALL, MODE_ANY
+from ..core.jit import njit_internal
 from ..core.layout import (
     META_FACES,
     META_FANOUT,
@@ -220,7 +221,7 @@ def _setup(meta_a, scale_a, tree_a, Ta, meta_b, scale_b, tree_b, Tb):
     return R, AbsR, t, slack, grow
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def bfs_task_serial(
     topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, tree_a, Ta,
     topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, tree_b, Tb,
@@ -290,7 +291,7 @@ def bfs_task_serial(
     return found
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _expand_chunk(
     c, nch, cur, m, nxt, grow, leaves, cnt, cstats,
     topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack, volumes, thr,
@@ -321,7 +322,7 @@ def _expand_chunk(
     cstats[c, STAT_NODE_PAIRS] += i1 - i0
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _compact_chunk(c, nch, m, grow, src, src_leaves, cnt, off, dst, dst_leaves):
     """Copy chunk c's children and leaf pairs to their compacted places (off[c, 0:2])."""
     i0 = (c * m) // nch
@@ -336,7 +337,7 @@ def _compact_chunk(c, nch, m, grow, src, src_leaves, cnt, off, dst, dst_leaves):
         dst_leaves[d + k, 1] = src_leaves[i0 + k, 1]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _leaf_chunk(
     c, lch, ll, nl, koff, scratch, kf, cstats, stop,
     topo_a, bv_a, tris_a, ids_a, sph_a, na0, ta0, topo_b, tris_b, ids_b, sph_b, nb0, tb0, faces_b,
@@ -523,7 +524,7 @@ def bfs_query_frontier(
         cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, task)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _bfs_run_chunk(
     c, nchunks,
     topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,

@@ -36,6 +36,7 @@ from ...constants import (
     SPLIT_WORK,
 )
 from ..core.atomics import fetch_add
+from ..core.jit import njit_internal
 from ..core.layout import (
     META_DEPTH,
     META_FACES,
@@ -49,7 +50,7 @@ from ..core.layout import (
 )
 from ..core.linalg import first_bad_pose, pose_error, relative_pose
 from ..core.tri_rows import box_misses, box_outside_aabb, leaf_pair, mapped_box_row, row_offset, tri_row
-from ..triangle.tri_tri import tri_tri_intersect_tuples
+from ..triangle.tri_tri import tri_tri_guigue_tuples, tri_tri_intersect_tuples
 from ..volumes.box import boxes_overlap
 from ..volumes.box import obb_overlap as _obb_overlap  # NOTE: the name its importers use
 from ..volumes.dispatch import overlap_other, size_other
@@ -82,7 +83,7 @@ def _aabb_overlap(R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd):
     """Add one task's counters to its stats row (once per task, at its exit)."""
     stats[srow, STAT_BV_TESTS] += n_bv
@@ -115,6 +116,13 @@ def collide_task(
     units (node pairs taken + triangle tests) were spent (``NO_BUDGET``: never). Each
     node pair has one parent, so those pairs and the ones already done partition the
     query: the split path (``split_front``) hands the rest to other threads.
+
+    ``tri_test``: ``None`` for the common case, Guigue's test on box trees (AABB, OBB,
+    saabb), or a ``TRI_TEST_*`` code (int64) for any test on any volume kind, chosen at
+    run time. By type, not value (issue 32): numba prunes what ``None`` rules out, so a
+    first query compiles neither Moller's test nor the other kinds' node tests (~2 CPU
+    s); a code compiles this chain once more. ``query.strategies.descent.descent_tri``
+    routes; a kind routed wrongly to ``None`` is only slower (every node pair overlaps).
 
     PERF: inside the loop everything is scalars and tuples; arrays are only
     indexed, never passed to helpers (each array argument costs an atomic
@@ -155,6 +163,8 @@ def collide_task(
         elif is_obb:
             n_upd += 1
             hit = _obb_overlap(R, t, bv_a, ia, bv_b, ib, slack)
+        elif tri_test is None:
+            hit = True  # never reached (callers route other kinds to a code); conservative
         else:
             hit, upd = overlap_other(bv_kind, R, t, bv_a, ia, bv_b, ib, slack)
             n_upd += upd
@@ -172,7 +182,10 @@ def collide_task(
                     if box_misses(A, blox, bhix, bloy, bhiy, bloz, bhiz):
                         continue
                     n_tri += 1
-                    if not tri_tri_intersect_tuples(A, B, tri_test):
+                    if tri_test is None:
+                        if not tri_tri_guigue_tuples(A, B):
+                            continue
+                    elif not tri_tri_intersect_tuples(A, B, tri_test):
                         continue
                     found += 1
                     if mode == MODE_ANY:
@@ -186,15 +199,20 @@ def collide_task(
             continue
         # Descend the larger node (or the only inner one); children pushed in
         # reverse so the first child is visited first.
-        if leaf_b or (
-            not leaf_a
-            and (
+        if leaf_b:
+            down_a = True
+        elif leaf_a:
+            down_a = False
+        elif size_col >= 0:
+            down_a = (
                 bv_a[ia, size_col] + bv_a[ia, size_col + 1] + bv_a[ia, size_col + 2]
                 >= bv_b[ib, size_col] + bv_b[ib, size_col + 1] + bv_b[ib, size_col + 2]
-                if size_col >= 0
-                else size_other(bv_kind, bv_a, ia) >= size_other(bv_kind, bv_b, ib)
             )
-        ):
+        elif tri_test is None:
+            down_a = True  # never reached, as above
+        else:
+            down_a = size_other(bv_kind, bv_a, ia) >= size_other(bv_kind, bv_b, ib)
+        if down_a:
             c0 = topo_a[ia, 0]
             c = c0 + topo_a[ia, 1] - 1
             while c >= c0:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..core.jit import njit_internal
 from ..core.layout import STAT_BV_TESTS, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.linalg import map_triangle, relative_pose
 from ..core.tri_rows import box_misses, mapped_box_row, pop_pair, pose_code, root_pair, tri_row
@@ -167,7 +168,7 @@ def double_box_one(
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _double_box_chunk(
     c, nchunks,
     topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, poses_a,

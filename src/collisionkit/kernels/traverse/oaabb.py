@@ -49,6 +49,7 @@ from numba import njit, prange
 
 from ...constants import LEAF_FLAG, MODE_ANY, MODE_FIRST, MODE_SURFACE_PAIRS
 from ..build.rtree import RT_CAPACITY, RT_DEPTH_S, RT_DEPTH_T, RT_FACES, RT_SURFACES
+from ..core.jit import njit_internal
 from ..core.linalg import relative_pose
 from ..core.tri_rows import mapped_box_row, tri_row
 from ..triangle.tri_tri import tri_tri_intersect_tuples
@@ -58,7 +59,7 @@ from .rows import place_rows
 _U = 2.0**-53
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def stack_sizes(meta_a, meta_b):
     """Entries of the four walk stacks (B surfaces, B triangles, A surfaces, A
     triangles): a depth-first walk of a tree of depth D and fan-out m holds at

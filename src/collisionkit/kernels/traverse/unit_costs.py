@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from ...constants import BV_AABB, BV_OBB
+from ..core.jit import njit_internal
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.dispatch import overlap_other
 from .descent import _aabb_overlap, _obb_overlap
@@ -62,7 +63,7 @@ def tri_tests_loop(tris_a, tris_b, tri_test, reps):
     return hits
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _point_triangle_d2(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     """Squared distance from p to triangle abc (Ericson 2005, 5.1.5, closest point by regions)."""
     abx = bx - ax

@@ -28,8 +28,10 @@ import math
 
 from numba import njit, prange
 
+from ..core.jit import njit_internal
 
-@njit(cache=True, nogil=True)
+
+@njit_internal(nogil=True)
 def winding_number(tris, px, py, pz):
     """Winding number of the (F, 3, 3) triangles around point p."""
     total = 0.0

@@ -41,6 +41,8 @@ import math
 
 from numba import njit
 
+from ..core.jit import njit_internal
+
 
 # inline: a comparison, 5 sites per segment pair (issue 16: tiny, per triangle pair).
 @njit(cache=True, nogil=True, inline="always")
@@ -52,7 +54,7 @@ def _clamp01(x):
     return x
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def seg_seg_closest(px, py, pz, qx, qy, qz, rx, ry, rz, sx, sy, sz):
     """Closest points of segments [p, q] and [r, s].
 
@@ -112,7 +114,7 @@ def seg_seg_closest(px, py, pz, qx, qy, qz, rx, ry, rz, sx, sy, sz):
     return dx * dx + dy * dy + dz * dz, x1, y1, z1, x2, y2, z2
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def point_face(px, py, pz, T):
     """Orthogonal projection of p onto triangle T's plane if it falls inside T.
 
@@ -178,7 +180,7 @@ def _keep(best, cand):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def tri_tri_closest(A, B):
     """Closest points of two triangles KNOWN TO BE DISJOINT (9-tuples).
 
@@ -222,7 +224,7 @@ def tri_tri_closest(A, B):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def tri_tri_distance(t1, t2):
     """Array form for tests: (3, 3) triangles known disjoint -> (d, point_a (3,), point_b (3,))."""
     A = (t1[0, 0], t1[0, 1], t1[0, 2], t1[1, 0], t1[1, 1], t1[1, 2], t1[2, 0], t1[2, 1], t1[2, 2])

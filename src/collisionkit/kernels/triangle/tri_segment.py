@@ -40,6 +40,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from ..core.linalg import map_triangle, relative_pose
 from ..core.predicates import normal_products, orient2d, orient3d
 from .tri_distance import seg_seg_closest
@@ -58,7 +59,7 @@ def _pt(T, i):
     return T[3 * i], T[3 * i + 1], T[3 * i + 2]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _row_triangles(tris_a, tris_b, fa, fb, R, t):
     """(A, B): a's face fa and b's face fb mapped by (R, t) into a's frame, as 9-tuples."""
     A = (
@@ -75,7 +76,7 @@ def _row_triangles(tris_a, tris_b, fa, fb, R, t):
     return A, B
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _add_crossing(buf, n, px, py, pz, qx, qy, qz, fp, fq):
     """buf[n] <- p + (q - p) w, where the linear function with values fp at p and fq at q
     vanishes (w = fp / (fp - fq) clamped to [0, 1]; 0.5 when fp == fq). Returns n + 1."""
@@ -88,7 +89,7 @@ def _add_crossing(buf, n, px, py, pz, qx, qy, qz, fp, fq):
     return n + 1
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _in_tri_2d(T, k, px, py, pz):
     """Closed point-in-triangle, exact, for p on T's plane, projected along axis k."""
     i = (k + 1) % 3
@@ -100,7 +101,7 @@ def _in_tri_2d(T, k, px, py, pz):
     return (o0 >= 0.0 and o1 >= 0.0 and o2 >= 0.0) or (o0 <= 0.0 and o1 <= 0.0 and o2 <= 0.0)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _edges_vs_triangle(E, T, k, buf, n):
     """Candidates from the three edges of E against triangle T (T has an area,
     projected along k). Appends to buf[n:], returns the new count."""
@@ -164,7 +165,7 @@ def _edges_vs_triangle(E, T, k, buf, n):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _extreme_pair(T):
     """Ends (i, j) of the segment a degenerate triangle spans (farthest vertex pair)."""
     best = -1.0
@@ -183,7 +184,7 @@ def _extreme_pair(T):
     return bi, bj
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def tri_tri_segment(A, B, buf):
     """Intersection segment of two intersecting triangles (9-tuples, same frame).
 
@@ -275,7 +276,7 @@ def contact_geometry(tris_a, tris_b, poses_a, poses_b, pose_of_row, ia, ib, face
             normal[r, d] = Ta[d, 0] * nx + Ta[d, 1] * ny + Ta[d, 2] * nz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _unit_normal(T):
     m1, m2, m3, m4, m5, m6 = normal_products(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8])
     nx = m1 - m2
@@ -292,7 +293,7 @@ def _unit_normal(T):
     return nx / L, ny / L, nz / L
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _edge_pierces_interior(E, T):
     """Some edge of E has its ends strictly on both sides of T's plane and crosses
     T's plane strictly inside T (all exact orient3d signs non-zero)."""

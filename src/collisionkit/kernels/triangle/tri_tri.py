@@ -38,6 +38,7 @@ from __future__ import annotations
 from numba import njit
 
 from ...constants import TRI_TEST_GUIGUE, TRI_TEST_MOLLER
+from ..core.jit import njit_internal
 from ..core.predicates import (
     normal_products,
     orient2d,
@@ -49,7 +50,7 @@ from ..core.predicates import (
 )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _sgn(x):
     if x > 0.0:
         return 1
@@ -58,7 +59,7 @@ def _sgn(x):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _vertex_edge_signs(ex, ey, p0x, p0y, p1x, p1y, p2x, p2y):
     """o[j][i]: side of point p_j w.r.t. edge i of the triangle (ex, ey) (``_edge_signs``)."""
     return (
@@ -68,7 +69,7 @@ def _vertex_edge_signs(ex, ey, p0x, p0y, p1x, p1y, p2x, p2y):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _outside_an_edge(o, s):
     """Whether one edge line of a proper triangle (orientation s != 0) has all three points
     of ``o`` (``_vertex_edge_signs``) strictly outside; False for s == 0."""
@@ -106,7 +107,7 @@ def _o3(P, i, Q, j, R, k, S, m):
 # --- 2-D closed tests --------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _edge_signs(ax, ay, px, py):
     """Signs of orient2d(a_i, a_{i+1}, p) for the three edges of triangle a."""
     return (
@@ -116,7 +117,7 @@ def _edge_signs(ax, ay, px, py):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _tri_tri_2d(a0x, a0y, a1x, a1y, a2x, a2y, b0x, b0y, b1x, b1y, b2x, b2y):
     """Closed 2-D triangle-triangle test, exact; either triangle may be degenerate.
 
@@ -179,7 +180,7 @@ def _tri_tri_2d(a0x, a0y, a1x, a1y, a2x, a2y, b0x, b0y, b1x, b1y, b2x, b2y):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _coplanar_on_axis(P, Q, k):
     """2-D test of P and Q (9-tuples) projected along axis k (dropping coordinate k)."""
     i = (k + 1) % 3
@@ -190,7 +191,7 @@ def _coplanar_on_axis(P, Q, k):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _coplanar_all_axes(P, Q):
     """Coplanar P, Q (possibly degenerate): meet iff all three projections meet."""
     # a loop, not three literal axes: one compiled signature for _coplanar_on_axis
@@ -203,7 +204,7 @@ def _coplanar_all_axes(P, Q):
 # --- degeneracy --------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _projected_orient(T, k):
     """Exact orient2d of T projected along axis k: equals T's normal component k."""
     i = (k + 1) % 3
@@ -211,7 +212,7 @@ def _projected_orient(T, k):
     return orient2d(T[i], T[j], T[3 + i], T[3 + j], T[6 + i], T[6 + j])
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def injective_axis(T):
     """Axis k whose projection keeps T's area non-zero (exact), or -1 if degenerate.
 
@@ -246,7 +247,7 @@ def tri_is_degenerate(t):
     return injective_axis(_load(t)) < 0
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _extremes(T):
     """Vertices (i0, i1) at the ends of the segment a degenerate T spans.
 
@@ -280,7 +281,7 @@ def _extremes(T):
 # --- exact path for segment / point primitives ----------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _tri_vs_degenerate(T, k, S):
     """Proper triangle T (injective axis k) against degenerate S (segment or point)."""
     i0, i1 = _extremes(S)
@@ -300,7 +301,7 @@ def _tri_vs_degenerate(T, k, S):
     return not (has_pos and has_neg)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _intersect_degenerate(A, B, ka, kb):
     """Exact test when A or B (9-tuples) is degenerate; ka, kb from _injective_axis."""
     if ka >= 0:
@@ -319,7 +320,7 @@ def _intersect_degenerate(A, B, ka, kb):
 # --- Guigue & Devillers 2003 ---------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _lone(s0, s1, s2):
     """Lone vertex of a triangle crossing or touching a plane, and a flip.
 
@@ -440,7 +441,7 @@ def tri_tri_guigue(t1, t2):
 # --- Moller 1997 ---------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _certified_axis(mx1, mx2, my1, my2, mz1, mz2):
     """An axis whose float normal component n_k = mk1 - mk2 is certainly non-zero, or -1.
 
@@ -462,7 +463,7 @@ def _certified_axis(mx1, mx2, my1, my2, mz1, mz2):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _moller(A, B):
     u0x, u0y, u0z, u1x, u1y, u1z, u2x, u2y, u2z = A
     v0x, v0y, v0z, v1x, v1y, v1z, v2x, v2y, v2z = B
@@ -634,3 +635,8 @@ def tri_tri_intersect_tuples(A, B, method):
     if method == TRI_TEST_MOLLER:
         return _moller(A, B)
     return _guigue(A, B)
+
+
+#: Guigue's test on 9-tuples, for kernels that use no other: a run-time choice
+#: (``tri_tri_intersect_tuples``) compiles Moller's test too (~0.8 CPU s, issue 32).
+tri_tri_guigue_tuples = _guigue

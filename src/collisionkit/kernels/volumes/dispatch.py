@@ -21,15 +21,14 @@ in ``BV_KINDS``). kernels/volumes/rss.py was added that way.
 
 from __future__ import annotations
 
-from numba import njit
-
 from ...constants import BV_AABB, BV_OBB, BV_RSS, BV_SPHERE
+from ..core.jit import njit_internal
 from .kdop import fit_kdop, kdop_k, kdop_size, kdop_width, overlap_kdop_kdop
 from .rss import fit_rss, overlap_rss, rss_extent, rss_size
 from .sphere import fit_sphere, overlap_sphere_sphere
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def bv_width(kind):
     """Floats per node row of a volume code (constants.BV_WIDTH, for kernels)."""
     if kind == BV_AABB:
@@ -41,7 +40,7 @@ def bv_width(kind):
     return kdop_width(kdop_k(kind))
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def fit_other(kind, fit, tris, idx, s, e, out, pts, lo, hi, verts):
     """Fit a sphere (``fit`` 0: minimal, 1: Ritter), an RSS or a k-DOP over triangles idx[s:e].
 
@@ -55,7 +54,7 @@ def fit_other(kind, fit, tris, idx, s, e, out, pts, lo, hi, verts):
         fit_kdop(tris, idx, s, e, kdop_k(kind), out, lo, hi, verts)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def overlap_other(kind, R, t, bv_a, ia, bv_b, ib, slack):
     """(hit, volume updates) for a node pair of a sphere, RSS or k-DOP tree (b moved by R, t)."""
     if kind == BV_RSS:
@@ -65,7 +64,7 @@ def overlap_other(kind, R, t, bv_a, ia, bv_b, ib, slack):
     return overlap_kdop_kdop(kdop_k(kind), R, t, bv_a, ia, bv_b, ib, slack)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def size_other(kind, bv, i):
     """The descent's "which node is larger" measure for spheres, RSS and k-DOPs."""
     if kind == BV_RSS:
@@ -75,7 +74,7 @@ def size_other(kind, bv, i):
     return kdop_size(bv, i, kdop_k(kind) // 2)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def extent_other(kind, bv, i):
     """(cx, cy, cz, hx, hy, hz): a box in the tree's frame enclosing node ``i`` of a kind
     beyond AABB, S-AABB, OBB, sphere and k-DOP (which ``access.node_extent`` reads inline)."""

@@ -43,6 +43,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
+
 #: The 13 normals: 0-2 axes, 3-6 cube diagonals, 7-12 edge diagonals.
 NORMALS = np.array(
     [
@@ -65,13 +67,13 @@ _SETS = np.array(
 _WIDEN = 2.0**-36
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def kdop_k(kind):
     """k of a k-DOP volume code (3 -> 6, 4 -> 14, 5 -> 18, 6 -> 26)."""
     return 6 if kind == 3 else (14 if kind == 4 else (18 if kind == 5 else 26))
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _set_row(k):
     """Row of _SETS for k (6, 14, 18, 26 -> 0, 1, 2, 3)."""
     return 0 if k == 6 else (1 if k == 14 else (2 if k == 18 else 3))
@@ -159,7 +161,7 @@ def kdop_vertices(lo, hi, k, out):
     return count
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def fit_kdop(tris, idx, s, e, k, out, lo, hi, verts):
     """k-DOP of triangles idx[s:e] into the row ``out`` (see the module doc).
 
@@ -235,13 +237,13 @@ def fit_kdop(tris, idx, s, e, k, out, lo, hi, verts):
         out[k + 3 + 3 * r] = 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def kdop_size(bv, i, m):
     """Half the sum of the three axis extents (the descent's "larger node" measure)."""
     return 0.5 * ((bv[i, m] - bv[i, 0]) + (bv[i, m + 1] - bv[i, 1]) + (bv[i, m + 2] - bv[i, 2]))
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def overlap_kdop_kdop(k, R, t, bv_a, ia, bv_b, ib, slack):
     """Do a's k-DOP and b's k-DOP (b's node moved by R, t into a's frame) overlap?
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from .box import boxes_overlap
 
 OBB_TEST_SAT = 0
@@ -55,7 +56,7 @@ _SAT_SETUP = 72
 _SAT_AXIS = (8, 8, 8, 13, 13, 13, 12, 12, 12, 12, 12, 12, 12, 12, 12)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def obb_overlap_sat(A, B, ops, count):
     """15-axis SAT for box rows A, B (no slack). With ``count``, ops[0] += axes
     tested (replayed after the fact, so timings are taken with count = False)."""
@@ -90,7 +91,7 @@ def obb_overlap_sat(A, B, ops, count):
     return hit
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _first_separating_axis(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2):
     """Index (0..14) of the first axis, in boxes_overlap's order, that separates."""
     t = (t0, t1, t2)
@@ -122,7 +123,7 @@ def _first_separating_axis(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2):
     return 14
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _corners(X, out):
     """The 8 corners of box row X into out (8, 3); corner c has sign bit i of c on axis i."""
     for c in range(8):
@@ -133,7 +134,7 @@ def _corners(X, out):
             out[c, d] = X[d] + s0 * X[3 + d] + s1 * X[6 + d] + s2 * X[9 + d]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _edge_crosses_face(px, py, pz, qx, qy, qz, ax, ay, az, ux, uy, uz, vx, vy, vz, ops):
     """Does segment P..Q cross the parallelogram A + alpha u + beta v (0 <= alpha, beta <= 1)?
 
@@ -176,7 +177,7 @@ _FACE_EDGES = np.array(
 )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _face(X, C, axis, side):
     """Parallelogram of face (axis, side) of box X with corners C: origin corner, u, v."""
     a1 = (axis + 1) % 3
@@ -191,7 +192,7 @@ def _face(X, C, axis, side):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _inside(X, px, py, pz, ops):
     """Is point p inside (or on) box X?"""
     dx = px - X[0]
@@ -206,7 +207,7 @@ def _inside(X, px, py, pz, ops):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _faces_vs_edges(X, CX, Y, CY, front_only, ops):
     """Does an edge of Y cross a face of X? front_only: X's 3 faces towards Y,
     and only the 9 edges of Y's 3 faces towards X."""
@@ -247,7 +248,7 @@ def _faces_vs_edges(X, CX, Y, CY, front_only, ops):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def obb_overlap_edge_face(A, B, front_only, contain, ops, CA, CB):
     """Theorem 1 test (all 144 edge/face pairs, or seed 004's 60 with ``front_only``),
     then (with ``contain``) the containment check. CA, CB: (8, 3) corner scratch."""

@@ -38,13 +38,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from ..core.linalg import symmetric_eigen3
 from .box import boxes_overlap, frame_in_frame
 
 _U = 2.0**-53
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def fit_rss(tris, idx, s, e, out, work):
     """RSS of triangles idx[s:e] into the row ``out`` (``work``: >= 45 floats of scratch).
 
@@ -145,7 +146,7 @@ def rss_extent(bv, i):
     return bv[i, 0], bv[i, 1], bv[i, 2], hx + pad, hy + pad, hz + pad
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def rss_size(bv, i):
     """The descent's "which node is larger" measure: half lengths plus the radius."""
     return bv[i, 12] + bv[i, 13] + bv[i, 14]

@@ -31,12 +31,13 @@ import numpy as np
 from numba import njit
 
 from ...constants import LEAF_FLAG
+from ..core.jit import njit_internal
 from .sphere import circumcentre_offset
 
 _U = 2.0**-53
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def triangle_sphere(ax, ay, az, bx, by, bz, cx, cy, cz):
     """Smallest enclosing sphere of triangle (a, b, c): (centre x, y, z, radius).
 
@@ -119,7 +120,7 @@ def triangle_spheres(tris, out):
         out[i, 3] = s[3]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _far_radius2(tris, lo, hi, ox, oy, oz):
     """Largest squared distance from (ox, oy, oz) to a vertex of tris[lo:hi]."""
     r2 = 0.0
@@ -130,7 +131,7 @@ def _far_radius2(tris, lo, hi, ox, oy, oz):
     return r2
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _farthest(tris, lo, hi, px, py, pz):
     """(d2, x, y, z): the first vertex of tris[lo:hi] farthest from p, d2 its squared distance."""
     best = -1.0
@@ -148,7 +149,7 @@ def _farthest(tris, lo, hi, px, py, pz):
     return best, fx, fy, fz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _node_sphere(tris, lo, hi, bx, by, bz):
     """Bounding sphere of the vertices of tris[lo:hi]: the smaller of Ritter's sphere
     (Ritter 1990: diameter between two far points, then grow over the rest) and the

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..core.jit import njit_internal
 from ..core.linalg import rotate_vector
 
 _U = 2.0**-53
@@ -34,7 +35,7 @@ _U = 2.0**-53
 _OUT = 1e-12
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _d2(ax, ay, az, bx, by, bz):
     dx = ax - bx
     dy = ay - by
@@ -42,7 +43,7 @@ def _d2(ax, ay, az, bx, by, bz):
     return dx * dx + dy * dy + dz * dz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _ball2(ax, ay, az, bx, by, bz):
     """Smallest sphere through two points: (cx, cy, cz, r2)."""
     cx = 0.5 * (ax + bx)
@@ -51,7 +52,7 @@ def _ball2(ax, ay, az, bx, by, bz):
     return cx, cy, cz, 0.25 * _d2(ax, ay, az, bx, by, bz)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def circumcentre_offset(ux, uy, uz, vx, vy, vz, wx, wy, wz, u2, v2, w2):
     """Circumcentre of (a, a + u, a + v) minus a: (|u|^2 (v x w) + |v|^2 (w x u)) / (2 |w|^2),
     given w = u x v (non-zero), u2 = |u|^2, v2 = |v|^2, w2 = |w|^2 (float)."""
@@ -66,7 +67,7 @@ def circumcentre_offset(ux, uy, uz, vx, vy, vz, wx, wy, wz, u2, v2, w2):
     return (u2 * p0 + v2 * q0) * s, (u2 * p1 + v2 * q1) * s, (u2 * p2 + v2 * q2) * s
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _ball3(ax, ay, az, bx, by, bz, cx, cy, cz):
     """Smallest sphere with three points on its boundary (their circumcircle).
 
@@ -99,7 +100,7 @@ def _ball3(ax, ay, az, bx, by, bz, cx, cy, cz):
     return ax + ox, ay + oy, az + oz, ox * ox + oy * oy + oz * oz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _ball4(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     """Sphere through four points (Cramer on 2 M y = |rows|^2, rows b-a, c-a, d-a);
     nearly coplanar points: the largest of the four circumcircles (a fallback
@@ -140,13 +141,13 @@ def _ball4(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     return ax + ox, ay + oy, az + oz, ox * ox + oy * oy + oz * oz
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _outside(pts, i, ball):
     d2 = _d2(pts[i, 0], pts[i, 1], pts[i, 2], ball[0], ball[1], ball[2])
     return d2 > ball[3] * (1.0 + _OUT) + 1e-300
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _to_front(pts, i):
     """Move row i to the front, shifting rows 0..i-1 down (move-to-front heuristic)."""
     x = pts[i, 0]
@@ -161,7 +162,7 @@ def _to_front(pts, i):
     pts[0, 2] = z
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _mb3(pts, n, px, py, pz, qx, qy, qz, rx, ry, rz):
     """Smallest ball of pts[:n] with p, q, r on its boundary."""
     ball = _ball3(px, py, pz, qx, qy, qz, rx, ry, rz)
@@ -172,7 +173,7 @@ def _mb3(pts, n, px, py, pz, qx, qy, qz, rx, ry, rz):
     return ball
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _mb2(pts, n, px, py, pz, qx, qy, qz):
     ball = _ball2(px, py, pz, qx, qy, qz)
     for i in range(n):
@@ -182,7 +183,7 @@ def _mb2(pts, n, px, py, pz, qx, qy, qz):
     return ball
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _mb1(pts, n, px, py, pz):
     ball = (px, py, pz, 0.0)
     for i in range(n):
@@ -240,7 +241,7 @@ def ritter_sphere(pts, n):
     return _cover(pts, n, cx, cy, cz)
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def _cover(pts, n, cx, cy, cz):
     """(cx, cy, cz, r) with r = the largest distance to pts[:n], rounded up."""
     m = 0.0
@@ -251,7 +252,7 @@ def _cover(pts, n, cx, cy, cz):
     return cx, cy, cz, r * (1.0 + 8.0 * _U) + 1e-300
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def fit_sphere(tris, idx, s, e, minimal, out, pts):
     """Sphere of the vertices of triangles idx[s:e] into out[0:4].
 
@@ -276,7 +277,7 @@ def fit_sphere(tris, idx, s, e, minimal, out, pts):
     out[3] = ball[3]
 
 
-@njit(cache=True, nogil=True)
+@njit_internal(nogil=True)
 def overlap_sphere_sphere(R, t, bv_a, ia, bv_b, ib, slack):
     """Do a's sphere and b's sphere (centre mapped by R, t into a's frame) overlap?
     Conservative by ``slack`` (an absolute bound of the coordinate rounding)."""

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...bvh import BVH, pair_trees
-from ...constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, SPLIT_WORK
+from ...constants import DESCENT_BOX_KINDS, FRONT_PER_THREAD, MODE_ALL, MODE_ANY, SPLIT_WORK, TRI_TEST_GUIGUE
 from ...kernels.core.layout import META_FACES, META_LEAFMAX, N_STATS
 from ...kernels.traverse import descent as kt
 from ...strategies import Descent
@@ -56,6 +56,18 @@ def run(req: Request, record: Any = None) -> BatchResult:
     return BatchResult(n, req.batched, rows.counts, rows.stats, rows.keys, rows.starts, faces_b)
 
 
+def descent_tri(bv_code: int, tri_test: int) -> np.int64 | None:
+    """The descent kernels' ``tri_test`` argument (``kernels.traverse.descent.collide_task``).
+
+    ``None`` for Guigue's test on box trees (AABB, OBB, saabb): the common case, the one
+    specialisation a first query compiles (numba prunes the other tests and kinds by
+    type, issue 32). Else the code as int64: any test and volume kind, chosen at run time.
+    """
+    if tri_test == TRI_TEST_GUIGUE and bv_code in DESCENT_BOX_KINDS:
+        return None
+    return np.int64(tri_test)
+
+
 #: ``shared`` of tasks that run in static chunks and share no early exit
 #: (``kernels/traverse/descent._run_chunk``).
 _STATIC = np.zeros(0, np.int64)
@@ -77,7 +89,7 @@ def descent_rows(
     that overflowed run in static chunks, each with its exact room.
     """
     head = (*pool_a, poses_a, *pool_b, poses_b)
-    opts = (np.int64(bv_code), np.int64(tri_test), np.int64(mode), np.int64(max_pairs))
+    opts = (np.int64(bv_code), descent_tri(bv_code, tri_test), np.int64(mode), np.int64(max_pairs))
     stop = 0 if shared_exit else -1
 
     def run(p, tasks, keys, chunk_cap, starts, counts, stats, rerun):
@@ -110,7 +122,9 @@ _NO_KEYS = np.zeros(0, np.int64)
 #: the per-call contacts kernel without numba's per-call type dispatch (batch.Pinned: 2.6 us
 #: of a 4 us call with 23 arguments): its callers pass library-built tree arrays, their own
 #: buffers, ints and (4, 4) C-contiguous writable float64 poses (driver.single_pose, driver.prepare)
-CONTACTS_ONE = batch.Pinned(kt.contacts_one)
+#: One per ``descent_tri`` specialisation (a pinned call takes the argument types of its
+#: first): ``CONTACTS_ONE[tri is not None]``.
+CONTACTS_ONE = (batch.Pinned(kt.contacts_one), batch.Pinned(kt.contacts_one))
 
 
 def split_pose(
@@ -145,7 +159,8 @@ def split_pose(
     room = budget + 2 * int(x.meta[0, META_LEAFMAX] * y.meta[0, META_LEAFMAX]) if mode == MODE_ALL else 1
     keys = np.empty(room, np.int64)
     stats = np.zeros((1, N_STATS), np.int64)
-    r, m = CONTACTS_ONE.call(*x, Ta, *y, Tb, ta.bv_code, tri_test, mode, -1, keys, budget, front, target, stats)
+    tri = descent_tri(ta.bv_code, tri_test)
+    r, m = CONTACTS_ONE[tri is not None].call(*x, Ta, *y, Tb, ta.bv_code, tri, mode, -1, keys, budget, front, target, stats)
     if r < 0 or m == 0:
         return PoseRows(int(r), keys[: max(int(r), 0)] if mode == MODE_ALL else _NO_KEYS, stats[0], False)
     nthreads = thread_count(threads)
@@ -198,4 +213,4 @@ declare(
     run,
 )  # fmt: skip
 
-__all__ = ["CONTACTS_ONE", "PoseRows", "descent_rows", "run", "split_pose", "splits"]
+__all__ = ["CONTACTS_ONE", "PoseRows", "descent_rows", "descent_tri", "run", "split_pose", "splits"]

@@ -1,0 +1,127 @@
+"""Issue 32 item 2, compile less: what a first query compiles, and the kernels compiled
+without numba's CPython wrapper (``kernels/core/jit.njit_internal``)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.test_dispatch import kernel_dispatchers
+
+import collisionkit as ck
+from collisionkit.bvh import pair_trees
+from collisionkit.constants import BV_AABB, BV_KINDS, BV_OBB, BV_SAABB, TRI_TEST_GUIGUE, TRI_TEST_MOLLER
+from collisionkit.kernels.core.jit import InternalKernel
+from collisionkit.kernels.traverse import descent as kt
+from collisionkit.query.strategies.descent import descent_tri
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_an_internal_kernel_refuses_a_python_call_instead_of_crashing():
+    """Without its wrapper a Python call would jump into missing code (a segfault)."""
+    half_area = kernel_dispatchers()["linalg.box_half_area"]  # by name: Python names none
+    assert isinstance(half_area, InternalKernel)
+    with pytest.raises(TypeError, match="called from compiled kernels only"):
+        half_area(0.0, 0.0, 0.0, 1.0, 2.0, 3.0)
+    assert half_area.py_func(0.0, 0.0, 0.0, 1.0, 2.0, 3.0) == 11.0  # its Python body still runs
+    # and compiled callers run it: the SAH build uses it
+    assert ck.build_bvh(ck.primitives.box_mesh([1.0, 2.0, 3.0])).n_nodes > 1
+
+
+def _is_njit(dec: ast.expr) -> bool:
+    f = dec.func if isinstance(dec, ast.Call) else dec
+    return (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in ("njit", "njit_internal")
+
+
+def _python_names(tree: ast.AST) -> set[str]:
+    """Names and attributes read by Python code (not inside compiled functions, not imports)."""
+    out: set[str] = set()
+
+    def visit(node: ast.AST, compiled: bool) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            compiled = compiled or any(_is_njit(d) for d in node.decorator_list)
+        elif not compiled and isinstance(node, ast.Name):
+            out.add(node.id)
+        elif not compiled and isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        for child in ast.iter_child_nodes(node):
+            visit(child, compiled)
+
+    visit(tree, False)
+    return out
+
+
+def test_no_python_code_calls_an_internal_kernel():
+    """An internal kernel named by Python code (a call, a launch, a pinned entry) would fail
+    at run time: refused here, where the whole tree is read."""
+    internal = {name.split(".")[-1]: name for name, d in kernel_dispatchers().items() if isinstance(d, InternalKernel)}
+    assert len(internal) > 150, len(internal)  # the walk finds them
+    named: dict[str, list[str]] = {}
+    for folder in ("src", "tests", "benchmarks", "examples"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for name in _python_names(ast.parse(path.read_text())) & internal.keys():
+                named.setdefault(internal[name], []).append(str(path.relative_to(ROOT)))
+    assert not named, f"internal kernels named by Python code (use @njit for these): {named}"
+
+
+def test_descent_tri_routes_the_common_case_to_none():
+    for kind in (BV_AABB, BV_OBB, BV_SAABB):
+        assert descent_tri(kind, TRI_TEST_GUIGUE) is None
+        assert descent_tri(kind, TRI_TEST_MOLLER) == TRI_TEST_MOLLER
+    for name in ("sphere", "kdop14", "rss"):
+        assert descent_tri(BV_KINDS[name], TRI_TEST_GUIGUE) == TRI_TEST_GUIGUE
+
+
+@pytest.mark.parametrize("bv", ["sphere", "kdop14", "rss"])
+def test_other_kinds_routed_to_none_are_only_slower(bv):
+    """The common-case kernels take box trees; given another kind they test every node pair
+    as overlapping (a conservative answer), never a wrong one."""
+    a = ck.primitives.uv_sphere_mesh(0.5, 8, 12).with_options(bv=bv)
+    b = ck.primitives.box_mesh([1.0, 0.6, 0.4]).with_options(bv=bv)
+    ta, tb = pair_trees(a, b)
+    eye = np.eye(4)
+    for T in ck.random_poses(40, radius=1.2, seed=3):
+        T = np.ascontiguousarray(T)
+        routed = kt.intersect_one(*ta.descent_args, eye, *tb.descent_args, T, ta.bv_code, np.int64(TRI_TEST_GUIGUE), 0)
+        wrong = kt.intersect_one(*ta.descent_args, eye, *tb.descent_args, T, ta.bv_code, None, 0)
+        assert routed == wrong == int(ck.intersects(a, b, None, T))
+
+
+_FIRST_QUERY = """
+import json, sys
+from numba.core import event
+import collisionkit as ck
+names = []
+class L(event.Listener):
+    def on_start(self, ev):
+        names.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", L())
+box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+hit = ck.intersects(box, box, None, ck.translation([0.75, 0.0, 0.0]))
+sys.stdout.write("RESULT " + json.dumps({"hit": bool(hit), "names": names}))
+"""
+
+
+def test_a_first_intersects_compiles_only_the_common_case(tmp_path):
+    """From an empty cache, two meshes' first ``intersects`` (AABB trees, SAH, Guigue's test)
+    compiles none of the options it does not use (about 12 of 25 CPU s, issue 32)."""
+    env = dict(os.environ, COLLISIONKIT_CACHE_DIR=str(tmp_path), COLLISIONKIT_COMPILED_DIR="none")
+    run = subprocess.run([sys.executable, "-c", _FIRST_QUERY], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.rsplit("RESULT ", 1)[1])
+    assert out["hit"]
+    names = set(out["names"])
+    assert {"build_binary_tree", "collide_task", "_guigue"} <= names, sorted(names)
+    unused = {"_moller", "overlap_other", "size_other", "_fit_obb", "symmetric_eigen3", "split_balanced", "_rule_split"}
+    assert not names & unused, sorted(names & unused)
