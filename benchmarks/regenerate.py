@@ -451,8 +451,9 @@ def block_compile_times() -> str:
     where = (
         f"commit {m.group(1)}, kernel-source hash `{m.group(2)}`" if m else "provenance not recorded"
     ) + (f", {d.group(1)}" if d else "")
+    first = cpu.get("first-intersects", cpu["intersects"])  # the first call alone, where measured
     out = (
-        f"About {cpu['intersects']:.0f} CPU seconds before the first `intersects`, "
+        f"About {first:.0f} CPU seconds before the first `intersects`, "
         f"{min(cpu[k] for k in slow):.0f} to {max(cpu[k] for k in slow):.0f} before the first "
         + ", ".join(f"`{k}`" for k in slow[:-1])
         + f" or `{slow[-1]}`, at most {rss:.0f} MiB per group "

@@ -175,6 +175,9 @@ def _library_workload() -> None:
         ck.penetration(box, sphere, None, poses[:4], threads=threads)
     ck.distance(box, sphere, None, far[0])
     ck.penetration(box, sphere, None, far[1])
+    # closed non-convex meshes: the certified bracket (penetration_bounds), refined, one pose
+    ring = ck.primitives.torus_mesh(1.0, 0.3)
+    ck.penetration(ring, ring, None, far[1], refine=True)
     for motion in ("linear", "screw"):
         ck.time_of_impact(box, sphere, None, None, far[0], far[1], motion=motion)
     ck.classify(box, sphere, None, far[1])

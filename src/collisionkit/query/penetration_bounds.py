@@ -188,7 +188,9 @@ def separated(a: Mesh, b: Mesh, Ta, Tbs, threads: int) -> np.ndarray:
     idx = np.flatnonzero(sep)
     if len(idx):
         A, B = solid(a), solid(b)
-        TA = np.ascontiguousarray(np.broadcast_to(Ta, (len(idx), 4, 4)))
+        # np.repeat: a new writable array (a broadcast view of one pose is read-only, and
+        # a read-only argument compiles the kernel a second time)
+        TA = np.repeat(np.asarray(Ta, dtype=np.float64)[None], len(idx), axis=0)
         TB = np.ascontiguousarray(Tbs[idx])
         for M, P, m_is_a in ((A, B, True), (B, A, False)):
             p = batch.plan(len(idx), threads)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit, prange
 
 from ...constants import LEAF_FLAG
@@ -232,7 +233,7 @@ def surface_distance2(topo, bv, tris, px, py, pz, cut2, slack, stack):
         i = stack[n]
         if _box_gap2(px, py, pz, bv, i, slack) >= best:
             continue
-        first = topo[i, 0]
+        first = np.int64(topo[i, 0])  # int64, as stack rows: one signature of _box_gap2
         count = topo[i, 1]
         if topo[i, 2] & LEAF_FLAG:
             for k in range(first, first + count):
@@ -307,8 +308,8 @@ def deepest_inside(topo, bv, tris, Ta, Tb, m_is_a, pts, centre, radius, scale, c
     """
     nchunks = stacks.shape[0]
     for c in prange(nchunks):
-        r = _deepest_chunk(
-            topo, bv, tris, Ta, Tb, m_is_a, pts, c, nchunks, centre, radius, scale, cut2, stacks[c], codes
+        r = _deepest_chunk(  # np.int64(c): prange's index is unsigned, the serial callers' signed
+            topo, bv, tris, Ta, Tb, m_is_a, pts, np.int64(c), nchunks, centre, radius, scale, cut2, stacks[c], codes
         )
         out[c, 0] = r[0]
         out[c, 1] = r[1]
