@@ -55,6 +55,8 @@ def _intersects() -> None:
     a, b, T = _one_and_batch(intersects)
     _split(a, b, T, MODE_ANY)
     _large_boolean(a, b, T)
+    # OBB trees ("auto" picks them for thin meshes): the build's OBB variant (issue 32)
+    intersects(a.with_options(bv="obb"), b.with_options(bv="obb"), None, T)
 
 
 def _large_boolean(a: Any, b: Any, T: np.ndarray) -> None:
@@ -137,6 +139,30 @@ def _strategies() -> None:
     for build in ("bottomup", "incremental"):
         intersects(a.with_options(build=build), b, None, poses[:2])
     refit(a, a.vertices * 1.01)
+    _general_descent(a, b, T, poses)
+
+
+def _general_descent(a: Any, b: Any, T: np.ndarray, poses: np.ndarray) -> None:
+    """The options compiled apart from the common case (issue 32, options by type): the
+    volume kinds other than boxes and Moller's test take the descent kernels' general
+    variant (``query.strategies.descent.descent_tri``); split rules other than SAH the
+    build's."""
+    from .constants import MODE_ALL, MODE_ANY
+    from .query.pair import contacts, intersects
+    from .strategies import Descent
+
+    ka, kb = a.with_options(bv="kdop14"), b.with_options(bv="kdop14")
+    intersects(ka, kb, None, T)
+    contacts(ka, kb, None, T)
+    for threads in (1, None):
+        intersects(ka, kb, None, poses, threads=threads)
+        contacts(ka, kb, None, poses, threads=threads)
+    for mode in (MODE_ANY, MODE_ALL):
+        _split(ka, kb, T, mode)
+    _large_boolean(ka, kb, T)
+    intersects(a, b, None, T, strategy=Descent(tri_test="moller"))
+    for bv in ("aabb", "obb"):
+        intersects(a.with_options(bv=bv, split="median"), b, None, T)
 
 
 def _time_of_impact() -> None:
