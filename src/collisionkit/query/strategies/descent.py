@@ -56,16 +56,17 @@ def run(req: Request, record: Any = None) -> BatchResult:
     return BatchResult(n, req.batched, rows.counts, rows.stats, rows.keys, rows.starts, faces_b)
 
 
-def descent_tri(bv_code: int, tri_test: int) -> np.int64 | None:
+def descent_tri(bv_code: int, tri_test: int) -> int | None:
     """The descent kernels' ``tri_test`` argument (``kernels.traverse.descent.collide_task``).
 
     ``None`` for Guigue's test on box trees (AABB, OBB, saabb): the common case, the one
     specialisation a first query compiles (numba prunes the other tests and kinds by
-    type, issue 32). Else the code as int64: any test and volume kind, chosen at run time.
+    type, issue 32). Else the code (numba types a Python int as int64, as np.int64): any
+    test and volume kind, chosen at run time.
     """
     if tri_test == TRI_TEST_GUIGUE and bv_code in DESCENT_BOX_KINDS:
         return None
-    return np.int64(tri_test)
+    return int(tri_test)
 
 
 #: ``shared`` of tasks that run in static chunks and share no early exit
