@@ -139,6 +139,19 @@ def timed(fn, repeats: int) -> tuple[float, Any]:
     return statistics.median(times), ans
 
 
+def timed_calls(fn, repeats: int, calls: int) -> tuple[float, Any]:
+    """(median seconds a call, answer): ``timed`` over loops of ``calls`` calls, for calls of
+    microseconds that one clock reading a call would blur."""
+
+    def loop():
+        for _ in range(calls - 1):
+            fn()
+        return fn()
+
+    t, ans = timed(loop, repeats)
+    return t / calls, ans
+
+
 def _mesh_pose(manager: ckt.CollisionManager, name) -> tuple[ck.Mesh, np.ndarray]:
     o = manager._objs[name]
     return o.mesh, o.transform
@@ -167,6 +180,30 @@ def referee_names(c: ckt.CollisionManager, ours: set, theirs: set, other: ckt.Co
             out["kinds"][label] += 1
         else:
             out["unexplained"].append((pair, label))
+    return out
+
+
+EXT = "__probe"
+
+
+def referee_bool(ours: bool, theirs: bool, our_names: set, their_names: set, c, other=None, probe_at=None) -> dict:
+    """A boolean answer: equal, or decided by the pairs each manager names (``referee_names``:
+    every differing pair by classify) and ours agreeing with our own names."""
+    out = {"equal": ours == theirs, "differ": int(ours != theirs), "explained": 0, "unexplained": []}
+    if ours != bool(our_names):
+        out["unexplained"].append(("boolean differs from the names form", ours, len(our_names)))
+    if ours != theirs:
+        if probe_at is not None:  # pairs (object, probe)
+            ext = ckt.as_mesh(trimesh.creation.icosphere(2, 0.3))
+            for name, _ in our_names ^ their_names:
+                m, Tm = _mesh_pose(c, name)
+                label = ck.classify(m, ext, Tm, probe_at).labels
+                if (label in ("touching", "penetrating", "contained")) != ((name, EXT) in our_names):
+                    out["unexplained"].append((name, label))
+        else:
+            r = referee_names(c, our_names, their_names, other)
+            out["unexplained"] += r["unexplained"]
+        out["explained"] = int(not out["unexplained"])
     return out
 
 
@@ -347,11 +384,16 @@ def run_scene(title: str, parts, queries: list[str], repeats: int, probe_poses: 
     rows = []
     n0, _, T0 = parts[0]
 
-    def moved(m, query):
-        # NOTE: each timed call first sets one object's transform (to the same pose): the
-        # World caches its answers until something moves, FCL's manager recomputes anyway
+    def moved(m, query, every: bool = False):
+        # NOTE: each timed call first sets one object's transform (to the same pose; both
+        # managers take it as a move: FCL updates its tree, the World re-tests that object's
+        # pairs), or with ``every`` each object's (the World then recomputes everything)
+        names = [name for name, _, _ in parts] if every else [n0]
+        poses = [T if m is f else c._objs[name].transform for name, _, T in parts] if every else [T0 if m is f else c._objs[n0].transform]
+
         def run():
-            m.set_transform(n0, T0 if m is f else c._objs[n0].transform)
+            for name, T in zip(names, poses, strict=True):
+                m.set_transform(name, T)
             return query()
 
         return run
@@ -377,16 +419,44 @@ def run_scene(title: str, parts, queries: list[str], repeats: int, probe_poses: 
 
                 ref = referee_lower(kd, fd, across(knn), across(fnn), knn == fnn)
                 answer = f"{kd:.6g} {knn} (FCL {fd:.6g} {fnn})"
-        elif q == "in_collision_internal":
-            tf, (_, fn) = timed(moved(f, lambda: f.in_collision_internal(return_names=True)), repeats)
-            tk, (_, kn) = timed(moved(c, lambda: c.in_collision_internal(return_names=True)), repeats)
+        elif q in ("in_collision_internal", "in_collision_internal, every object moved"):
+            every = q.endswith("moved")
+            tf, (_, fn) = timed(moved(f, lambda: f.in_collision_internal(return_names=True), every), repeats)
+            tk, (_, kn) = timed(moved(c, lambda: c.in_collision_internal(return_names=True), every), repeats)
             ref = referee_names(c, kn, fn)
             answer = f"{len(kn)} pairs (FCL {len(fn)})"
+        elif q in ("in_collision_internal bool", "in_collision_internal bool, every object moved"):
+            # the default call form: a boolean, no names
+            every = q.endswith("moved")
+            calls = 1 if every else 200
+            tf, fb = timed_calls(moved(f, f.in_collision_internal, every), repeats, calls)
+            tk, kb = timed_calls(moved(c, c.in_collision_internal, every), repeats, calls)
+            ref = referee_bool(kb, fb, c.in_collision_internal(return_names=True)[1], f.in_collision_internal(return_names=True)[1], c)
+            answer = f"{kb} (FCL {fb})"
+        elif q == "in_collision_other bool":
+            fa, fb_ = build(parts[0::2], tc.CollisionManager), build(parts[1::2], tc.CollisionManager)
+            ca, cb = build(parts[0::2], ckt.CollisionManager), build(parts[1::2], ckt.CollisionManager)
+            tf, fb = timed_calls(lambda: fa.in_collision_other(fb_), repeats, 200)  # noqa: B023
+            tk, kb = timed_calls(lambda: ca.in_collision_other(cb), repeats, 200)  # noqa: B023
+            ref = referee_bool(kb, fb, ca.in_collision_other(cb, return_names=True)[1], fa.in_collision_other(fb_, return_names=True)[1], ca, cb)
+            answer = f"{kb} (FCL {fb})"
         elif q == "min_distance_internal":
             tf, (fd, fnn) = timed(moved(f, lambda: f.min_distance_internal(return_names=True)), repeats)
             tk, (kd, knn) = timed(moved(c, lambda: c.min_distance_internal(return_names=True)), repeats)
             ref = referee_lower(kd, fd, _pair(c, knn), _pair(c, fnn), set(knn) == set(fnn))
             answer = f"{kd:.6g} {knn} (FCL {fd:.6g} {fnn})"
+        elif q == "in_collision_single bool":
+            tf, fb = timed(lambda: [f.in_collision_single(probe, T) for T in probe_poses], repeats)
+            tk, kb = timed(lambda: [c.in_collision_single(probe, T) for T in probe_poses], repeats)
+            ref = {"equal": kb == fb, "differ": 0, "explained": 0, "unexplained": []}
+            for T, a, b in zip(probe_poses, kb, fb, strict=True):
+                if a != b:  # decided by the names forms, each pair by classify
+                    names = (c.in_collision_single(probe, T, return_names=True)[1], f.in_collision_single(probe, T, return_names=True)[1])
+                    r = referee_bool(a, b, {(x, EXT) for x in names[0]}, {(x, EXT) for x in names[1]}, c, probe_at=T)
+                    ref["differ"] += 1
+                    ref["explained"] += not r["unexplained"]
+                    ref["unexplained"] += r["unexplained"]
+            answer = f"{len(probe_poses)} poses, {sum(kb)} colliding (FCL {sum(fb)})"
         elif q in ("in_collision_single", "in_collision_many"):
             tf, fh = timed(lambda: [f.in_collision_single(probe, T, return_names=True)[1] for T in probe_poses], repeats)
             if q == "in_collision_single":
@@ -524,8 +594,13 @@ def write(rows: list[dict], out: Path, argv: list[str], repeats: int, mc: dict) 
         "",
         "Notes:",
         "",
-        "* The internal queries are timed after one `set_transform` (to the same pose) in each call: the World "
-        "keeps its answers until something moves, FCL's manager recomputes anyway.",
+        "* `bool` rows: the default call form (no names, no data), which both managers answer at the first colliding "
+        "pair they meet; calls of microseconds are timed in loops of 200.",
+        "* The internal queries are timed after one `set_transform` (to the same pose) in each call, which both "
+        "managers take as a move: FCL updates its tree and recomputes the query; the World keeps the results of "
+        "pairs without a moved object and re-tests the moved object's pairs (a pair found colliding whose objects "
+        "did not move answers a boolean at once). The `every object moved` rows set every object's transform in "
+        "each timed call (both managers), so the World recomputes everything.",
         "* `min_distance_*` with overlaps (default, `depth=\"lower\"`): collisionkit returns minus the deepest pair's depth: "
         "exact for two convex meshes, else the certified lower end of its bracket (the deepest vertex of either mesh "
         "inside the other, the face centroids too when no vertex is: `depth_lower` of `penetration(method=\"bounds\")`), refereed against an independent brute "
@@ -573,17 +648,20 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     rows += run_scene(
         f"scatter-{n}", scatter(n, 0.35, seed=1),
-        ["in_collision_internal", "in_collision_other", "min_distance_internal", "min_distance_other"], repeats,
+        ["in_collision_internal bool", "in_collision_internal", "in_collision_other bool", "in_collision_other",
+         "in_collision_internal bool, every object moved", "in_collision_internal, every object moved",
+         "min_distance_internal", "min_distance_other"], repeats,
     )  # fmt: skip
     rows += run_scene(
         f"spread-{n}", spread(n, seed=2),
-        ["in_collision_internal", "min_distance_internal", "in_collision_other", "min_distance_other"], repeats,
+        ["in_collision_internal bool", "in_collision_internal", "min_distance_internal", "in_collision_other bool",
+         "in_collision_other", "min_distance_other"], repeats,
     )  # fmt: skip
     side = (n / 0.35) ** (1 / 3)
     poses = probes(50 if args.quick else 200, 0.0, side, seed=3)
     rows += run_scene(
         f"scatter-{n} probe", scatter(n, 0.35, seed=1),
-        ["in_collision_single", "in_collision_many", "min_distance_single",
+        ["in_collision_single bool", "in_collision_single", "in_collision_many", "min_distance_single",
          "min_distance_single depth=bounds", "min_distance_single depth=refined"], repeats, poses,
     )  # fmt: skip
     grid = spread(n, seed=2)

@@ -544,6 +544,7 @@ class CollisionManager:
         self._count = 0
         self._cached: tuple[list[ManagedObject], NDArray[np.float64]] | None = None
         self._cached_arrays: tuple | None = None
+        self._cached_poses: NDArray[np.float64] | None = None
         # the conversions the objects use: id of a trimesh mesh -> [its conversion, objects using
         # it, the id] (instances of one mesh share one tree; dropped with its last object), and per
         # World key the record its object counts in
@@ -599,7 +600,7 @@ class CollisionManager:
         key = f"o{self._count}"
         self._world.add(key, m, T)  # validates the pose before anything changes
         self._count += 1
-        self._cached = self._cached_arrays = None
+        self._cached = self._cached_arrays = self._cached_poses = None
         try:
             if replacing:
                 self._drop(name)
@@ -626,7 +627,7 @@ class CollisionManager:
             if self._key.get(name) == key:
                 del self._key[name]
                 del self._objs[name]
-        self._cached = self._cached_arrays = None
+        self._cached = self._cached_arrays = self._cached_poses = None
 
     def _mesh_for(self, mesh: Any) -> tuple[Mesh, list | None]:
         """The conversion of ``mesh`` and the record its object will count in (None for a
@@ -646,7 +647,7 @@ class CollisionManager:
     def _drop(self, name: Hashable) -> None:
         key = self._key.pop(name)
         self._world.remove(key)
-        self._cached = self._cached_arrays = None
+        self._cached = self._cached_arrays = self._cached_poses = None
         del self._name[key]
         del self._objs[name]
         use = self._uses.pop(key, None)
@@ -676,7 +677,7 @@ class CollisionManager:
         self._check(name)
         T = _transform(transform, float32=False)
         self._world.set_pose(self._key[name], T)
-        self._cached = self._cached_arrays = None
+        self._cached = self._cached_arrays = self._cached_poses = None
         T.flags.writeable = False
         obj = self._objs[name]
         self._objs[name] = ManagedObject(name, obj.mesh, T)
@@ -695,6 +696,13 @@ class CollisionManager:
             objs, _ = self._entries()
             self._cached_arrays = ([o.mesh for o in objs], self._world.poses, self._world._spheres())
         return self._cached_arrays
+
+    def _poses(self) -> NDArray[np.float64]:
+        """(N, 4, 4) poses in the World's order, writable: a (4, 4) row of it takes the
+        per-call kernels' path (``ManagedObject.transform`` is read-only)."""
+        if self._cached_poses is None:  # PERF: kept until an object is added, removed or moved
+            self._cached_poses = self._world.poses
+        return self._cached_poses
 
     @staticmethod
     def _probe_sphere(m: Mesh, T: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -744,6 +752,54 @@ class CollisionManager:
                 if h or (_nested(boxes[i, 0], boxes[i, 1], box[0], box[1]) and _contained(objs[i].mesh, m, objs[i].transform, T)):
                     out.append(i)
         return sorted(out)
+
+    def _single_any(self, m: Mesh, T: NDArray[np.float64]) -> bool:
+        """Whether ``m`` at ``T`` collides with any object: ``bool(_single_hits(m, T))``,
+        stopping at the first hit (one per-call test per candidate, no batches)."""
+        objs, boxes = self._entries()
+        if not objs:
+            return False
+        box = _world_box(m, T[None])[0]
+        near = np.flatnonzero(_overlap(boxes[:, 0], boxes[:, 1], box[0], box[1])).tolist()
+        poses = self._poses()
+        for i in near:
+            if intersects(objs[i].mesh, m, poses[i], T):
+                return True
+        # surfaces apart: one solid inside the other?
+        return any(
+            _nested(boxes[i, 0], boxes[i, 1], box[0], box[1]) and _contained(objs[i].mesh, m, objs[i].transform, T)
+            for i in near
+        )
+
+    def _other_any(self, other: CollisionManager) -> bool:
+        """Whether any object of this manager collides with one of ``other``:
+        ``bool(_other_pairs(other))``, stopping at the first hit."""
+        objs_a, boxes_a = self._entries()
+        objs_b, boxes_b = other._entries()
+        if not objs_a or not objs_b:
+            return False
+        lo_b, hi_b = boxes_b[None, :, 0], boxes_b[None, :, 1]
+        poses_a, poses_b = self._poses(), other._poses()
+        found_a, found_b = [], []
+        # PERF: box tests in blocks of rows that grow (2, 8, 32, ...): a first hit is found
+        # without testing every pair of boxes, a miss costs the same broadcast as before
+        r0, step = 0, 2
+        while r0 < len(objs_a):
+            r1 = min(r0 + step, len(objs_a))
+            ia, jb = np.nonzero(_overlap(boxes_a[r0:r1, None, 0], boxes_a[r0:r1, None, 1], lo_b, hi_b))
+            ia += r0
+            for i, j in zip(ia.tolist(), jb.tolist(), strict=True):
+                if intersects(objs_a[i].mesh, objs_b[j].mesh, poses_a[i], poses_b[j]):
+                    return True
+            found_a.append(ia)
+            found_b.append(jb)
+            r0, step = r1, 4 * step
+        ia, jb = np.concatenate(found_a), np.concatenate(found_b)
+        nested = _nested(boxes_a[ia, 0], boxes_a[ia, 1], boxes_b[jb, 0], boxes_b[jb, 1])
+        return any(
+            _contained(objs_a[i].mesh, objs_b[j].mesh, objs_a[i].transform, objs_b[j].transform)
+            for i, j in zip(ia[nested].tolist(), jb[nested].tolist(), strict=True)
+        )
 
     def _other_pairs(self, other: CollisionManager) -> list[tuple[int, int]]:
         """(i of self, j of other) colliding, World orders."""
@@ -842,6 +898,8 @@ class CollisionManager:
         """
         m = as_mesh(mesh)
         T = _transform(transform, float32=False)
+        if not return_names and not return_data:  # PERF: the boolean stops at the first hit
+            return self._single_any(m, T)
         hits = self._single_hits(m, T)
         objs, _ = self._entries()
         names = {objs[i].name for i in hits}
@@ -863,6 +921,8 @@ class CollisionManager:
         contacts : list of ContactData
             [optional] One per intersecting triangle pair (module notes).
         """
+        if not return_names and not return_data and self._world.first_colliding_pair() is not None:
+            return True  # PERF: the boolean stops at the first intersecting pair
         pairs = self._internal_pairs()
         objs, _ = self._entries()
         names = {_sorted((objs[i].name, objs[j].name)) for i, j in pairs}
@@ -882,6 +942,8 @@ class CollisionManager:
         """
         if not isinstance(other_manager, CollisionManager):
             raise TypeError(f"other_manager must be a collisionkit.trimesh.CollisionManager, got {type(other_manager).__name__}")
+        if not return_names and not return_data:  # PERF: the boolean stops at the first hit
+            return self._other_any(other_manager)
         pairs = self._other_pairs(other_manager)
         objs_a, _ = self._entries()
         objs_b, _ = other_manager._entries()

@@ -33,7 +33,7 @@ from ..constants import (
 )
 from ..errors import InvalidPoseError
 from ..geometry.mesh import Mesh
-from ..kernels.broadphase.common import finish_pairs, world_boxes
+from ..kernels.broadphase.common import finish_pairs, pairs_after_moves, world_boxes
 from ..kernels.core.layout import META_FACES, META_NODE_OFF, META_TRI_OFF
 from ..kernels.proximity import threshold as kth
 from ..query import batch, deferred
@@ -50,6 +50,33 @@ _F64 = np.dtype(np.float64)
 _EMPTY = np.empty(0, _I64)
 #: ``margin=`` of the collision queries: a finite length >= 0
 _check_margin = nonnegative_length("margin")
+#: pose changes of at most this fraction of the objects keep the last results (``World._moved``)
+WORLD_INCREMENTAL_MOVED = 0.25
+#: ``first_colliding_pair`` tests the candidate rows in blocks of this many, then 8x more each,
+WORLD_FIRST_ROWS = 16
+#: ... after this many rows tested one per-call ``intersects`` each
+WORLD_FIRST_CALLS = 4
+
+
+def _rows_in(rows: NDArray[np.int64], sorted_rows: NDArray[np.int64], n: int) -> NDArray[np.bool_]:
+    """Which (i, j) rows are among ``sorted_rows`` (sorted by (i, j), indices below n)."""
+    keys = sorted_rows[:, 0] * n + sorted_rows[:, 1]
+    q = rows[:, 0] * n + rows[:, 1]
+    at = np.minimum(np.searchsorted(keys, q), max(keys.shape[0] - 1, 0))
+    return keys[at] == q if keys.shape[0] else np.zeros(q.shape[0], np.bool_)
+
+
+def _since(
+    valid: NDArray[np.int64] | None, was: tuple[NDArray[np.int64], set[int]] | None, moved: Iterable[int], limit: int
+) -> tuple[NDArray[np.int64], set[int]] | None:
+    """The (rows, slots moved since) to keep after ``moved`` changed pose: from the rows
+    valid until now, else the ones kept before; None once more than ``limit`` moved."""
+    if valid is not None:
+        was = (valid, set())
+    if was is None:
+        return None
+    was[1].update(moved)
+    return was if len(was[1]) <= limit else None
 
 
 class World:
@@ -133,6 +160,13 @@ class World:
         self._bp_dirty = True
         self._cand: NDArray[np.int64] | None = None
         self._coll: NDArray[np.int64] | None = None
+        # PERF: after pose changes, the last candidates / colliding pairs and the slots moved
+        # since (``_moved``): a query then re-tests only the pairs with a moved object
+        self._cand_was: tuple[NDArray[np.int64], set[int]] | None = None
+        self._coll_was: tuple[NDArray[np.int64], set[int]] | None = None
+        # slots of a pair found colliding (first_colliding_pair), and whether one of them moved since
+        self._witness: tuple[int, int] | None = None
+        self._witness_moved = False
         self._pools: dict[str, tuple] = {}  # volume kind -> (pool, tree of slot, bv code)
         self._kinds: list[str] = []
         self._kind_of: NDArray[np.int64] | None = None
@@ -302,10 +336,39 @@ class World:
         self._order_arr = None
         self._names_t = None
         self._bp_dirty = True
-        self._cand = self._coll = None
+        self._forget()
         if mesh_changed:
             self._pools = {}
             self._kind_of = None
+
+    def _forget(self) -> None:
+        """Objects or filters changed: no earlier result holds."""
+        self._cand = self._coll = None
+        self._cand_was = self._coll_was = None
+        self._witness = None
+        self._witness_moved = False
+
+    def _moved(self, slots: Iterable[int] | NDArray[np.int64]) -> None:
+        """Poses of ``slots`` changed: keep the last results, with the slots moved since
+        (while few moved: re-testing more than a fraction of the pairs saves nothing)."""
+        limit = max(1, int(len(self) * WORLD_INCREMENTAL_MOVED))
+        moved = slots.tolist() if isinstance(slots, np.ndarray) else slots
+        self._cand_was = _since(self._cand, self._cand_was, moved, limit)
+        self._coll_was = _since(self._coll, self._coll_was, moved, limit)
+        self._cand = self._coll = None
+        if self._witness is not None and not self._witness_moved and not self._witness_kept(moved):
+            self._witness_moved = True  # tested again first: it often still collides
+
+    def _witness_kept(self, moved: Iterable[int]) -> bool:
+        w = self._witness
+        return w is not None and not any(s == w[0] or s == w[1] for s in moved)
+
+    def _moved_mask(self, was: tuple[NDArray[np.int64], set[int]]) -> NDArray[np.bool_]:
+        """(n,) bool by insertion index: moved since ``was``'s rows were computed."""
+        _ = self._order  # NOTE: brings the ranks up to date
+        mask = np.zeros(len(self), np.bool_)
+        mask[self._rank[np.fromiter(was[1], _I64, len(was[1]))]] = True
+        return mask
 
     # -- poses ---------------------------------------------------------------------------
     @staticmethod
@@ -367,7 +430,7 @@ class World:
             self._poses[slots] = T
         self._bp_dirty = True
         self._version += 1
-        self._cand = self._coll = None
+        self._moved(slots)
 
     def set_pose(self, name: str, pose: Any) -> None:
         """Set one object's pose."""
@@ -377,7 +440,7 @@ class World:
         self._poses[s] = T[0]
         self._bp_dirty = True
         self._version += 1
-        self._cand = self._coll = None
+        self._moved((s,))
 
     def pose(self, name: str) -> NDArray[np.float64]:
         """(4, 4) float64 copy of one object's pose."""
@@ -401,7 +464,7 @@ class World:
         if mask is not None:
             self._mask[s] = as_bits(mask, "mask")
         self._version += 1
-        self._cand = self._coll = None
+        self._forget()
 
     def exclude(self, a: str, b: str) -> None:
         """Never report the pair (a, b) (e.g. adjacent links of a robot)."""
@@ -410,13 +473,13 @@ class World:
             raise ValueError(f"cannot exclude {a!r} from itself")
         self._filter.exclude(sa, sb)
         self._version += 1
-        self._cand = self._coll = None
+        self._forget()
 
     def include(self, a: str, b: str) -> None:
         """Undo ``exclude(a, b)``."""
         self._filter.include(self._slot(a), self._slot(b))
         self._version += 1
-        self._cand = self._coll = None
+        self._forget()
 
     def exclude_pairs(self, pairs: Iterable[tuple[str, str]]) -> None:
         for a, b in pairs:
@@ -456,7 +519,7 @@ class World:
         for i, j in zip(*np.nonzero(np.triu(m, 1)), strict=True):
             self._filter.exclude(int(self._order[i]), int(self._order[j]))
         self._version += 1
-        self._cand = self._coll = None
+        self._forget()
 
     # -- queries -----------------------------------------------------------------------
     def _update_broadphase(self) -> None:
@@ -471,6 +534,11 @@ class World:
 
     def _candidates(self) -> NDArray[np.int64]:
         if self._cand is not None:
+            return self._cand
+        if self._cand_was is not None:
+            self._cand = self._candidates_since(self._cand_was)
+            self._cand.flags.writeable = False
+            self._cand_was = None
             return self._cand
         self._update_broadphase()
         if isinstance(self._bp, broadphases.Brute):
@@ -493,6 +561,14 @@ class World:
         self._cand = out[:m]
         self._cand.flags.writeable = False  # shared with the Pairs records handed out
         return self._cand
+
+    def _candidates_since(self, was: tuple[NDArray[np.int64], set[int]]) -> NDArray[np.int64]:
+        """The candidates from the last ones and the objects moved since: the rows of
+        unmoved pairs kept, each moved object's box tested against every box (the same
+        closed-interval test and filters as the broad phases, so the same rows)."""
+        order = self._order
+        moved = self._moved_mask(was)
+        return pairs_after_moves(was[0], moved, self._lo, self._hi, order, self._group, self._mask, self._filter.array)
 
     def candidate_pairs(self) -> Pairs:
         """Pairs whose world boxes overlap (broad phase only), filters applied.
@@ -529,6 +605,24 @@ class World:
         """
         m = _check_margin(margin)
         return Pairs.from_rows(self._colliding() if m == 0.0 else self._within(m), self._names)
+
+    def first_colliding_pair(self) -> tuple[str, str] | None:
+        """Some pair whose shapes intersect, or None when no pair does.
+
+        The boolean question ("does anything collide?") answered as soon as one
+        pair is found: the narrow phase stops at the first intersecting pair
+        (``colliding_pairs`` tests every candidate). Which pair is returned when
+        several collide is unspecified. A search that finds none has tested every
+        candidate, so it also settles ``colliding_pairs()`` (empty) until
+        something moves.
+
+        Returns
+        -------
+        (str, str) or None
+            The pair's names in insertion order, or None.
+        """
+        row = self._first_colliding()
+        return None if row is None else (self._names[row[0]], self._names[row[1]])
 
     def step(self, poses: Any, *, margin: float = 0.0) -> Pairs:
         """``set_poses(poses)`` then ``colliding_pairs(margin=margin)``: one frame."""
@@ -605,7 +699,7 @@ class World:
         w._removed = set()
         w._filter = copy.deepcopy(self._filter)
         w._bp_dirty = True
-        w._cand = w._coll = None
+        w._forget()
         w._pools = dict(self._pools)
         w._raw = np.empty_like(self._raw)
         if threads is not None:
@@ -793,32 +887,118 @@ class World:
             groups.append((rows, pool, bv_code, tasks))
         return groups, mesh
 
+    def _narrow(self, cand: NDArray[np.int64], first: bool = False) -> NDArray[np.bool_]:
+        """Which candidate rows (i, j) collide (exact narrow phase). ``first``: stop at the
+        first colliding row; the rows after it are then untested (False)."""
+        hit = np.zeros(cand.shape[0], np.bool_)
+        if not cand.shape[0]:
+            return hit
+        if first and cand.shape[0] > WORLD_FIRST_CALLS:
+            from ..query.pair import intersects
+
+            # PERF: the first rows one per-call test each (~2 us, a launch ~20 us), then
+            # blocks that grow 8x: a first hit early costs little, a miss one launch more
+            for r in range(WORLD_FIRST_CALLS):
+                si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
+                if intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]):
+                    hit[r] = True
+                    return hit
+            r0, step = WORLD_FIRST_CALLS, WORLD_FIRST_ROWS
+            while r0 < cand.shape[0]:
+                r1 = min(r0 + step, cand.shape[0])
+                hit[r0:r1] = self._narrow_launch(cand[r0:r1], True)
+                if hit[r0:r1].any():
+                    break
+                r0, step = r1, 8 * step
+            return hit
+        return self._narrow_launch(cand, first)
+
+    def _narrow_launch(self, cand: NDArray[np.int64], first: bool) -> NDArray[np.bool_]:
+        """``_narrow`` of all the rows in one launch per volume kind (``first``: one shared exit)."""
+        hit = np.zeros(cand.shape[0], np.bool_)
+        groups, mesh = self._split(cand)
+        nthreads = batch.thread_count(self._threads)
+        for rows, pool, bv_code, tasks in groups:
+            # pairs differ in cost by orders of magnitude: the threads claim them as they go;
+            # ``first``: the tasks share one early exit, the first pair found ends the launch
+            run = descent_rows(
+                pool, self._poses, pool, self._poses, bv_code, TRI_TEST_GUIGUE, MODE_ANY, -1, dynamic=True, shared_exit=first
+            )  # fmt: skip
+            # NOTE: calls of bounded size, so Ctrl-C is seen between them
+            for t0 in range(0, tasks.shape[0], WORLD_TASKS_PER_CALL):
+                sub = np.ascontiguousarray(tasks[t0 : t0 + WORLD_TASKS_PER_CALL])
+                p = batch.plan(sub.shape[0], nthreads, uniform=True)
+                found = batch.pair_rows(sub, p, 0, MODE_ANY, -1, run).counts
+                hit[rows[t0 : t0 + sub.shape[0]]] = found > 0
+                if first and hit.any():
+                    return hit
+        if not mesh.all():
+            from ..query.pair import intersects
+
+            for r in np.flatnonzero(~mesh).tolist():
+                si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
+                hit[r] = bool(intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]))
+                if first and hit[r]:
+                    return hit
+        return hit
+
     def _colliding(self) -> NDArray[np.int64]:
         if self._coll is not None:
             return self._coll
+        was = self._coll_was
         cand = self._candidates()
-        hit = np.zeros(cand.shape[0], np.bool_)
-        if cand.shape[0]:
-            groups, mesh = self._split(cand)
-            nthreads = batch.thread_count(self._threads)
-            for rows, pool, bv_code, tasks in groups:
-                # pairs differ in cost by orders of magnitude: the threads claim them as they go
-                run = descent_rows(pool, self._poses, pool, self._poses, bv_code, TRI_TEST_GUIGUE, MODE_ANY, -1, dynamic=True)
-                # NOTE: calls of bounded size, so Ctrl-C is seen between them
-                for t0 in range(0, tasks.shape[0], WORLD_TASKS_PER_CALL):
-                    sub = np.ascontiguousarray(tasks[t0 : t0 + WORLD_TASKS_PER_CALL])
-                    p = batch.plan(sub.shape[0], nthreads, uniform=True)
-                    found = batch.pair_rows(sub, p, 0, MODE_ANY, -1, run).counts
-                    hit[rows[t0 : t0 + sub.shape[0]]] = found > 0
-            if not mesh.all():
-                from ..query.pair import intersects
-
-                for r in np.flatnonzero(~mesh).tolist():
-                    si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
-                    hit[r] = bool(intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]))
+        if was is None:
+            hit = self._narrow(cand)
+        else:
+            # pairs without a moved object collide as they did; the others are tested
+            moved = self._moved_mask(was)
+            n = len(self)
+            touched = moved[cand[:, 0]] | moved[cand[:, 1]]
+            hit = np.zeros(cand.shape[0], np.bool_)
+            hit[~touched] = _rows_in(cand[~touched], was[0], n)
+            hit[touched] = self._narrow(cand[touched])
         self._coll = cand[hit]
         self._coll.flags.writeable = False
+        self._coll_was = None
         return self._coll
+
+    def _first_colliding(self) -> tuple[int, int] | None:
+        """(i, j) of some colliding pair, or None (then ``_coll`` is set, empty)."""
+        if self._coll is not None:
+            return None if not self._coll.shape[0] else (int(self._coll[0, 0]), int(self._coll[0, 1]))
+        if self._witness is not None:  # a pair found colliding
+            si, sj = self._witness
+            if self._witness_moved:  # one of them moved since: the exact test again
+                from ..query.pair import intersects
+
+                self._witness_moved = False
+                if not intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]):
+                    self._witness = None
+            if self._witness is not None:
+                _ = self._order  # NOTE: brings the ranks up to date
+                i, j = int(self._rank[si]), int(self._rank[sj])
+                return (i, j) if i < j else (j, i)
+        was = self._coll_was
+        cand = self._candidates()
+        test = cand
+        if was is not None:
+            moved = self._moved_mask(was)
+            still = was[0][~(moved[was[0][:, 0]] | moved[was[0][:, 1]])]
+            if still.shape[0]:  # a pair that collided and did not move still does
+                return int(still[0, 0]), int(still[0, 1])
+            # no pair without a moved object collided: only the others can
+            test = cand[moved[cand[:, 0]] | moved[cand[:, 1]]]
+        hit = np.flatnonzero(self._narrow(test, first=True))
+        if hit.size:
+            i, j = int(test[hit[0], 0]), int(test[hit[0], 1])
+            order = self._order
+            self._witness = (int(order[i]), int(order[j]))
+            self._witness_moved = False
+            return i, j
+        self._coll = cand[:0]  # every candidate settled: none collides
+        self._coll.flags.writeable = False
+        self._coll_was = None
+        return None
 
     def _margin_candidates(self, m: float) -> NDArray[np.int64]:
         """Filtered pairs (i < j, sorted) whose world boxes are at most ``m`` apart along every

@@ -95,7 +95,9 @@ def descent_rows(
 
     def run(p, tasks, keys, chunk_cap, starts, counts, stats, rerun):
         # [stop, next task] (kernels/traverse/descent._run_chunk)
-        shared = np.array([stop, 0], np.int64) if dynamic and p.parallel and not rerun else _STATIC
+        # a shared exit needs the shared claim counter, serial launches too (one chunk claims all)
+        claim = dynamic and (p.parallel or shared_exit) and not rerun
+        shared = np.array([stop, 0], np.int64) if claim else _STATIC
         batch.launch(
             p, kt.query_serial, kt.query_parallel, *head, tasks, *opts, keys, np.int64(chunk_cap), starts, counts, stats, shared
         )  # fmt: skip

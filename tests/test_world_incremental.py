@@ -1,0 +1,218 @@
+"""The World after pose changes: results kept for unmoved pairs, and the first colliding pair.
+
+Oracle: a fresh World (brute broad phase) built at the same poses answers every
+query from scratch; the incremental answers must equal it after any sequence of
+moves, structural changes and filter changes, on every broad phase, with meshes
+of several volume kinds and non-mesh shapes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trimesh
+
+import collisionkit as ck
+from collisionkit.trimesh import CollisionManager, as_mesh
+
+BROADPHASES = ["sap", "brute", "grid", "hash", "octree", "tree"]
+
+
+def _shapes(rng: np.random.Generator, n: int) -> list:
+    """Meshes (AABB, OBB and sphere trees: the World's pools per kind) and convex shapes."""
+    out = []
+    for k in range(n):
+        r = k % 5
+        if r == 0:
+            m = ck.primitives.box_mesh(rng.uniform(0.3, 1.2, 3))
+        elif r == 1:
+            m = ck.primitives.uv_sphere_mesh(rng.uniform(0.2, 0.6), 6, 10)
+            m = m.with_options(bv="obb")
+        elif r == 2:
+            m = ck.primitives.box_mesh([1.5, 0.05, 1.5])  # a thin plate
+            m = m.with_options(bv="sphere")
+        elif r == 3:
+            m = ck.Sphere(rng.uniform(0.2, 0.5))
+        else:
+            m = ck.primitives.uv_sphere_mesh(0.3, 5, 8)
+        out.append(m)
+    return out
+
+
+def _random_pose(rng: np.random.Generator, spread: float) -> np.ndarray:
+    q = rng.normal(size=4)
+    q /= np.linalg.norm(q)
+    w, x, y, z = q
+    T = np.eye(4)
+    T[:3, :3] = [
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ]
+    T[:3, 3] = rng.uniform(-spread, spread, 3)
+    return T
+
+
+def _fresh(w: ck.World) -> ck.World:
+    """The same objects, poses and filters, nothing computed yet."""
+    f = ck.World(broadphase="brute")
+    for name, T in zip(w.names, w.poses, strict=True):
+        f.add(name, w.shape(name), T)
+    f.set_exclusion_matrix(w.exclusion_matrix())
+    for name in w.names:
+        s = w._slot(name)
+        f.set_filter(name, group=int(w._group[s]), mask=int(w._mask[s]))
+    return f
+
+
+@pytest.mark.parametrize("bp", BROADPHASES)
+def test_moves_match_a_fresh_world(bp):
+    rng = np.random.default_rng(7)
+    w = ck.World(broadphase=bp)
+    shapes = _shapes(rng, 30)
+    for k, s in enumerate(shapes):
+        w.add(f"o{k}", s, _random_pose(rng, 2.0))
+    w.exclude("o0", "o1")
+    w.set_filter("o7", group=2, mask=2)  # o7 meets only group-2 objects: none
+    w.colliding_pairs()
+    checked = 0
+    for step in range(80):
+        kind = rng.integers(10)
+        if kind == 0 and len(w) > 20:  # structural changes forget everything
+            w.remove(w.names[int(rng.integers(len(w)))])
+        elif kind == 1:
+            name = f"n{step}"
+            w.add(name, shapes[int(rng.integers(len(shapes)))], _random_pose(rng, 2.0))
+        elif kind == 2:  # many at once: beyond what the World keeps results for
+            w.set_poses(np.stack([_random_pose(rng, 2.0) for _ in range(len(w))]))
+        else:
+            for i in rng.choice(len(w), int(rng.integers(1, 4)), replace=False).tolist():
+                T = w.pose(w.names[i])
+                T[:3, 3] += rng.normal(0.0, 0.4, 3)
+                w.set_pose(w.names[i], T)
+        ref = _fresh(w)
+        expect = set(ref.colliding_pairs().names)
+        q = int(rng.integers(3))
+        if q == 0:
+            assert set(w.candidate_pairs().names) == set(ref.candidate_pairs().names)
+            assert set(w.colliding_pairs().names) == expect
+        elif q == 1:
+            first = w.first_colliding_pair()
+            assert (first is None) == (not expect)
+            assert first is None or first in expect
+        else:
+            first = w.first_colliding_pair()  # then the full answer, from what it left
+            assert set(w.colliding_pairs().names) == expect
+            assert (first is None) == (not expect)
+        checked += bool(expect)
+    assert checked > 10  # the sequence did visit colliding states
+
+
+def test_first_colliding_pair_edges():
+    box = ck.primitives.box_mesh([1, 1, 1])
+    w = ck.World()
+    assert w.first_colliding_pair() is None  # empty
+    w.add("a", box)
+    assert w.first_colliding_pair() is None  # one object
+    w.add("b", box, ck.translation([1.0, 0, 0]))  # touching faces collide
+    assert w.first_colliding_pair() == ("a", "b")
+    w.set_pose("b", ck.translation([1.0 + 1e-9, 0, 0]))  # a gap of 1e-9: apart
+    assert w.first_colliding_pair() is None
+    assert w.colliding_pairs().names == []  # settled by the search
+    w.set_pose("b", ck.translation([0.5, 0, 0]))
+    assert w.first_colliding_pair() == ("a", "b")
+    w.exclude("a", "b")
+    assert w.first_colliding_pair() is None
+
+
+def test_witness_is_dropped_when_its_object_moves():
+    box = ck.primitives.box_mesh([1, 1, 1])
+    w = ck.World()
+    w.add("a", box)
+    w.add("b", box, ck.translation([0.5, 0, 0]))
+    w.add("c", box, ck.translation([10.0, 0, 0]))
+    assert w.first_colliding_pair() == ("a", "b")
+    w.set_pose("c", ck.translation([20.0, 0, 0]))  # an unrelated move keeps the pair
+    assert w.first_colliding_pair() == ("a", "b")
+    w.set_pose("b", ck.translation([5.0, 0, 0]))  # the pair's object moves away
+    assert w.first_colliding_pair() is None
+    w.set_pose("c", ck.translation([5.5, 0, 0]))  # a new pair appears among moved ones
+    assert w.first_colliding_pair() == ("b", "c")
+    w.remove("a")  # indices shift: the pair keeps its names
+    assert w.first_colliding_pair() == ("b", "c")
+
+
+def test_bad_pose_leaves_results_valid():
+    box = ck.primitives.box_mesh([1, 1, 1])
+    w = ck.World()
+    w.add("a", box)
+    w.add("b", box, ck.translation([0.5, 0, 0]))
+    assert w.colliding_pairs().names == [("a", "b")]
+    bad = np.eye(4)
+    bad[0, 0] = np.nan
+    with pytest.raises(ck.InvalidPoseError):
+        w.set_pose("b", bad)
+    assert w.colliding_pairs().names == [("a", "b")]
+    assert w.first_colliding_pair() == ("a", "b")
+
+
+# -- the trimesh drop-in's booleans stop at the first hit: same answers as the names form ----
+
+
+def _manager(rng: np.random.Generator, n: int, spread: float) -> CollisionManager:
+    m = CollisionManager()
+    meshes = [trimesh.creation.box([0.6, 0.4, 0.5]), trimesh.creation.icosphere(1, 0.35), trimesh.creation.annulus(0.2, 0.4, 0.2)]
+    for k in range(n):
+        m.add_object(f"m{k}", meshes[k % 3], _random_pose(rng, spread))
+    return m
+
+
+@pytest.mark.parametrize("spread", [0.8, 1.6, 4.0])
+def test_drop_in_booleans_match_names(spread):
+    rng = np.random.default_rng(int(spread * 10))
+    a, b = _manager(rng, 12, spread), _manager(rng, 9, spread)
+    probe = trimesh.creation.icosphere(1, 0.3)
+    for _ in range(25):
+        name = f"m{int(rng.integers(12))}"
+        a.set_transform(name, _random_pose(rng, spread))
+        got, names = a.in_collision_internal(), a.in_collision_internal(return_names=True)[1]
+        assert got == bool(names)
+        assert a.in_collision_other(b) == bool(a.in_collision_other(b, return_names=True)[1])
+        T = _random_pose(rng, spread)
+        assert a.in_collision_single(probe, T) == bool(a.in_collision_single(probe, T, return_names=True)[1])
+
+
+def test_drop_in_booleans_see_containment():
+    """Surfaces apart, one closed mesh inside the other: the booleans find it too."""
+    big, small = trimesh.creation.icosphere(2, 1.0), trimesh.creation.icosphere(1, 0.2)
+    m = CollisionManager()
+    m.add_object("big", big)
+    m.add_object("small", small)
+    assert m.in_collision_internal() is True
+    assert m.in_collision_single(small) is True
+    other = CollisionManager()
+    other.add_object("inner", small)
+    assert m.in_collision_other(other) is True and other.in_collision_other(m) is True
+    m.set_transform("small", trimesh.transformations.translation_matrix([3.0, 0, 0]))
+    assert m.in_collision_internal() is False
+    assert CollisionManager().in_collision_other(m) is False
+    assert as_mesh(big) is as_mesh(big)  # one conversion per mesh (shared trees)
+
+
+@pytest.mark.parametrize("bp", BROADPHASES)
+def test_moved_objects_meeting_each_other(bp):
+    """Pairs of two moved objects (each found once, from the lower index) and a moved
+    object's pairs with unmoved ones."""
+    box = ck.primitives.box_mesh([1, 1, 1])
+    w = ck.World(broadphase=bp)
+    for k in range(8):
+        w.add(f"b{k}", box, ck.translation([3.0 * k, 0, 0]))
+    assert w.colliding_pairs().names == []
+    w.set_pose("b3", ck.translation([30.0, 0, 0]))
+    w.set_pose("b4", ck.translation([30.5, 0, 0]))  # b3, b4 moved onto each other
+    assert w.candidate_pairs().names == [("b3", "b4")]
+    assert w.colliding_pairs().names == [("b3", "b4")]
+    w.set_pose("b4", ck.translation([0.5, 0, 0]))  # onto unmoved b0; b3 and b4 part
+    w.set_pose("b5", ck.translation([30.2, 0, 0]))  # onto b3 (moved earlier)
+    assert w.first_colliding_pair() in {("b0", "b4"), ("b3", "b5")}
+    assert w.colliding_pairs().names == [("b0", "b4"), ("b3", "b5")]
