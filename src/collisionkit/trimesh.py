@@ -85,6 +85,7 @@ from numpy.typing import NDArray
 
 from .constants import POSE_RIGIDITY_TOL
 from .geometry.mesh import Mesh
+from .kernels.broadphase.common import box_pairs_across
 from .query.classify import classify
 from .query.contact_geometry import contact_geometry
 from .query.distance import distance as ck_distance
@@ -544,7 +545,7 @@ class CollisionManager:
         self._count = 0
         self._cached: tuple[list[ManagedObject], NDArray[np.float64]] | None = None
         self._cached_arrays: tuple | None = None
-        self._cached_poses: NDArray[np.float64] | None = None
+        self._cached_poses: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
         # the conversions the objects use: id of a trimesh mesh -> [its conversion, objects using
         # it, the id] (instances of one mesh share one tree; dropped with its last object), and per
         # World key the record its object counts in
@@ -697,11 +698,13 @@ class CollisionManager:
             self._cached_arrays = ([o.mesh for o in objs], self._world.poses, self._world._spheres())
         return self._cached_arrays
 
-    def _poses(self) -> NDArray[np.float64]:
-        """(N, 4, 4) poses in the World's order, writable: a (4, 4) row of it takes the
-        per-call kernels' path (``ManagedObject.transform`` is read-only)."""
+    def _flat(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Poses (N, 4, 4) and world boxes' lo, hi (N, 3) in the World's order, contiguous and
+        writable as the kernels take them (a (4, 4) row takes the per-call path of
+        ``intersects``; ``ManagedObject.transform`` is read-only)."""
         if self._cached_poses is None:  # PERF: kept until an object is added, removed or moved
-            self._cached_poses = self._world.poses
+            _, boxes = self._entries()
+            self._cached_poses = (self._world.poses, np.ascontiguousarray(boxes[:, 0]), np.ascontiguousarray(boxes[:, 1]))
         return self._cached_poses
 
     @staticmethod
@@ -732,7 +735,8 @@ class CollisionManager:
         if not objs:
             return []
         box = _world_box(m, T[None])[0] if box is None else box[0]
-        near = np.flatnonzero(_overlap(boxes[:, 0], boxes[:, 1], box[0], box[1]))
+        flat, lo, hi = self._flat()
+        near = box_pairs_across(lo, hi, box[:1].copy(), box[1:].copy(), 0, lo.shape[0])[:, 0]
         if not near.size:
             return []
         # PERF: one batched call per distinct object mesh (instances share one; the registry's
@@ -744,7 +748,7 @@ class CollisionManager:
         for idx in groups.values():
             o = objs[idx[0]]
             if len(idx) == 1:
-                hit = np.array([bool(intersects(o.mesh, m, o.transform, T))])
+                hit = np.array([bool(intersects(o.mesh, m, flat[idx[0]], T))])
             else:
                 poses = np.stack([objs[i].transform for i in idx])
                 hit = np.asarray(intersects(o.mesh, m, poses, T), bool)
@@ -760,8 +764,8 @@ class CollisionManager:
         if not objs:
             return False
         box = _world_box(m, T[None])[0]
-        near = np.flatnonzero(_overlap(boxes[:, 0], boxes[:, 1], box[0], box[1])).tolist()
-        poses = self._poses()
+        poses, lo, hi = self._flat()
+        near = box_pairs_across(lo, hi, box[:1].copy(), box[1:].copy(), 0, lo.shape[0])[:, 0].tolist()
         for i in near:
             if intersects(objs[i].mesh, m, poses[i], T):
                 return True
@@ -778,16 +782,16 @@ class CollisionManager:
         objs_b, boxes_b = other._entries()
         if not objs_a or not objs_b:
             return False
-        lo_b, hi_b = boxes_b[None, :, 0], boxes_b[None, :, 1]
-        poses_a, poses_b = self._poses(), other._poses()
+        poses_a, lo_a, hi_a = self._flat()
+        poses_b, lo_b, hi_b = other._flat()
         found_a, found_b = [], []
         # PERF: box tests in blocks of rows that grow (2, 8, 32, ...): a first hit is found
-        # without testing every pair of boxes, a miss costs the same broadcast as before
+        # without testing every pair of boxes
         r0, step = 0, 2
         while r0 < len(objs_a):
             r1 = min(r0 + step, len(objs_a))
-            ia, jb = np.nonzero(_overlap(boxes_a[r0:r1, None, 0], boxes_a[r0:r1, None, 1], lo_b, hi_b))
-            ia += r0
+            rows = box_pairs_across(lo_a, hi_a, lo_b, hi_b, r0, r1)
+            ia, jb = rows[:, 0], rows[:, 1]
             for i, j in zip(ia.tolist(), jb.tolist(), strict=True):
                 if intersects(objs_a[i].mesh, objs_b[j].mesh, poses_a[i], poses_b[j]):
                     return True
@@ -808,9 +812,10 @@ class CollisionManager:
         out: list[tuple[int, int]] = []
         if not objs_a or not objs_b:
             return out
-        lo_a, hi_a = boxes_a[:, None, 0], boxes_a[:, None, 1]
-        lo_b, hi_b = boxes_b[None, :, 0], boxes_b[None, :, 1]
-        ia, jb = np.nonzero(_overlap(lo_a, hi_a, lo_b, hi_b))
+        poses_a, lo_a, hi_a = self._flat()
+        poses_b, lo_b, hi_b = other._flat()
+        rows = box_pairs_across(lo_a, hi_a, lo_b, hi_b, 0, lo_a.shape[0])
+        ia, jb = rows[:, 0], rows[:, 1]
         if not ia.size:
             return out
         # PERF: one batched call per pair of distinct meshes (instances share one), as _single_hits
@@ -824,7 +829,7 @@ class CollisionManager:
         for s0, s1 in zip(starts.tolist(), [*starts[1:].tolist(), ia.size], strict=True):
             a, b = objs_a[int(ia[s0])].mesh, objs_b[int(jb[s0])].mesh
             if s1 - s0 == 1:
-                hit[s0] = bool(intersects(a, b, objs_a[int(ia[s0])].transform, objs_b[int(jb[s0])].transform))
+                hit[s0] = bool(intersects(a, b, poses_a[int(ia[s0])], poses_b[int(jb[s0])]))
             else:
                 Ta = np.stack([objs_a[i].transform for i in ia[s0:s1].tolist()])
                 Tb = np.stack([objs_b[j].transform for j in jb[s0:s1].tolist()])

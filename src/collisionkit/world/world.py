@@ -52,6 +52,9 @@ _EMPTY = np.empty(0, _I64)
 _check_margin = nonnegative_length("margin")
 #: pose changes of at most this fraction of the objects keep the last results (``World._moved``)
 WORLD_INCREMENTAL_MOVED = 0.25
+#: ... and the candidates are kept while (moved objects) x (objects) is at most this many box
+#: tests (~0.1 ms; a broad phase's own update and sweep cost about that on 100k objects)
+WORLD_INCREMENTAL_TESTS = 1 << 16
 #: ``first_colliding_pair`` tests the candidate rows in blocks of this many, then 8x more each,
 WORLD_FIRST_ROWS = 16
 #: ... after this many rows tested one per-call ``intersects`` each
@@ -351,9 +354,11 @@ class World:
     def _moved(self, slots: Iterable[int] | NDArray[np.int64]) -> None:
         """Poses of ``slots`` changed: keep the last results, with the slots moved since
         (while few moved: re-testing more than a fraction of the pairs saves nothing)."""
-        limit = max(1, int(len(self) * WORLD_INCREMENTAL_MOVED))
+        n = len(self)
+        limit = max(1, int(n * WORLD_INCREMENTAL_MOVED))
         moved = slots.tolist() if isinstance(slots, np.ndarray) else slots
-        self._cand_was = _since(self._cand, self._cand_was, moved, limit)
+        # the candidates: each moved box is tested against every box, so fewer in a large world
+        self._cand_was = _since(self._cand, self._cand_was, moved, max(1, min(limit, WORLD_INCREMENTAL_TESTS // max(n, 1))))
         self._coll_was = _since(self._coll, self._coll_was, moved, limit)
         self._cand = self._coll = None
         if self._witness is not None and not self._witness_moved and not self._witness_kept(moved):
@@ -707,7 +712,12 @@ class World:
         return w
 
     def broadphase_stats(self) -> dict:
-        """What the broad phase did on the last frame (swaps, relinks, entries...)."""
+        """What the broad phase did on the last frame (swaps, relinks, entries...).
+
+        The broad phase is brought up to the current poses first: after a small move the
+        World finds the candidates without it (``pairs_after_moves``), and its update
+        then happens here or at the next full search."""
+        self._update_broadphase()
         return self._bp.describe()
 
     def _allowed(self, ii: NDArray[np.int64], jj: NDArray[np.int64]) -> NDArray[np.bool_]:

@@ -19,7 +19,9 @@ from ..core.jit import njit_internal
 from ..core.linalg import POSE_OK, pose_error
 
 
-@njit_internal(nogil=True)
+# PERF: inlined: called per pair in the broad phases' inner loops, a call costs ~20 ns against
+# ~1 ns for the six comparisons (brute force on 2,000 boxes: 47 -> 8.3 ms; octree 1.31 -> 1.0 ms)
+@njit_internal(nogil=True, inline="always")
 def boxes_overlap_slots(lo, hi, a, b):
     """Closed-interval overlap of the boxes of slots a and b on all three axes."""
     return (
@@ -206,3 +208,33 @@ def pairs_after_moves(prev, moved, lo, hi, slots, group, mask, excluded):
         out[r, 0] = key // n
         out[r, 1] = key % n
     return out
+
+
+@njit(cache=True, nogil=True)
+def box_pairs_across(lo_a, hi_a, lo_b, hi_b, r0, r1):
+    """(i, j) of every pair of overlapping boxes, i in rows r0..r1-1 of the (Na, 3) boxes
+    ``lo_a``/``hi_a``, j any of the (Nb, 3) ``lo_b``/``hi_b``; the same closed comparison as
+    the broad phases. Rows in order of i, then j: (K, 2) int64 (grown by doubling, so the
+    memory follows the answer, not Na x Nb)."""
+    out = np.empty((16, 2), np.int64)
+    k = 0
+    for i in range(r0, r1):
+        for j in range(lo_b.shape[0]):
+            # PERF: written out (boxes_overlap_slots reads one pair of arrays): a call of a helper
+            # taking the four arrays cost ~45 ns a pair
+            if (
+                lo_a[i, 0] <= hi_b[j, 0]
+                and lo_b[j, 0] <= hi_a[i, 0]
+                and lo_a[i, 1] <= hi_b[j, 1]
+                and lo_b[j, 1] <= hi_a[i, 1]
+                and lo_a[i, 2] <= hi_b[j, 2]
+                and lo_b[j, 2] <= hi_a[i, 2]
+            ):
+                if k == out.shape[0]:
+                    grown = np.empty((2 * k, 2), np.int64)
+                    grown[:k] = out
+                    out = grown
+                out[k, 0] = i
+                out[k, 1] = j
+                k += 1
+    return out[:k]
