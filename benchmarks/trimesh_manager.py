@@ -403,7 +403,11 @@ def run_scene(title: str, parts, queries: list[str], repeats: int, probe_poses: 
             # the scene's even objects in one manager, its odd ones in another (built untimed)
             fa, fb = build(parts[0::2], tc.CollisionManager), build(parts[1::2], tc.CollisionManager)
             ca, cb = build(parts[0::2], ckt.CollisionManager), build(parts[1::2], ckt.CollisionManager)
-            call = {m: (lambda m=m, o=o, q=q: getattr(m, q)(o, return_names=True)) for m, o in ((fa, fb), (ca, cb))}
+            # one object of the first manager moved before each call, as the internal queries
+            call = {
+                m: (lambda m=m, o=o, q=q, T=T: (m.set_transform(n0, T), getattr(m, q)(o, return_names=True))[1])
+                for m, o, T in ((fa, fb, T0), (ca, cb, ca._objs[n0].transform))
+            }  # fmt: skip
             tf, fres = timed(call[fa], repeats)
             tk, kres = timed(call[ca], repeats)
             if q == "in_collision_other":
@@ -436,8 +440,9 @@ def run_scene(title: str, parts, queries: list[str], repeats: int, probe_poses: 
         elif q == "in_collision_other bool":
             fa, fb_ = build(parts[0::2], tc.CollisionManager), build(parts[1::2], tc.CollisionManager)
             ca, cb = build(parts[0::2], ckt.CollisionManager), build(parts[1::2], ckt.CollisionManager)
-            tf, fb = timed_calls(lambda: fa.in_collision_other(fb_), repeats, 200)  # noqa: B023
-            tk, kb = timed_calls(lambda: ca.in_collision_other(cb), repeats, 200)  # noqa: B023
+            Tk = ca._objs[n0].transform
+            tf, fb = timed_calls(lambda: (fa.set_transform(n0, T0), fa.in_collision_other(fb_))[1], repeats, 200)  # noqa: B023
+            tk, kb = timed_calls(lambda: (ca.set_transform(n0, Tk), ca.in_collision_other(cb))[1], repeats, 200)  # noqa: B023
             ref = referee_bool(kb, fb, ca.in_collision_other(cb, return_names=True)[1], fa.in_collision_other(fb_, return_names=True)[1], ca, cb)
             answer = f"{kb} (FCL {fb})"
         elif q == "min_distance_internal":
@@ -596,11 +601,13 @@ def write(rows: list[dict], out: Path, argv: list[str], repeats: int, mc: dict) 
         "",
         "* `bool` rows: the default call form (no names, no data), which both managers answer at the first colliding "
         "pair they meet; calls of microseconds are timed in loops of 200.",
-        "* The internal queries are timed after one `set_transform` (to the same pose) in each call, which both "
-        "managers take as a move: FCL updates its tree and recomputes the query; the World keeps the results of "
-        "pairs without a moved object and re-tests the moved object's pairs (a pair found colliding whose objects "
-        "did not move answers a boolean at once). The `every object moved` rows set every object's transform in "
-        "each timed call (both managers), so the World recomputes everything.",
+        "* The internal and `_other` queries are timed after one `set_transform` (to the same pose) of the "
+        "scene's first object in each call, which both managers take as a move: FCL updates its tree and "
+        "recomputes the query; collisionkit keeps what holds for pairs without a moved object (the World's "
+        "candidate and colliding pairs, each pair's depth and containment by pair of objects) and measures the "
+        "moved object's pairs again (a pair found colliding whose objects did not move answers a boolean at "
+        "once). The `every object moved` rows set every object's transform in each timed call (both managers), "
+        "so everything is recomputed.",
         "* `min_distance_*` with overlaps (default, `depth=\"lower\"`): collisionkit returns minus the deepest pair's depth: "
         "exact for two convex meshes, else the certified lower end of its bracket (the deepest vertex of either mesh "
         "inside the other, the face centroids too when no vertex is: `depth_lower` of `penetration(method=\"bounds\")`), refereed against an independent brute "

@@ -216,3 +216,69 @@ def test_moved_objects_meeting_each_other(bp):
     w.set_pose("b5", ck.translation([30.2, 0, 0]))  # onto b3 (moved earlier)
     assert w.first_colliding_pair() in {("b0", "b4"), ("b3", "b5")}
     assert w.colliding_pairs().names == [("b0", "b4"), ("b3", "b5")]
+
+
+def _fresh_manager(m: CollisionManager) -> CollisionManager:
+    f = CollisionManager(depth=m._depth_mode)
+    for name, o in m._objs.items():
+        f.add_object(name, o.mesh)
+        f.set_transform(name, o.transform)  # float64 as stored (add_object rounds to float32)
+    return f
+
+
+@pytest.mark.parametrize("depth", ["lower", "bounds"])
+def test_drop_in_answers_after_moves_match_a_fresh_manager(depth):
+    """Depths and containment kept by pair of objects (a moved object is a new one): after
+    any sequence of moves every answer equals a manager built at the same poses."""
+    rng = np.random.default_rng(11)
+    m = CollisionManager(depth=depth)
+    meshes = [trimesh.creation.box([0.8, 0.6, 0.5]), trimesh.creation.icosphere(1, 0.45), trimesh.creation.annulus(0.2, 0.45, 0.3)]
+    for k in range(9):
+        m.add_object(f"m{k}", meshes[k % 3], _random_pose(rng, 0.9))
+    other = _manager(rng, 5, 0.9)
+    overlapping = 0
+    for _ in range(12):
+        for name in rng.choice(9, int(rng.integers(1, 3)), replace=False).tolist():
+            m.set_transform(f"m{name}", _random_pose(rng, 0.9))
+        f = _fresh_manager(m)
+        got, want = m.min_distance_internal(return_names=True), f.min_distance_internal(return_names=True)
+        assert got[0] == want[0] and got[1] == want[1]
+        assert m.in_collision_internal(return_names=True) == f.in_collision_internal(return_names=True)
+        assert m.min_distance_other(other, return_names=True) == f.min_distance_other(other, return_names=True)
+        assert m.in_collision_other(other, return_names=True) == f.in_collision_other(other, return_names=True)
+        assert m.in_collision_other(other) == f.in_collision_other(other)
+        other.set_transform(f"m{int(rng.integers(5))}", _random_pose(rng, 0.9))  # the other side moves too
+        assert m.in_collision_other(other) == f.in_collision_other(other)
+        assert m.in_collision_other(other, return_names=True) == f.in_collision_other(other, return_names=True)
+        overlapping += got[0] < 0
+    assert overlapping >= 3
+
+
+def test_drop_in_memo_follows_a_pair_moved_back_and_forth():
+    big, small = trimesh.creation.icosphere(2, 1.0), trimesh.creation.box([0.4, 0.4, 0.4])
+    m = CollisionManager()
+    m.add_object("big", big)
+    m.add_object("box", small)
+    m.set_transform("box", trimesh.transformations.translation_matrix([0.95, 0, 0]))  # float64 kept
+    first = m.min_distance_internal()
+    assert first < 0
+    m.set_transform("box", trimesh.transformations.translation_matrix([0.5, 0, 0]))  # inside, surfaces apart
+    assert m.in_collision_internal(return_names=True) == (True, {("big", "box")})
+    inside = m.min_distance_internal()
+    assert inside < first  # deeper inside
+    m.set_transform("box", trimesh.transformations.translation_matrix([3.0, 0, 0]))
+    assert m.in_collision_internal() is False and m.min_distance_internal() > 0
+    m.set_transform("box", trimesh.transformations.translation_matrix([0.95, 0, 0]))
+    assert m.min_distance_internal() == first
+
+
+def test_drop_in_containment_follows_moves():
+    """Boxes nested in both poses: inside the solid, then in its box's corner outside it."""
+    m = CollisionManager()
+    m.add_object("big", trimesh.creation.icosphere(3, 1.0))
+    m.add_object("bit", trimesh.creation.box([0.1, 0.1, 0.1]))
+    m.set_transform("bit", trimesh.transformations.translation_matrix([0.3, 0, 0]))
+    assert m.in_collision_internal() is True and m.in_collision_internal(return_names=True)[1] == {("big", "bit")}
+    m.set_transform("bit", trimesh.transformations.translation_matrix([0.8, 0.8, 0.8]))  # |corner| > 1
+    assert m.in_collision_internal(return_names=True) == (False, set())
+    assert m.min_distance_internal() > 0

@@ -370,7 +370,7 @@ class World:
 
     def _moved_mask(self, was: tuple[NDArray[np.int64], set[int]]) -> NDArray[np.bool_]:
         """(n,) bool by insertion index: moved since ``was``'s rows were computed."""
-        _ = self._order  # NOTE: brings the ranks up to date
+        self._order  # noqa: B018 - brings the ranks up to date
         mask = np.zeros(len(self), np.bool_)
         mask[self._rank[np.fromiter(was[1], _I64, len(was[1]))]] = True
         return mask
@@ -985,7 +985,7 @@ class World:
                 if not intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]):
                     self._witness = None
             if self._witness is not None:
-                _ = self._order  # NOTE: brings the ranks up to date
+                self._order  # noqa: B018 - brings the ranks up to date
                 i, j = int(self._rank[si]), int(self._rank[sj])
                 return (i, j) if i < j else (j, i)
         was = self._coll_was
