@@ -559,6 +559,7 @@ class CollisionManager:
         self._hits_other: dict[tuple[ManagedObject, ManagedObject], bool] = {}  # pairs across managers
         self._apart_other: set[tuple[ManagedObject, ManagedObject]] = set()  # ... whose surfaces do not meet
         self._cached_poses: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
+        self._pending: dict[str, ManagedObject] = {}  # World key -> object moved since the caches were built
         # the conversions the objects use: id of a trimesh mesh -> [its conversion, objects using
         # it, the id] (instances of one mesh share one tree; dropped with its last object), and per
         # World key the record its object counts in
@@ -614,7 +615,7 @@ class CollisionManager:
         key = f"o{self._count}"
         self._world.add(key, m, T)  # validates the pose before anything changes
         self._count += 1
-        self._cached = self._cached_arrays = self._cached_poses = None
+        self._forget_cached()
         try:
             if replacing:
                 self._drop(name)
@@ -641,7 +642,7 @@ class CollisionManager:
             if self._key.get(name) == key:
                 del self._key[name]
                 del self._objs[name]
-        self._cached = self._cached_arrays = self._cached_poses = None
+        self._forget_cached()
 
     def _mesh_for(self, mesh: Any) -> tuple[Mesh, list | None]:
         """The conversion of ``mesh`` and the record its object will count in (None for a
@@ -661,7 +662,7 @@ class CollisionManager:
     def _drop(self, name: Hashable) -> None:
         key = self._key.pop(name)
         self._world.remove(key)
-        self._cached = self._cached_arrays = self._cached_poses = None
+        self._forget_cached()
         del self._name[key]
         del self._objs[name]
         use = self._uses.pop(key, None)
@@ -695,10 +696,23 @@ class CollisionManager:
         w.set_pose(key, T)
         T.flags.writeable = False
         obj = self._objs[name] = ManagedObject(name, self._objs[name].mesh, T)
-        # PERF: the object's rows of the cached arrays updated in place (rebuilding them cost
-        # ~20 us on 400 objects, a boolean query after one move ~10 us)
+        # PERF: the object's rows of the cached arrays are updated when next read (rebuilding
+        # them cost ~20 us on 400 objects, a boolean query after one move ~10 us); many moves
+        # between two queries rebuild them instead
         self._cached_arrays = None
         if self._cached is not None or self._cached_poses is not None:
+            self._pending[key] = obj
+            if len(self._pending) > max(8, len(self._objs) // 4):
+                self._forget_cached()
+
+    def _forget_cached(self) -> None:
+        self._cached = self._cached_arrays = self._cached_poses = None
+        self._pending.clear()
+
+    def _apply_pending(self) -> None:
+        """The rows of objects moved since the cached arrays were built, updated in place."""
+        w = self._world
+        for key, obj in self._pending.items():
             i, s = w.index(key), w._slot(key)
             if self._cached is not None:
                 objs, boxes = self._cached
@@ -707,14 +721,17 @@ class CollisionManager:
                 boxes[i, 1] = w._hi[s]
             if self._cached_poses is not None:
                 poses, lo, hi = self._cached_poses
-                poses[i] = T
+                poses[i] = obj.transform
                 lo[i] = w._lo[s]
                 hi[i] = w._hi[s]
+        self._pending.clear()
 
     # -- internal helpers ------------------------------------------------------------------
     def _entries(self) -> tuple[list[ManagedObject], NDArray[np.float64]]:
         """Objects in the World's order and their world boxes (N, 2, 3)."""
-        if self._cached is None:  # PERF: kept until an object is added, removed or moved
+        if self._pending:
+            self._apply_pending()
+        if self._cached is None:  # PERF: kept until an object is added or removed (moves: _pending)
             objs = [self._objs[self._name[k]] for k in self._world.names]
             self._cached = (objs, self._world.boxes() if objs else np.empty((0, 2, 3)))
         return self._cached
@@ -730,7 +747,9 @@ class CollisionManager:
         """Poses (N, 4, 4) and world boxes' lo, hi (N, 3) in the World's order, contiguous and
         writable as the kernels take them (a (4, 4) row takes the per-call path of
         ``intersects``; ``ManagedObject.transform`` is read-only)."""
-        if self._cached_poses is None:  # PERF: kept until an object is added, removed or moved
+        if self._pending:
+            self._apply_pending()
+        if self._cached_poses is None:  # PERF: kept until an object is added or removed
             _, boxes = self._entries()
             self._cached_poses = (self._world.poses, np.ascontiguousarray(boxes[:, 0]), np.ascontiguousarray(boxes[:, 1]))
         return self._cached_poses
