@@ -52,6 +52,7 @@ QUERIES = sorted(registry.QUERY_OPTIONS) + ["contact_geometry"]
 METHODS = {
     "World.colliding_pairs": ck.World.colliding_pairs,
     "World.contacts": ck.World.contacts,
+    "World.first_colliding_pair": ck.World.first_colliding_pair,
     "Robot.check": ck.Robot.check,
     "Robot.check_detail": ck.Robot.check_detail,
 }
