@@ -96,6 +96,30 @@ def test_other_kinds_routed_to_none_are_only_slower(bv):
         assert routed == wrong == int(ck.intersects(a, b, None, T))
 
 
+@pytest.mark.parametrize(("bv", "box_trees"), [(None, True), ("auto", True), ("aabb", True), ("obb", True),
+                                               ("sphere", False), ("kdop14", False), ("rss", False)])  # fmt: skip
+def test_robot_checker_takes_the_box_tree_variant_on_box_trees(bv, box_trees):
+    """The checker's kernels get ``tri=None`` (the descent's box-tree variant, the one
+    ``intersects`` compiles) exactly when every pair it may traverse is on box trees; the
+    answers are the per-pair path's either way (tests/test_robot_checker.py)."""
+    import tempfile
+
+    from collisionkit.warmup import ARM_URDF
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "arm.urdf"
+        path.write_text(ARM_URDF)
+        robot = ck.Robot.load(path)
+    w = ck.World()
+    w.add("block", ck.primitives.box_mesh([0.1, 1.0, 1.0]), ck.translation([0.3, 0.0, 0.3]))
+    checker = robot.checker(w, self_collision=True, bv=bv)
+    assert (checker._tri is None) == box_trees
+    q = np.linspace(-1.5, 1.5, 40)[:, None]
+    got = checker.check(q)
+    assert got.any() and not got.all()  # the sweep meets the block for some configurations
+    assert [checker.check(x) for x in q] == got.tolist()
+
+
 _FIRST_QUERY = """
 import json, sys
 from numba.core import event

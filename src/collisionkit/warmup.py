@@ -140,6 +140,7 @@ def _strategies() -> None:
         intersects(a.with_options(build=build), b, None, poses[:2])
     refit(a, a.vertices * 1.01)
     _general_descent(a, b, T, poses)
+    _robot(bv="kdop14")  # the robot checker's general variant (other volume kinds)
 
 
 def _general_descent(a: Any, b: Any, T: np.ndarray, poses: np.ndarray) -> None:
@@ -199,7 +200,8 @@ ARM_URDF = """<robot name="warmup"><link name="base"><collision><geometry><box s
 <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>"""
 
 
-def _robot() -> None:
+def _robot(bv: str | None = None) -> None:
+    """The robot checker (``bv``: its volume kind option; None, the default, box trees)."""
     import tempfile
     from pathlib import Path
 
@@ -215,9 +217,9 @@ def _robot() -> None:
     w = World()
     w.add("wall", Box([0.1, 1.0, 1.0]), translation([0.3, 0.0, 0.3]))
     q = np.linspace(-1.5, 1.5, 4 * PARALLEL_MIN_POSES)[:, None]
-    robot.check(q[0], w)
+    robot.check(q[0], w, bv=bv)
     for threads in (1, None):
-        robot.check(q, w, self_collision=True, threads=threads)
+        robot.check(q, w, self_collision=True, threads=threads, bv=bv)
 
 
 #: Query groups, in the order they are started: the longest (distance) beside the

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..bvh import choose_volume, pair_volume, tree_for
-from ..constants import BV_KINDS, BV_OBB
+from ..constants import BV_KINDS, BV_OBB, DESCENT_BOX_KINDS, TRI_TEST_GUIGUE
 from ..geometry.mesh import Mesh
 from ..kernels.core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_TRI_OFF, META_WIDTH
 from ..kernels.core.linalg import first_bad_pose
@@ -43,8 +43,10 @@ _I64 = np.int64
 #: the per-call kernel without numba's per-call type dispatch (``query.batch.Pinned``): every
 #: argument is an array this module built (fixed dtypes, C-contiguous, writable) or an int,
 #: and q is checked to be a writable C-contiguous (dof,) float64 array before the call
-_CHECK_ONE = batch.Pinned(kernel.check_one)
-_CHECK_ONE_SWEEP = batch.Pinned(kernel.check_one_sweep)
+#: per-call entries, one per triangle-test argument type (``tri``: None on box trees, an int
+#: code otherwise): a Pinned keeps its first call's argument types
+_CHECK_ONE = (batch.Pinned(kernel.check_one), batch.Pinned(kernel.check_one))
+_CHECK_ONE_SWEEP = (batch.Pinned(kernel.check_one_sweep), batch.Pinned(kernel.check_one_sweep))
 #: checkers kept per robot (a cache entry holds its World alive: few of them)
 _CACHE_ENTRIES = 8
 #: configurations sampled (fixed seed) to order the kernel's pairs (``_order_pairs``); PERF:
@@ -259,6 +261,11 @@ class RobotChecker:
             self_rows[:, kernel.PAIR_KIND] = kind
             self_rows[:, kernel.PAIR_ROW] = len(checks) + np.arange(spairs.shape[0], dtype=_I64)
             pair_arr = np.concatenate([pair_arr, self_rows])
+        # PERF (issue 32, compile time): every pair on box trees (AABB, OBB, saabb) takes the
+        # descent's box-tree variant (``tri_test=None``, Guigue's test), the one ``intersects``
+        # compiles: a process checking a robot and asking ``intersects`` compiles one descent
+        kinds = set(pair_arr[:, kernel.PAIR_KIND].tolist()) | set(np.flatnonzero(need.any(axis=0)).tolist())
+        self._tri = None if kinds <= DESCENT_BOX_KINDS else TRI_TEST_GUIGUE
         pool, stack_rows = _pool(trees, pair_arr, self._sweep)
         vsrc, vmul, vdepth = _joint_sources(robot)
         parents, children, kinds, H = robot._chain
@@ -305,15 +312,17 @@ class RobotChecker:
         if 1 < pair_arr.shape[0] <= _ORDER_MAX_PAIRS:
             self._order_pairs()
 
-    def _found(self, found: NDArray[np.int64]) -> tuple:
-        """The sweep's extra argument (its CHECK_DETAIL hits) for ``self._kernels``."""
-        return (found,) if self._sweep else ()
+    def _tail(self, found: NDArray[np.int64]) -> tuple:
+        """The last arguments of ``self._kernels`` before the chunk count: the sweep's CHECK_DETAIL
+        hits (a sweeping checker), then the triangle test."""
+        return (found, self._tri) if self._sweep else (self._tri,)
 
     def _pack(self) -> None:
         """The kernel's arguments from the parts (``_pairs`` in the narrow phase's order)."""
         sweep = self._sweep
         self._kernels = (kernel.check_sweep_serial, kernel.check_sweep_parallel) if sweep else (kernel.check_serial, kernel.check_parallel)
-        self._one = _CHECK_ONE_SWEEP if sweep else _CHECK_ONE  # a Pinned (its .call is set on first use)
+        # a Pinned (its .call is set on first use)
+        self._one = (_CHECK_ONE_SWEEP if sweep else _CHECK_ONE)[self._tri is not None]
         ib = np.concatenate([self._ib_head, self._pairs.ravel(), self._meta, self._ib_sweep])
         self._args = (self._fb, self._wb, np.ascontiguousarray(ib, dtype=_I64), self._topo)
 
@@ -345,7 +354,7 @@ class RobotChecker:
         work = np.zeros(self._pairs.shape[0], _I64)
         fb, wb, ib, topo = self._args  # the listed pairs only (check_serial): the sweep's come after them
         kernel.check_serial(Q, fb, wb, ib, topo, _I64(kernel.CHECK_DETAIL), np.zeros(n, np.int8), detail, work,
-                            np.zeros(0, _I64), _I64(1))  # fmt: skip
+                            np.zeros(0, _I64), self._tri, _I64(1))  # fmt: skip
         hits = detail[self._pairs[:, kernel.PAIR_ROW]].sum(axis=1)
         # a descent call costs about as much as a few node pairs besides its own work
         rate = hits / (work + 4.0 * hits + 1.0)
@@ -388,7 +397,7 @@ class RobotChecker:
                 return self._batch(qa, kernel.CHECK_ANY, threads)[0]
         if threads is not None:
             batch.thread_count(threads)  # validated, though one configuration runs serially
-        r = self._one.call(qa, *self._args)
+        r = self._one.call(qa, *self._args, self._tri)
         if r < 0:
             raise _non_finite(qa, "q")
         if r == 0 and self._external:
@@ -421,7 +430,7 @@ class RobotChecker:
         out = np.zeros(n, np.int8)
         shared = np.array([n, 0, 0] if p.parallel else [n], dtype=_I64)  # [first, cursor, the sweep's cursor]
         batch.launch(p, *self._kernels, Q, *self._args, _I64(kernel.CHECK_FIRST), out, _NO_DETAIL, _NO_WORK, shared,
-                     *self._found(_NO_FOUND))  # fmt: skip
+                     *self._tail(_NO_FOUND))  # fmt: skip
         hit = np.flatnonzero(out)
         first = int(hit[0]) if hit.size else n
         if self._external and first > 0:
@@ -451,7 +460,7 @@ class RobotChecker:
             found = np.zeros(1 + 3 * cap, _I64) if detail_mode and self._sweep else _NO_FOUND
             shared = np.zeros(3 if p.parallel else 0, _I64)  # [unused, cursor, the sweep's cursor]
             if n:
-                batch.launch(p, *self._kernels, Q, *self._args, _I64(mode), out, detail, _NO_WORK, shared, *self._found(found))
+                batch.launch(p, *self._kernels, Q, *self._args, _I64(mode), out, detail, _NO_WORK, shared, *self._tail(found))
             if found.shape[0] == 0 or found[0] <= cap:
                 break
             cap = int(found[0])  # PERF: rare (more self hits than 4 a configuration): one rerun

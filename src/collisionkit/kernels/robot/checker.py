@@ -43,7 +43,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...constants import BV_OBB, MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE, WORLD_BOX_SLACK
+from ...constants import BV_OBB, MODE_ANY, NO_BUDGET, WORLD_BOX_SLACK
 from ..broadphase.common import padded_box
 from ..core.atomics import fetch_add
 from ..core.jit import njit_internal
@@ -150,7 +150,7 @@ def _worker(
     base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
     local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
     topo, bv, tris, ids, meta, scale, stack_rows,
-    mode, out, detail, work, shared,
+    mode, out, detail, work, shared, tri,
 ):
     """Configurations of worker ``c``: claimed dynamically (``shared[1]`` a cursor, one worker
     a thread) when ``shared`` has two entries, else c, c + nchunks, ... (serial: one chunk).
@@ -172,7 +172,6 @@ def _worker(
     mode_any = np.int64(MODE_ANY)
     no_cap = np.int64(-1)
     budget = np.int64(NO_BUDGET)
-    tri_test = np.int64(TRI_TEST_GUIGUE)
     count_work = work.shape[0] == pairs.shape[0]
     k = c - nchunks
     while True:
@@ -217,7 +216,7 @@ def _worker(
             found, _ = collide_task(
                 topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_A], Ta,
                 topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_B], Tb,
-                pairs[p, PAIR_KIND], tri_test, mode_any, no_cap,
+                pairs[p, PAIR_KIND], tri, mode_any, no_cap,
                 keys, zero, zero, stack, one, budget, stats, zero,
             )  # fmt: skip
             if count_work:
@@ -239,7 +238,7 @@ def _sweep_worker(
     c, nchunks, Q,
     base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
     local, link_row, link_obb, topo, bv, tris, ids, meta, scale, stack_rows,
-    mode, out, shared, ib, found,
+    mode, out, shared, ib, found, tri,
 ):  # fmt: skip
     """The self pairs of a robot past the checker's link-count threshold (``ib``'s sweep
     section), after ``_worker`` answered the listed pairs: worker ``c``'s configurations
@@ -262,7 +261,7 @@ def _sweep_worker(
         if mode == CHECK_DETAIL or out[k] == 0:
             link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
             _link_boxes(local, link_row, poses, lbox)
-            if _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found):
+            if _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found, tri):
                 out[k] = 1
                 if mode == CHECK_FIRST and k < shared[0]:
                     shared[0] = k  # NOTE: a plain store; only ever a colliding index (as _worker's)
@@ -304,7 +303,7 @@ def pair_kind(link_kind, ra, rb):
 
 # LENGTH (~70 lines): one configuration's sweep and narrow phase share the caller's scratch.
 @njit_internal(nogil=True)
-def _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found):
+def _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found, tri):
     """The self pairs of configuration k without a pair list (issue 31 item 6): sort and
     sweep of the M link world boxes ``lbox`` (M, 6) on the axis along which their centres
     spread most, the two other axes compared per overlapping pair, each surviving pair
@@ -374,7 +373,7 @@ def _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta
             got, _ = collide_task(
                 topo, bv, tris, ids, meta, scale, link_tree[r1, kind], Ta,
                 topo, bv, tris, ids, meta, scale, link_tree[r2, kind], Tb,
-                kind, np.int64(TRI_TEST_GUIGUE), np.int64(MODE_ANY), np.int64(-1),
+                kind, tri, np.int64(MODE_ANY), np.int64(-1),
                 keys, zero, zero, stack, one, np.int64(NO_BUDGET), stats, zero,
             )  # fmt: skip
             if got > 0:
@@ -549,7 +548,7 @@ def _finite(Q):
 
 
 @njit(cache=True, nogil=True)
-def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared):
+def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri):
     """``_worker`` on the packed buffers."""
     (
         base, parents, children, kinds, H, vsrc, vmul, vdepth,
@@ -560,12 +559,12 @@ def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared):
         ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
         local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
         topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
-        mode, out, detail, work, shared,
+        mode, out, detail, work, shared, tri,
     )  # fmt: skip
 
 
 @njit_internal(nogil=True)
-def _run_sweep(c, nchunks, Q, fb, wb, ib, topo, mode, out, shared, found):
+def _run_sweep(c, nchunks, Q, fb, wb, ib, topo, mode, out, shared, found, tri):
     """``_sweep_worker`` on the packed buffers (after ``_run``: the listed pairs)."""
     (
         base, parents, children, kinds, H, vsrc, vmul, vdepth,
@@ -575,14 +574,14 @@ def _run_sweep(c, nchunks, Q, fb, wb, ib, topo, mode, out, shared, found):
         c, nchunks, Q,
         ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
         local, link_row, link_obb, topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
-        mode, out, shared, ib, found,
+        mode, out, shared, ib, found, tri,
     )  # fmt: skip
 
 
 # PERF: no nogil on the per-call entry (as kernels.traverse.descent.intersect_one): releasing
 # and retaking the GIL costs about 0.5 us.
 @njit(cache=True)
-def check_one(q, fb, wb, ib, topo):
+def check_one(q, fb, wb, ib, topo, tri):
     """One configuration q (dof,) against the packed checker (``fb``, ``wb``, ``ib``, ``topo``, built
     by ``robot/checker.py``): 1 (collides), 0 (free), -1 (q holds a non-finite value).
 
@@ -594,55 +593,55 @@ def check_one(q, fb, wb, ib, topo):
         return -1
     out = np.zeros(1, np.int8)
     none = np.zeros(0, np.int64)
-    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none)
+    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none, tri)
     return np.int64(out[0])
 
 
 @njit(cache=True)
-def check_one_sweep(q, fb, wb, ib, topo):
+def check_one_sweep(q, fb, wb, ib, topo, tri):
     """``check_one`` for a checker that sweeps its self pairs: the listed pairs, then the sweep."""
     Q = q.reshape((1, q.shape[0]))
     if not _finite(Q):
         return -1
     out = np.zeros(1, np.int8)
     none = np.zeros(0, np.int64)
-    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none)
+    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none, tri)
     if out[0] == 0:
-        _run_sweep(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, none, none)
+        _run_sweep(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, none, none, tri)
     return np.int64(out[0])
 
 
 @njit(cache=True, nogil=True)
-def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks):
+def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri, nchunks):
     """A batch Q (N, dof) on the calling thread: ``_worker``'s outputs for every configuration
     (``shared``: [n] for CHECK_FIRST, else empty)."""
     for c in range(nchunks):
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, nchunks):
+def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri, nchunks):
     """A batch over numba threads: ``nchunks`` workers (one a thread) claim configurations
     dynamically (``shared`` = [first colliding index or n, next configuration]): colliding
     configurations stop early and cost less, so static chunks would leave threads idle."""
     for c in prange(nchunks):
         # prange's index is unsigned: keep _run's one signature
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)
 
 
 @njit(cache=True, nogil=True)
-def check_sweep_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
+def check_sweep_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, tri, nchunks):
     """``check_serial`` for a checker that sweeps its self pairs: per chunk the listed pairs,
     then the sweep (``found``: its self hits in CHECK_DETAIL, else empty)."""
     for c in range(nchunks):
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
-        _run_sweep(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, shared, found)
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)
+        _run_sweep(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, shared, found, tri)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def check_sweep_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, nchunks):
+def check_sweep_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, found, tri, nchunks):
     """``check_parallel`` for a checker that sweeps: each worker claims configurations for the
     listed pairs (cursor ``shared[1]``), then for the sweep (cursor ``shared[2]``)."""
     for c in prange(nchunks):
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared)
-        _run_sweep(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, shared, found)
+        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)
+        _run_sweep(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, shared, found, tri)
