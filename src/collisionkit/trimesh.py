@@ -100,6 +100,7 @@ from .query.penetration import is_convex, penetration
 from .query.penetration_bounds import lower_bound
 from .world import World
 from .world.nearest import box_bounds, local_sphere, nearest, pair_measure
+from .world.records import rows_in
 
 __all__ = [
     "COLLISION_PER_PAIR_CAP", "MESH_CACHE_BYTES", "MESH_CACHE_ENTRIES", "CollisionManager", "ManagedObject", "scene_to_collision",
@@ -558,7 +559,7 @@ class CollisionManager:
         self._held: dict[tuple[ManagedObject, ManagedObject], bool] = {}  # one inside the other
         self._hits_other: dict[tuple[ManagedObject, ManagedObject], bool] = {}  # pairs across managers
         self._apart_other: set[tuple[ManagedObject, ManagedObject]] = set()  # ... whose surfaces do not meet
-        self._cached_poses: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
+        self._cached_flat: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
         self._pending: dict[str, ManagedObject] = {}  # World key -> object moved since the caches were built
         # the conversions the objects use: id of a trimesh mesh -> [its conversion, objects using
         # it, the id] (instances of one mesh share one tree; dropped with its last object), and per
@@ -700,13 +701,13 @@ class CollisionManager:
         # them cost ~20 us on 400 objects, a boolean query after one move ~10 us); many moves
         # between two queries rebuild them instead
         self._cached_arrays = None
-        if self._cached is not None or self._cached_poses is not None:
+        if self._cached is not None or self._cached_flat is not None:
             self._pending[key] = obj
             if len(self._pending) > max(8, len(self._objs) // 4):
                 self._forget_cached()
 
     def _forget_cached(self) -> None:
-        self._cached = self._cached_arrays = self._cached_poses = None
+        self._cached = self._cached_arrays = self._cached_flat = None
         self._pending.clear()
 
     def _apply_pending(self) -> None:
@@ -719,8 +720,8 @@ class CollisionManager:
                 objs[i] = obj
                 boxes[i, 0] = w._lo[s]
                 boxes[i, 1] = w._hi[s]
-            if self._cached_poses is not None:
-                poses, lo, hi = self._cached_poses
+            if self._cached_flat is not None:
+                poses, lo, hi = self._cached_flat
                 poses[i] = obj.transform
                 lo[i] = w._lo[s]
                 hi[i] = w._hi[s]
@@ -740,7 +741,7 @@ class CollisionManager:
         """Meshes, poses (N, 4, 4) and world bounding spheres in the World's order."""
         if self._cached_arrays is None:  # PERF: kept until an object is added, removed or moved
             objs, _ = self._entries()
-            self._cached_arrays = ([o.mesh for o in objs], self._world.poses, self._world._spheres())
+            self._cached_arrays = ([o.mesh for o in objs], self._flat()[0], self._world._spheres())
         return self._cached_arrays
 
     def _flat(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -749,10 +750,10 @@ class CollisionManager:
         ``intersects``; ``ManagedObject.transform`` is read-only)."""
         if self._pending:
             self._apply_pending()
-        if self._cached_poses is None:  # PERF: kept until an object is added or removed
+        if self._cached_flat is None:  # PERF: kept until an object is added or removed
             _, boxes = self._entries()
-            self._cached_poses = (self._world.poses, np.ascontiguousarray(boxes[:, 0]), np.ascontiguousarray(boxes[:, 1]))
-        return self._cached_poses
+            self._cached_flat = (self._world.poses, np.ascontiguousarray(boxes[:, 0]), np.ascontiguousarray(boxes[:, 1]))
+        return self._cached_flat
 
     @staticmethod
     def _probe_sphere(m: Mesh, T: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -769,10 +770,7 @@ class CollisionManager:
             # PERF: the candidates that are not hits by their sorted keys (a Python set of pairs
             # cost ~0.2 ms on 400 objects)
             n = len(w)
-            keys = hits[:, 0] * n + hits[:, 1]
-            q = cand[:, 0] * n + cand[:, 1]
-            at = np.minimum(np.searchsorted(keys, q), max(keys.shape[0] - 1, 0))
-            rest = cand[keys[at] != q] if keys.shape[0] else cand
+            rest = cand[~rows_in(cand, hits, n)]
             _, boxes = self._entries()
             nested = _nested(boxes[rest[:, 0], 0], boxes[rest[:, 0], 1], boxes[rest[:, 1], 0], boxes[rest[:, 1], 1])
             objs, _ = self._entries()

@@ -12,6 +12,17 @@ from ..query.deferred import Computable, to_dataframe
 from ..query.results import _freeze, pose_rows, row_span  # _freeze: the one rule that seals a record's arrays
 
 
+def rows_in(rows: NDArray[np.int64], sorted_rows: NDArray[np.int64], n: int) -> NDArray[np.bool_]:
+    """Which (i, j) rows are among ``sorted_rows`` (pair rows sorted by (i, j), indices below n):
+    one ``searchsorted`` on the keys i * n + j."""
+    keys = sorted_rows[:, 0] * n + sorted_rows[:, 1]
+    q = rows[:, 0] * n + rows[:, 1]
+    if not keys.shape[0]:
+        return np.zeros(q.shape[0], np.bool_)
+    at = np.minimum(np.searchsorted(keys, q), keys.shape[0] - 1)
+    return keys[at] == q
+
+
 @dataclass(frozen=True, eq=False)
 class Pairs:
     """Pairs of World objects.

@@ -43,7 +43,7 @@ from ..query.strategies.descent import descent_rows
 from . import broadphases
 from .filters import PairFilter, as_bits
 from .nearest import NearestPair, local_sphere, nearest, nearest_self, pair_measure
-from .records import FramePairs, Pairs, WorldContacts
+from .records import FramePairs, Pairs, WorldContacts, rows_in
 
 _I64 = np.int64
 _F64 = np.dtype(np.float64)
@@ -59,14 +59,6 @@ WORLD_INCREMENTAL_TESTS = 1 << 16
 WORLD_FIRST_ROWS = 16
 #: ... after this many rows tested one per-call ``intersects`` each
 WORLD_FIRST_CALLS = 4
-
-
-def _rows_in(rows: NDArray[np.int64], sorted_rows: NDArray[np.int64], n: int) -> NDArray[np.bool_]:
-    """Which (i, j) rows are among ``sorted_rows`` (sorted by (i, j), indices below n)."""
-    keys = sorted_rows[:, 0] * n + sorted_rows[:, 1]
-    q = rows[:, 0] * n + rows[:, 1]
-    at = np.minimum(np.searchsorted(keys, q), max(keys.shape[0] - 1, 0))
-    return keys[at] == q if keys.shape[0] else np.zeros(q.shape[0], np.bool_)
 
 
 def _since(
@@ -965,7 +957,7 @@ class World:
             n = len(self)
             touched = moved[cand[:, 0]] | moved[cand[:, 1]]
             hit = np.zeros(cand.shape[0], np.bool_)
-            hit[~touched] = _rows_in(cand[~touched], was[0], n)
+            hit[~touched] = rows_in(cand[~touched], was[0], n)
             hit[touched] = self._narrow(cand[touched])
         self._coll = cand[hit]
         self._coll.flags.writeable = False
