@@ -282,3 +282,141 @@ def test_drop_in_containment_follows_moves():
     m.set_transform("bit", trimesh.transformations.translation_matrix([0.8, 0.8, 0.8]))  # |corner| > 1
     assert m.in_collision_internal(return_names=True) == (False, set())
     assert m.min_distance_internal() > 0
+
+
+def _count_full_searches(m: CollisionManager, monkeypatch) -> list[int]:
+    """Calls of the full overlapping-pair search (``_internal_pairs``) on ``m``."""
+    calls = [0]
+    full = m._internal_pairs
+
+    def counted():
+        calls[0] += 1
+        return full()
+
+    monkeypatch.setattr(m, "_internal_pairs", counted)
+    return calls
+
+
+def _same_nearest(m: CollisionManager, f: CollisionManager) -> tuple:
+    got = m.min_distance_internal(return_names=True, return_data=True)
+    want = f.min_distance_internal(return_names=True, return_data=True)
+    assert got[:2] == want[:2]
+    if got[2] is not None:
+        assert got[2].names == want[2].names
+        for name in got[2].names:
+            assert np.array_equal(got[2].point(name), want[2].point(name))
+    return got
+
+
+def test_drop_in_nearest_after_small_moves_matches_a_full_search(monkeypatch):
+    """``min_distance_internal()`` after moves measures the moved objects' pairs alone
+    (the last deepest pair kept while unmoved): equal to a manager built at the same poses,
+    names and closest points included, over steps that move one or a few objects a little
+    (mostly the kept answer), far (new deepest pairs) or the deepest pair itself."""
+    rng = np.random.default_rng(5)
+    m = CollisionManager()
+    meshes = [trimesh.creation.box([0.8, 0.6, 0.5]), trimesh.creation.icosphere(1, 0.45), trimesh.creation.annulus(0.2, 0.45, 0.3)]
+    for k in range(14):
+        m.add_object(f"m{k}", meshes[k % 3], _random_pose(rng, 1.4))
+    start = {name: o.transform.copy() for name, o in m._objs.items()}
+    calls = _count_full_searches(m, monkeypatch)
+    kept = 0
+    for step in range(40):
+        kind = step % 4
+        deepest = m.min_distance_internal(return_names=True)
+        if kind == 3:  # the deepest pair's first object
+            names = [deepest[1][0]]
+        else:
+            names = [f"m{k}" for k in rng.choice(14, 1 + kind, replace=False).tolist()]
+        for name in names:  # about the start (a random walk would drift apart)
+            T = start[name].copy()
+            T[:3, 3] += rng.normal(0, 0.1 if kind < 2 else 0.6, 3)
+            m.set_transform(name, T)
+        before = calls[0]
+        _same_nearest(m, _fresh_manager(m))
+        if deepest[0] < 0 and not set(names) & set(deepest[1]):  # the kept pair did not move: no full search
+            assert calls[0] == before
+            kept += 1
+        elif kind == 3 and deepest[0] < 0:
+            assert calls[0] == before + 1
+    assert kept >= 15
+
+
+def test_drop_in_nearest_after_moves_with_equal_depths(monkeypatch):
+    """Exactly equal depths (boxes at exact binary coordinates): a moved pair that ties the
+    kept deepest one leaves the choice to the full search, so the names equal a fresh
+    manager's; open meshes (signed distance 0.0 for every overlap) likewise."""
+    box = trimesh.creation.box([1.0, 1.0, 1.0])
+    m = CollisionManager()
+    for k, x in enumerate([0.0, 0.75, 8.0, 20.0, 20.5]):
+        m.add_object(f"b{k}", box, trimesh.transformations.translation_matrix([x, 0.0, 0.0]))
+    f = _fresh_manager(m)
+    assert _same_nearest(m, f)[1] == ("b3", "b4")  # 0.5 deep; b0-b1 0.25
+    calls = _count_full_searches(m, monkeypatch)
+    # b2 alone; b2 as deep into b3 as b4 is (a tie: the full search chooses); b2 alone; deeper into b0
+    for x, deepest, full in [(8.75, ("b3", "b4"), 0), (19.5, None, 1), (40.0, None, None), (0.25, ("b0", "b2"), None)]:
+        before = calls[0]
+        m.set_transform("b2", trimesh.transformations.translation_matrix([x, 0.0, 0.0]))
+        got = _same_nearest(m, _fresh_manager(m))
+        assert got[0] == (-0.75 if x == 0.25 else -0.5)
+        if deepest is not None:
+            assert got[1] == deepest
+        if full is not None:
+            assert calls[0] - before == full
+
+    flat = trimesh.creation.annulus(0.2, 0.5, 0.1)
+    flat = trimesh.Trimesh(flat.vertices, flat.faces[: len(flat.faces) // 2], process=False)  # open
+    m = CollisionManager()
+    for k in range(4):
+        m.add_object(f"o{k}", flat, trimesh.transformations.translation_matrix([0.5 * k, 0.0, 0.0]))
+    assert m.min_distance_internal() == 0.0
+    for k in (1, 3, 0):
+        m.set_transform(f"o{k}", trimesh.transformations.translation_matrix([0.5 * k + 0.05, 0.1, 0.0]))
+        _same_nearest(m, _fresh_manager(m))
+
+
+def test_drop_in_nearest_after_moves_finds_containment_and_forgets_on_remove():
+    """A moved object that lands inside a closed one (surfaces apart) is a deeper pair; a
+    removed object's pairs leave the answer."""
+    m = CollisionManager()
+    m.add_object("big", trimesh.creation.icosphere(3, 1.0))
+    m.add_object("a", trimesh.creation.box([0.5, 0.5, 0.5]), trimesh.transformations.translation_matrix([1.1, 0, 0]))
+    m.add_object("bit", trimesh.creation.box([0.1, 0.1, 0.1]), trimesh.transformations.translation_matrix([5.0, 0, 0]))
+    first = _same_nearest(m, _fresh_manager(m))
+    assert first[0] < 0 and first[1] == ("a", "big")
+    m.set_transform("bit", trimesh.transformations.translation_matrix([0.1, 0, 0]))  # deep inside
+    got = _same_nearest(m, _fresh_manager(m))
+    assert got[1] == ("big", "bit") and got[0] < first[0]
+    m.remove_object("bit")
+    assert _same_nearest(m, _fresh_manager(m))[1] == ("a", "big")
+    m.set_transform("a", trimesh.transformations.translation_matrix([4.0, 0, 0]))
+    assert _same_nearest(m, _fresh_manager(m))[0] > 0  # apart: the distance branch
+
+
+def test_deeper_neighbours_kernel_against_numpy():
+    """The kernel's bounds and kept objects equal the drop-in's numpy depth bound
+    (``_depth_bound``, boxes and spheres) over random boxes, for several floors and
+    skip masks (a box touching another counts at floor 0)."""
+    from collisionkit.kernels.broadphase.common import deeper_neighbours
+    from collisionkit.trimesh import _depth_bound
+
+    rng = np.random.default_rng(3)
+    n = 300
+    centres = rng.uniform(-5, 5, (n, 3))
+    half = rng.uniform(0.05, 1.0, (n, 3))
+    lo, hi = centres - half, centres + half
+    lo[1] = [hi[0, 0], lo[0, 1], lo[0, 2]]  # touches box 0's face x = hi
+    hi[1] = lo[1] + 0.5
+    centres[1], half[1] = (lo[1] + hi[1]) / 2, (hi[1] - lo[1]) / 2
+    radii = np.sqrt((half**2).sum(axis=1)) * (1 + 1e-12)
+    boxes = np.stack([lo, hi], axis=1)
+    for i in (0, 7, 150):
+        want_all = _depth_bound(boxes, boxes[i : i + 1], (centres, radii, centres[i : i + 1], radii[i : i + 1]))
+        for floor in (0.0, 0.1, 0.5):
+            skip = rng.random(n) < 0.2
+            js, bounds = deeper_neighbours(i, lo, hi, centres, radii, skip, floor)
+            want = np.flatnonzero((want_all >= floor) & ~skip & (np.arange(n) != i))
+            assert js.tolist() == want.tolist()
+            np.testing.assert_allclose(bounds, want_all[want], rtol=1e-12, atol=1e-15)
+            if i == 0 and floor == 0.0 and not skip[1]:
+                assert 1 in js.tolist()  # touching boxes: bound 0

@@ -16,8 +16,10 @@ with collisionkit's exact queries instead of python-fcl:
   the World keeps its candidate and colliding pairs, and the manager keeps each
   pair's depth, containment and (across managers) answer by pair of objects (a
   moved object is a new ``ManagedObject``, so a kept answer holds for exactly the
-  poses it was measured at); the boolean forms (no names, no data) stop at the
-  first colliding pair, as FCL's manager does;
+  poses it was measured at); ``min_distance_internal()`` keeps its deepest pair
+  while it does not move and measures only the moved objects' deeper neighbours;
+  the boolean forms (no names, no data) stop at the first colliding pair, as FCL's
+  manager does;
 * a trimesh mesh becomes one ``collisionkit.Mesh`` (cached per trimesh object and
   its vertex/face contents), so instances of shared geometry share one tree;
 * triangle tests are exact (touching counts), and closed meshes are solids: a
@@ -91,7 +93,7 @@ from numpy.typing import NDArray
 
 from .constants import POSE_RIGIDITY_TOL
 from .geometry.mesh import Mesh
-from .kernels.broadphase.common import box_pairs_across
+from .kernels.broadphase.common import box_pairs_across, deeper_neighbours
 from .query.classify import classify
 from .query.contact_geometry import contact_geometry
 from .query.distance import distance as ck_distance
@@ -464,6 +466,23 @@ def _signed(depth: float) -> float:
     return -depth if depth > 0.0 else 0.0
 
 
+def _depth_bound(boxes_a, boxes_b, spheres=None) -> NDArray[np.float64]:
+    """Upper bounds of the penetration depths of pairs of objects (row k of ``boxes_a`` /
+    ``boxes_b``, (K, 2, 3) world boxes): a translation separating the boxes separates what
+    they hold, so the least overlap of the boxes along an axis; with ``spheres`` (world
+    centres (K, 3) and radii (K,) of each side) also ``ra + rb - |ca - cb|``. Negative
+    when the boxes are apart (closed test: touching boxes give 0)."""
+    over = np.minimum(boxes_a[:, 1] - boxes_b[:, 0], boxes_b[:, 1] - boxes_a[:, 0])
+    bound = over.min(axis=1)
+    if spheres is not None:
+        ca, ra, cb, rb = spheres
+        gap = ra + rb - np.sqrt(((ca - cb) ** 2).sum(axis=1))
+        # EXACT: padded for the rounding of the centres and the distance (1e-9 relative)
+        pad = 1e-9 * (np.abs(ca).max(axis=1) + np.abs(cb).max(axis=1) + ra + rb)
+        bound = np.minimum(bound, gap + pad)
+    return bound
+
+
 def _contacts(a: Mesh, b: Mesh, Ta, Tb, names: tuple[Any, Any], mode: str) -> list:
     """trimesh ContactData of one colliding pair (a named names[0])."""
     g = contact_geometry(a, b, Ta, Tb, max_pairs=COLLISION_PER_PAIR_CAP)
@@ -561,6 +580,11 @@ class CollisionManager:
         self._apart_other: set[tuple[ManagedObject, ManagedObject]] = set()  # ... whose surfaces do not meet
         self._cached_flat: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
         self._pending: dict[str, ManagedObject] = {}  # World key -> object moved since the caches were built
+        # PERF: the last ``min_distance_internal()`` answer over overlapping pairs (signed, a, b)
+        # and the World keys moved since: the next answer measures the moved objects' pairs
+        # alone (``_deepest_after_moves``); forgotten on add/remove and after many moves
+        self._deep: tuple[float, ManagedObject, ManagedObject] | None = None
+        self._deep_moved: set[str] = set()
         # the conversions the objects use: id of a trimesh mesh -> [its conversion, objects using
         # it, the id] (instances of one mesh share one tree; dropped with its last object), and per
         # World key the record its object counts in
@@ -700,8 +724,9 @@ class CollisionManager:
         # PERF: the object's rows of the cached arrays are updated when next read (rebuilding
         # them cost ~20 us on 400 objects, a boolean query after one move ~10 us); many moves
         # between two queries rebuild them instead
-        self._cached_arrays = None
-        if self._cached is not None or self._cached_flat is not None:
+        if self._deep is not None:
+            self._deep_moved.add(key)
+        if self._cached is not None or self._cached_flat is not None or self._cached_arrays is not None:
             self._pending[key] = obj
             if len(self._pending) > max(8, len(self._objs) // 4):
                 self._forget_cached()
@@ -709,6 +734,8 @@ class CollisionManager:
     def _forget_cached(self) -> None:
         self._cached = self._cached_arrays = self._cached_flat = None
         self._pending.clear()
+        self._deep = None
+        self._deep_moved.clear()
 
     def _apply_pending(self) -> None:
         """The rows of objects moved since the cached arrays were built, updated in place."""
@@ -725,6 +752,10 @@ class CollisionManager:
                 poses[i] = obj.transform
                 lo[i] = w._lo[s]
                 hi[i] = w._hi[s]
+            if self._cached_arrays is not None:  # the object's world bounding sphere (as World._spheres)
+                centres = self._cached_arrays[2][0]
+                T = w._poses[s]
+                centres[i] = T[:3, :3] @ w._sphere[s, :3] + T[:3, 3]
         self._pending.clear()
 
     # -- internal helpers ------------------------------------------------------------------
@@ -739,7 +770,9 @@ class CollisionManager:
 
     def _arrays(self) -> tuple[list[Mesh], NDArray[np.float64], tuple[NDArray[np.float64], NDArray[np.float64]]]:
         """Meshes, poses (N, 4, 4) and world bounding spheres in the World's order."""
-        if self._cached_arrays is None:  # PERF: kept until an object is added, removed or moved
+        if self._pending:
+            self._apply_pending()
+        if self._cached_arrays is None:  # PERF: kept until an object is added or removed (moves: _pending)
             objs, _ = self._entries()
             self._cached_arrays = ([o.mesh for o in objs], self._flat()[0], self._world._spheres())
         return self._cached_arrays
@@ -956,25 +989,16 @@ class CollisionManager:
         (signed, name_a, name_b, point_a, point_b, face_a, face_b); without ``points`` the
         last four are None, None, -1, -1.
 
-        A pair's depth is at most its boxes' (a translation separating the boxes separates
-        what they hold), the least overlap of the two boxes along an axis, and at most its
-        bounding spheres' (``spheres``: world centres (K, 3) and radii (K,) of each side,
-        ``ra + rb - |ca - cb|``); pairs are measured in decreasing order of the smaller
-        bound, stopping when it is not above the deepest found.
+        Pairs are measured in decreasing order of their depth bound (``_depth_bound``:
+        boxes, and ``spheres``: world centres (K, 3) and radii (K,) of each side), stopping
+        when it is not above the deepest found.
 
         ``memo``: signed depths kept by pair of objects, read and filled here. A moved or
         replaced object is a new ``ManagedObject`` (``set_transform``), so an entry holds
         for exactly the poses it was measured at; entries of pairs not among ``pairs`` are
         dropped once the memo outgrows them.
         """
-        over = np.minimum(boxes_a[:, 1] - boxes_b[:, 0], boxes_b[:, 1] - boxes_a[:, 0])
-        bound = over.min(axis=1)
-        if spheres is not None:
-            ca, ra, cb, rb = spheres
-            gap = ra + rb - np.sqrt(((ca - cb) ** 2).sum(axis=1))
-            # EXACT: padded for the rounding of the centres and the distance (1e-9 relative)
-            pad = 1e-9 * (np.abs(ca).max(axis=1) + np.abs(cb).max(axis=1) + ra + rb)
-            bound = np.minimum(bound, gap + pad)
+        bound = _depth_bound(boxes_a, boxes_b, spheres)
         best, arg = math.inf, -1
         for k in np.argsort(-bound, kind="stable").tolist():
             if arg >= 0 and bound[k] <= -best:
@@ -996,6 +1020,64 @@ class CollisionManager:
             return best, na, nb, None, None, -1, -1
         d = ck_distance(a.mesh, b.mesh, a.transform, b.transform)
         return best, na, nb, d.point_a, d.point_b, int(d.face_a), int(d.face_b)
+
+    def _deepest_after_moves(self, points: bool):
+        """``min_distance_internal()``'s answer from the last one and the objects moved since
+        (``_deep``, ``_deep_moved``), or None when the full search must answer.
+
+        The pairs without a moved object keep their signed depths, so while the last
+        deepest pair has no moved object, the answer is it or a deeper pair of a moved
+        object: each moved object's box neighbours are measured in decreasing order of
+        their depth bound, down to the deepest found (a bound equal to it included). A
+        tie with the deepest found gives up: the full search's choice among equal depths
+        (its own order) is then the answer, so both paths answer alike.
+        """
+        assert self._deep is not None
+        s0, a0, b0 = self._deep
+        objs_now = self._objs
+        if objs_now.get(a0.name) is not a0 or objs_now.get(b0.name) is not b0:
+            return None  # the deepest pair moved (or was replaced): everything again
+        w = self._world
+        objs, boxes = self._entries()
+        poses, lo, hi = self._flat()
+        centres, radii = self._arrays()[2]
+        best, a_best, b_best = s0, a0, b0
+        done = np.zeros(len(objs), np.bool_)  # pairs of two moved objects: measured once
+        for i in sorted(w.index(key) for key in self._deep_moved):
+            # PERF: one kernel pass (numpy on 400 objects cost ~30 us, FCL's whole call ~15 us)
+            js, bound = deeper_neighbours(i, lo, hi, centres, radii, done, -best)
+            done[i] = True
+            for r in (np.argsort(-bound, kind="stable").tolist() if js.size > 1 else range(js.size)):
+                if bound[r] < -best:
+                    break
+                j = int(js[r])
+                p, q = (i, j) if i < j else (j, i)
+                a, b = objs[p], objs[q]
+                if not intersects(a.mesh, b.mesh, poses[p], poses[q]):
+                    if not _nested(boxes[p, 0], boxes[p, 1], boxes[q, 0], boxes[q, 1]):
+                        continue
+                    inside = self._held.get((a, b))
+                    if inside is None:
+                        inside = self._held[(a, b)] = bool(_contained(a.mesh, b.mesh, a.transform, b.transform))
+                    if not inside:
+                        continue
+                sd = self._depths.get((a, b))
+                if sd is None:
+                    sd = self._depths[(a, b)] = _signed(_depth(a.mesh, b.mesh, a.transform, b.transform, self._depth_mode))
+                if sd == best:
+                    return None
+                if sd < best:
+                    best, a_best, b_best = sd, a, b
+        self._deep = (best, a_best, b_best)
+        self._deep_moved.clear()
+        for memo in (self._depths, self._held):
+            if len(memo) > 4 * len(objs) + 64:  # entries of objects since moved or removed
+                for key in [key for key in memo if objs_now.get(key[0].name) is not key[0] or objs_now.get(key[1].name) is not key[1]]:
+                    del memo[key]
+        if not points:
+            return best, a_best.name, b_best.name, None, None, -1, -1
+        d = ck_distance(a_best.mesh, b_best.mesh, a_best.transform, b_best.transform)
+        return best, a_best.name, b_best.name, d.point_a, d.point_b, int(d.face_a), int(d.face_b)
 
     # -- collision -------------------------------------------------------------------------
     def in_collision_single(self, mesh: Any, transform: Any = None, return_names: bool = False, return_data: bool = False):
@@ -1148,10 +1230,13 @@ class CollisionManager:
         """
         if name is not None:
             self._check(name)
+        kept = self._deepest_after_moves(return_data) if name is None and self._deep is not None else None
         objs, boxes = self._entries()
         k = None if name is None else self._world.index(self._key[name])
-        pairs = [(i, j) for i, j in self._internal_pairs() if k is None or k in (i, j)]
-        if pairs:
+        pairs = [] if kept is not None else [(i, j) for i, j in self._internal_pairs() if k is None or k in (i, j)]
+        if kept is not None:
+            s, na, nb, pa, pb, fa, fb = kept
+        elif pairs:
             ij = np.array(pairs, dtype=_I64)
             centres, radii = self._arrays()[2]
             i_, j_ = ij[:, 0], ij[:, 1]
@@ -1159,7 +1244,12 @@ class CollisionManager:
                 [(objs[i], objs[j], objs[i].name, objs[j].name) for i, j in pairs], boxes[i_], boxes[j_], return_data,
                 (centres[i_], radii[i_], centres[j_], radii[j_]), self._depths,
             )  # fmt: skip
+            if name is None:
+                self._deep = (s, self._objs[na], self._objs[nb])
+                self._deep_moved.clear()
         else:
+            if name is None:
+                self._deep = None
             p = self._world.nearest_pair(None if name is None else self._key[name])
             s, pa, pb, fa, fb = p.distance, p.point_a, p.point_b, p.face_a, p.face_b
             na, nb = (None, None) if p.names is None else (self._name[p.names[0]], self._name[p.names[1]])

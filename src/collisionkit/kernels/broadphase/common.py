@@ -238,3 +238,49 @@ def box_pairs_across(lo_a, hi_a, lo_b, hi_b, r0, r1):
                 out[k, 1] = j
                 k += 1
     return out[:k]
+
+
+@njit(cache=True, nogil=True)
+def deeper_neighbours(i, lo, hi, centres, radii, skip, floor):
+    """Objects j (not i, not ``skip[j]``) whose pair with object i may overlap by at least
+    ``floor`` >= 0: (js, bounds), bounds[k] an upper bound of the pair's penetration depth.
+
+    The bound is the least overlap of the (N, 3) world boxes ``lo``/``hi`` along an axis (a
+    translation separating the boxes separates what they hold), and at most the bounding
+    spheres' ``ra + rb - |ca - cb|`` (``centres`` (N, 3), ``radii`` (N,)), padded by 1e-9 of
+    the magnitudes for rounding. A pair is kept when its bound is >= ``floor`` (so its
+    boxes overlap, closed test). One pass over the objects: the drop-in's nearest-pair
+    answer after one object moved (``collisionkit.trimesh``)."""
+    js = np.empty(8, np.int64)
+    bounds = np.empty(8, np.float64)
+    k = 0
+    for j in range(lo.shape[0]):
+        if j == i or skip[j]:
+            continue
+        b = min(hi[i, 0] - lo[j, 0], hi[j, 0] - lo[i, 0])
+        b = min(b, min(hi[i, 1] - lo[j, 1], hi[j, 1] - lo[i, 1]))
+        b = min(b, min(hi[i, 2] - lo[j, 2], hi[j, 2] - lo[i, 2]))
+        if not b >= floor:
+            continue
+        d2 = 0.0
+        ma = 0.0
+        mb = 0.0
+        for a in range(3):
+            d2 += (centres[i, a] - centres[j, a]) ** 2
+            ma = max(ma, abs(centres[i, a]))
+            mb = max(mb, abs(centres[j, a]))
+        # EXACT: the pad covers the rounding of the centres and of the distance
+        gap = radii[i] + radii[j] - np.sqrt(d2) + 1e-9 * (ma + mb + radii[i] + radii[j])
+        b = min(b, gap)
+        if not b >= floor:
+            continue
+        if k == js.shape[0]:
+            js2 = np.empty(2 * k, np.int64)
+            b2 = np.empty(2 * k, np.float64)
+            js2[:k] = js
+            b2[:k] = bounds
+            js, bounds = js2, b2
+        js[k] = j
+        bounds[k] = b
+        k += 1
+    return js[:k], bounds[:k]
