@@ -69,6 +69,10 @@ QUERIES = {
     "s = poses[:64].copy(); s[:, 0, 3] += 3.0; ck.time_of_impact(a, b, None, None, s, T)",
     "world step": "w = ck.World(); w.add('a', a); w.add('b', b, T); w.add('box', ck.Box([0.5, 0.5, 0.5]), "
     "translation([0, 1.0, 0])); w.add('ball', ck.Sphere(0.4), translation([0, 0, 1.0])); w.colliding_pairs()",
+    "trimesh drop-in": "import trimesh; from collisionkit.trimesh import CollisionManager; m = CollisionManager(); "
+    "ta = trimesh.Trimesh(a.vertices, a.faces); tb = trimesh.Trimesh(b.vertices, b.faces); m.add_object('a', ta); "
+    "m.add_object('b', tb, T); m.in_collision_internal(); m.min_distance_internal(); m.set_transform('b', T); "
+    "m.min_distance_internal(); m.in_collision_single(tb, T); m.min_distance_single(tb, T)",
     "Robot.check": "robot = ck.Robot.load(URDF); w = ck.World(); w.add('wall', ck.Box([0.1, 1, 1]), "
     "translation([0.3, 0, 0.3])); robot.check(np.zeros(robot.dof), w); robot.check(np.zeros((256, robot.dof)), w)",
 }

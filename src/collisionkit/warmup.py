@@ -191,6 +191,31 @@ def _world() -> None:
         w.set_pose("ball", translation([0.0, 0.0, 0.5]))
         w.colliding_pairs()
     w.nearest_pair()  # the nearest-pair tree's kernels (kernels/broadphase/nearest.py)
+    _drop_in()
+
+
+def _drop_in() -> None:
+    """The trimesh drop-in's own kernels on a World (issue 32 item 4): box tests across
+    managers and against a probe, the kept deepest pair after a move; a closed non-convex
+    mesh for the depth's lower bound."""
+    import trimesh
+
+    from .geometry.transforms import translation
+    from .trimesh import CollisionManager
+
+    box, ring = trimesh.creation.box([1.0, 1.0, 1.0]), trimesh.creation.annulus(0.2, 0.5, 0.4)
+    m, other = CollisionManager(), CollisionManager()
+    for k, mesh in enumerate((box, ring, box)):
+        m.add_object(k, mesh, translation([0.6 * k, 0.0, 0.0]))
+    other.add_object("o", ring, translation([0.3, 0.0, 0.0]))
+    m.min_distance_internal()
+    m.set_transform(2, translation([1.1, 0.0, 0.0]))
+    m.min_distance_internal()
+    m.in_collision_internal()
+    m.in_collision_other(other)
+    m.min_distance_other(other)
+    m.in_collision_single(box, translation([0.2, 0.0, 0.0]))
+    m.min_distance_single(box, translation([0.2, 0.0, 0.0]))
 
 
 #: A two-link arm of URDF primitives (the robot group; benchmarks.cold_start).
