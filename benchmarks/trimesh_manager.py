@@ -652,7 +652,8 @@ def write(rows: list[dict], out: Path, argv: list[str], repeats: int, mc: dict) 
     report = {
         "provenance": pv, "machine": mc, "versions": v, "repeats": repeats, "threads": numba.get_num_threads(),
         "rows": _json_safe(rows),
-        "min_ratio": min((r["ratio"] for r in main_rows if r["ratio"] is not None), default=None),
+        # every default-manager row, the overlapping min_distance_* ones (FCL: its first overlap) included
+        "min_ratio": min((r["ratio"] for r in rows if not r["opt_in"] and r["ratio"] is not None), default=None),
         "all_refereed": all(r["ok"] for r in rows),
     }  # fmt: skip
     out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -346,13 +346,15 @@ class World:
     def _moved(self, slots: Iterable[int] | NDArray[np.int64]) -> None:
         """Poses of ``slots`` changed: keep the last results, with the slots moved since
         (while few moved: re-testing more than a fraction of the pairs saves nothing)."""
-        n = len(self)
-        limit = max(1, int(n * WORLD_INCREMENTAL_MOVED))
         moved = slots.tolist() if isinstance(slots, np.ndarray) else slots
-        # the candidates: each moved box is tested against every box, so fewer in a large world
-        self._cand_was = _since(self._cand, self._cand_was, moved, max(1, min(limit, WORLD_INCREMENTAL_TESTS // max(n, 1))))
-        self._coll_was = _since(self._coll, self._coll_was, moved, limit)
-        self._cand = self._coll = None
+        if self._cand is not None or self._cand_was is not None or self._coll is not None or self._coll_was is not None:
+            # PERF: skipped once nothing is kept (a loop moving every object: ~1 us a move)
+            n = len(self)
+            limit = max(1, int(n * WORLD_INCREMENTAL_MOVED))
+            # the candidates: each moved box is tested against every box, so fewer in a large world
+            self._cand_was = _since(self._cand, self._cand_was, moved, max(1, min(limit, WORLD_INCREMENTAL_TESTS // max(n, 1))))
+            self._coll_was = _since(self._coll, self._coll_was, moved, limit)
+            self._cand = self._coll = None
         if self._witness is not None and not self._witness_moved and not self._witness_kept(moved):
             self._witness_moved = True  # tested again first: it often still collides
 
