@@ -585,6 +585,7 @@ class CollisionManager:
         # alone (``_deepest_after_moves``); forgotten on add/remove and after many moves
         self._deep: tuple[float, ManagedObject, ManagedObject] | None = None
         self._deep_moved: set[str] = set()
+        self._no_skip = np.zeros(0, np.bool_)  # all False, read-only by use: deeper_neighbours' skip mask
         # the conversions the objects use: id of a trimesh mesh -> [its conversion, objects using
         # it, the id] (instances of one mesh share one tree; dropped with its last object), and per
         # World key the record its object counts in
@@ -1043,11 +1044,18 @@ class CollisionManager:
         poses, lo, hi = self._flat()
         centres, radii = self._arrays()[2]
         best, a_best, b_best = s0, a0, b0
-        done = np.zeros(len(objs), np.bool_)  # pairs of two moved objects: measured once
-        for i in sorted(w.index(key) for key in self._deep_moved):
+        moved = [w.index(key) for key in self._deep_moved]
+        if len(moved) > 1:
+            moved.sort()
+            done = np.zeros(len(objs), np.bool_)  # pairs of two moved objects: measured once
+        else:  # PERF: one moved object (a planner's or simulator's step) skips nothing
+            done = self._no_skip if self._no_skip.shape[0] == len(objs) else np.zeros(len(objs), np.bool_)
+            self._no_skip = done
+        for i in moved:
             # PERF: one kernel pass (numpy on 400 objects cost ~30 us, FCL's whole call ~15 us)
             js, bound = deeper_neighbours(i, lo, hi, centres, radii, done, -best)
-            done[i] = True
+            if len(moved) > 1:
+                done[i] = True
             for r in (np.argsort(-bound, kind="stable").tolist() if js.size > 1 else range(js.size)):
                 if bound[r] < -best:
                     break
