@@ -308,7 +308,8 @@ def _same_nearest(m: CollisionManager, f: CollisionManager) -> tuple:
     return got
 
 
-def test_drop_in_nearest_after_small_moves_matches_a_full_search(monkeypatch):
+@pytest.mark.parametrize("offset", [0.0, 1.0e5])
+def test_drop_in_nearest_after_small_moves_matches_a_full_search(monkeypatch, offset):
     """``min_distance_internal()`` after moves measures the moved objects' pairs alone
     (the last deepest pair kept while unmoved): equal to a manager built at the same poses,
     names and closest points included, over steps that move one or a few objects a little
@@ -316,8 +317,10 @@ def test_drop_in_nearest_after_small_moves_matches_a_full_search(monkeypatch):
     rng = np.random.default_rng(5)
     m = CollisionManager()
     meshes = [trimesh.creation.box([0.8, 0.6, 0.5]), trimesh.creation.icosphere(1, 0.45), trimesh.creation.annulus(0.2, 0.45, 0.3)]
-    for k in range(14):
-        m.add_object(f"m{k}", meshes[k % 3], _random_pose(rng, 1.4))
+    for k in range(14):  # ``offset``: far from the origin (the bounds' rounding pads are relative)
+        T = _random_pose(rng, 1.4)
+        T[:3, 3] += offset
+        m.add_object(f"m{k}", meshes[k % 3], T)
     start = {name: o.transform.copy() for name, o in m._objs.items()}
     calls = _count_full_searches(m, monkeypatch)
     kept = 0

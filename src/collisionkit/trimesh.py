@@ -483,6 +483,15 @@ def _depth_bound(boxes_a, boxes_b, spheres=None) -> NDArray[np.float64]:
     return bound
 
 
+def _deepest_answer(best: float, a, b, na, nb, points: bool):
+    """``_deepest``'s tuple for the pair (a, b) named (na, nb): with ``points`` its closest
+    points and faces (PERF: only when DistanceData is asked for), else None, None, -1, -1."""
+    if not points:
+        return best, na, nb, None, None, -1, -1
+    d = ck_distance(a.mesh, b.mesh, a.transform, b.transform)
+    return best, na, nb, d.point_a, d.point_b, int(d.face_a), int(d.face_b)
+
+
 def _contacts(a: Mesh, b: Mesh, Ta, Tb, names: tuple[Any, Any], mode: str) -> list:
     """trimesh ContactData of one colliding pair (a named names[0])."""
     g = contact_geometry(a, b, Ta, Tb, max_pairs=COLLISION_PER_PAIR_CAP)
@@ -811,11 +820,7 @@ class CollisionManager:
             objs, _ = self._entries()
             held = []
             for i, j in rest[nested].tolist():
-                a, b = objs[i], objs[j]
-                inside = self._held.get((a, b))  # PERF: kept by pair of objects, as ``_depths``
-                if inside is None:
-                    inside = self._held[(a, b)] = bool(_contained(a.mesh, b.mesh, a.transform, b.transform))
-                if inside:
+                if self._held_pair(objs[i], objs[j]):
                     held.append((i, j))
             if len(self._held) > 2 * int(nested.sum()) + 64:
                 self._held.clear()
@@ -823,6 +828,23 @@ class CollisionManager:
                 rows = np.concatenate([hits, np.array(held, dtype=_I64)])
                 hits = rows[np.argsort(rows[:, 0] * n + rows[:, 1], kind="stable")]
         return list(map(tuple, hits.tolist()))
+
+    def _held_pair(self, a: ManagedObject, b: ManagedObject) -> bool:
+        """One of the pair inside the other, closed one (``_contained``), kept by pair of
+        objects (PERF: as ``_depths``)."""
+        inside = self._held.get((a, b))
+        if inside is None:
+            inside = self._held[(a, b)] = bool(_contained(a.mesh, b.mesh, a.transform, b.transform))
+        return inside
+
+    def _signed_depth(self, a: ManagedObject, b: ManagedObject, memo: dict | None) -> float:
+        """Signed distance of an overlapping pair (minus its depth), read from and kept in ``memo``."""
+        s = memo.get((a, b)) if memo is not None else None
+        if s is None:
+            s = _signed(_depth(a.mesh, b.mesh, a.transform, b.transform, self._depth_mode))
+            if memo is not None:
+                memo[(a, b)] = s
+        return s
 
     def _single_hits(self, m: Mesh, T: NDArray[np.float64], box: NDArray[np.float64] | None = None) -> list[int]:
         """World-order indices of the objects that collide with ``m`` at ``T``."""
@@ -1006,11 +1028,7 @@ class CollisionManager:
             if arg >= 0 and bound[k] <= -best:
                 break
             a, b, _, _ = pairs[k]
-            s = memo.get((a, b)) if memo is not None else None
-            if s is None:
-                s = _signed(_depth(a.mesh, b.mesh, a.transform, b.transform, self._depth_mode))
-                if memo is not None:
-                    memo[(a, b)] = s
+            s = self._signed_depth(a, b, memo)
             if arg < 0 or s < best:
                 best, arg = s, k
         if memo is not None and len(memo) > 2 * len(pairs) + 64:
@@ -1018,10 +1036,7 @@ class CollisionManager:
             for key in [key for key in memo if key not in live]:
                 del memo[key]
         a, b, na, nb = pairs[arg]
-        if not points:  # PERF: the closest points only when DistanceData is asked for
-            return best, na, nb, None, None, -1, -1
-        d = ck_distance(a.mesh, b.mesh, a.transform, b.transform)
-        return best, na, nb, d.point_a, d.point_b, int(d.face_a), int(d.face_b)
+        return _deepest_answer(best, a, b, na, nb, points)
 
     def _deepest_after_moves(self, points: bool):
         """``min_distance_internal()``'s answer from the last one and the objects moved since
@@ -1062,17 +1077,11 @@ class CollisionManager:
                 j = int(js[r])
                 p, q = (i, j) if i < j else (j, i)
                 a, b = objs[p], objs[q]
-                if not intersects(a.mesh, b.mesh, poses[p], poses[q]):
-                    if not _nested(boxes[p, 0], boxes[p, 1], boxes[q, 0], boxes[q, 1]):
-                        continue
-                    inside = self._held.get((a, b))
-                    if inside is None:
-                        inside = self._held[(a, b)] = bool(_contained(a.mesh, b.mesh, a.transform, b.transform))
-                    if not inside:
-                        continue
-                sd = self._depths.get((a, b))
-                if sd is None:
-                    sd = self._depths[(a, b)] = _signed(_depth(a.mesh, b.mesh, a.transform, b.transform, self._depth_mode))
+                if not intersects(a.mesh, b.mesh, poses[p], poses[q]) and not (
+                    _nested(boxes[p, 0], boxes[p, 1], boxes[q, 0], boxes[q, 1]) and self._held_pair(a, b)
+                ):
+                    continue
+                sd = self._signed_depth(a, b, self._depths)
                 if sd == best:
                     return None
                 if sd < best:
@@ -1083,10 +1092,7 @@ class CollisionManager:
             if len(memo) > 4 * len(objs) + 64:  # entries of objects since moved or removed
                 for key in [key for key in memo if objs_now.get(key[0].name) is not key[0] or objs_now.get(key[1].name) is not key[1]]:
                     del memo[key]
-        if not points:
-            return best, a_best.name, b_best.name, None, None, -1, -1
-        d = ck_distance(a_best.mesh, b_best.mesh, a_best.transform, b_best.transform)
-        return best, a_best.name, b_best.name, d.point_a, d.point_b, int(d.face_a), int(d.face_b)
+        return _deepest_answer(best, a_best, b_best, a_best.name, b_best.name, points)
 
     # -- collision -------------------------------------------------------------------------
     def in_collision_single(self, mesh: Any, transform: Any = None, return_names: bool = False, return_data: bool = False):
