@@ -186,3 +186,57 @@ def test_the_collector_runs_less_often_while_a_kernel_compiles(tmp_path, thresho
     assert lines["ours"] == f"{during} {during} {after} {state == 'on'}"
     assert lines["theirs"] == f"{threshold} {threshold} {after} {state == 'on'}"
     assert lines["failed"].endswith(after)
+
+
+#: A kernel (by its module name) with an ``inline="always"`` helper of several blocks called
+#: at two sites, itself inlining another; prints whether collisionkit's inliner patch is on
+#: and the kernel's answers against plain Python's.
+INLINED_KERNEL = """
+import numpy as np
+from numba import njit
+import collisionkit
+from numba.core import inline_closurecall
+body = '''
+def inner(x, k):
+    s = 0.0
+    for j in range(k):
+        if j % 2:
+            s += x * j
+        else:
+            s -= j
+    return s, k + 1
+
+def helper(x, k):
+    if x > 0.5:
+        a, n = inner(x, k)
+        return a + n, 1
+    t = 0.0
+    while k > 0:
+        t += x
+        k -= 1
+    return t, 0
+
+def f(x, k):
+    a, ia = helper(x, k)
+    b, ib = helper(1.0 - x, k + 1)
+    return a - 2.0 * b + ia + 10 * ib
+'''
+scope = {"__name__": "collisionkit.kernels.fake"}
+exec(body, scope)
+py = scope["f"]
+scope["inner"] = njit(inline="always")(scope["inner"])
+scope["helper"] = njit(inline="always")(scope["helper"])
+jit = njit(scope["f"])
+xs = np.linspace(0.0, 1.0, 23)
+same = all(jit(x, k) == py(x, k) for x in xs for k in range(5))
+print(getattr(inline_closurecall.InlineWorker.inline_ir, "_collisionkit", False), same)
+"""
+
+
+def test_inlining_with_one_scope_copy_compiles_the_same_kernel(tmp_path):
+    """issue 32 item 2: numba's inliner, patched to copy a callee's blocks with one shared
+    memo (``_numba._inline_copies_share_one_scope``), still inlines correctly: helpers of
+    several blocks (loops, branches, tuples), at two sites, one inlined into the other."""
+    r = _run(INLINED_KERNEL, _env(COLLISIONKIT_CACHE_DIR=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "True"]
