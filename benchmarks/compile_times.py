@@ -26,7 +26,9 @@ thread (``time.thread_time``), so another process on the machine disturbs them l
 Exclusive time of a caller includes LLVM optimisation and code generation of the callees'
 IR linked into its module (numba re-optimises every callee in each caller's module) and
 the inlined copies of ``inline="always"`` callees. ``sigs`` counts the signatures a kernel
-compiled for (more than 1: the same kernel specialised twice).
+compiled for (more than 1: the same kernel specialised twice). The JSON records also give
+numba's phases (type inference, SSA, lowering, LLVM) per group (``phases``) and per kernel
+(``kernel_phases``: the phases of each kernel's own compile, exclusive of nested ones).
 
 A benchmark, not a test: nothing asserts on its times.
 """
@@ -86,6 +88,7 @@ def _child(group: str) -> dict[str, Any]:
     # finalising a code library (optimisation + machine code), each exclusive of the
     # phases nested in it (a callee's compile runs inside its caller's type inference).
     phases: dict[str, float] = {}
+    kernel_phases: dict[str, dict[str, float]] = {}  # the same, by the kernel compiling
     pstack: list[list[Any]] = []  # [name, start, nested]
 
     def phase_start(name: str) -> None:
@@ -97,6 +100,9 @@ def _child(group: str) -> dict[str, Any]:
         if pstack:
             pstack[-1][2] += inclusive
         phases[name] = phases.get(name, 0.0) + inclusive - nested
+        if stack:
+            mine = kernel_phases.setdefault(stack[-1][0], {})
+            mine[name] = mine.get(name, 0.0) + inclusive - nested
 
     class _Passes(event.Listener):
         def on_start(self, ev: event.Event) -> None:
@@ -142,6 +148,7 @@ def _child(group: str) -> dict[str, Any]:
         "compile_cpu_s": sum(k["exclusive"] for k in kernels.values()),
         "kernels": kernels,
         "phases": phases,
+        "kernel_phases": kernel_phases,
     }
 
 
