@@ -459,7 +459,7 @@ def _inline_copies_share_one_scope() -> None:
 
     from numba.core import inline_closurecall, ir
 
-    worker = getattr(inline_closurecall, "InlineWorker", None)
+    worker: Any = getattr(inline_closurecall, "InlineWorker", None)
     if getattr(inline_closurecall, "copy", None) is not _copy or not callable(getattr(worker, "inline_ir", None)):
         return
     if getattr(worker.inline_ir, "_collisionkit", False):
