@@ -28,7 +28,8 @@ IR linked into its module (numba re-optimises every callee in each caller's modu
 the inlined copies of ``inline="always"`` callees. ``sigs`` counts the signatures a kernel
 compiled for (more than 1: the same kernel specialised twice). The JSON records also give
 numba's phases (type inference, SSA, lowering, LLVM) per group (``phases``) and per kernel
-(``kernel_phases``: the phases of each kernel's own compile, exclusive of nested ones).
+(``kernel_phases``: the phases of each kernel's own compile, exclusive of nested ones, for the
+kernels of 0.3 CPU s or more).
 
 A benchmark, not a test: nothing asserts on its times.
 """
@@ -148,7 +149,10 @@ def _child(group: str) -> dict[str, Any]:
         "compile_cpu_s": sum(k["exclusive"] for k in kernels.values()),
         "kernels": kernels,
         "phases": phases,
-        "kernel_phases": kernel_phases,
+        # the kernels that matter (>= 0.3 CPU s of their own), to keep the records small
+        "kernel_phases": {
+            k: {n: round(t, 3) for n, t in v.items()} for k, v in kernel_phases.items() if sum(v.values()) >= 0.3
+        },
     }
 
 

@@ -135,6 +135,59 @@ def test_two_processes_compile_at_once_then_a_third_loads(tmp_path):
     assert any(tmp_path.rglob("*.nbi.lock"))  # the writes went through collisionkit's locked save
 
 
+#: Compiles one function that presents itself as a collisionkit kernel (its module name) and
+#: one that does not, each inside a caller of the other kind; prints the collector's
+#: young-generation threshold seen by every compiler pass, and the thresholds afterwards.
+GC_DURING_COMPILE = """
+import gc, os
+from numba import njit
+from numba.core import event
+import collisionkit  # installs the compile listener
+seen = []
+class Passes(event.Listener):
+    def on_start(self, ev): seen.append(gc.get_threshold()[0])
+    def on_end(self, ev): pass
+event.register("numba:run_pass", Passes())
+def kernel(name, body):
+    scope = {"__name__": name, "njit": njit}
+    exec(body, scope)
+    return scope["f"]
+ours = njit(kernel("collisionkit.kernels.fake", "def f(x):\\n    return x + 1"))
+theirs = njit(kernel("user_code", "def f(x):\\n    return x * 2"))
+gc.set_threshold(int(os.environ["THRESHOLD"]), 7, 9)
+if os.environ["COLLECTOR"] == "off":
+    gc.disable()
+ours(1)
+print("ours", min(seen), max(seen), gc.get_threshold(), gc.isenabled())
+seen.clear()
+theirs(1)
+print("theirs", min(seen), max(seen), gc.get_threshold(), gc.isenabled())
+bad = njit(kernel("collisionkit.kernels.fake2", "def f(x):\\n    return undefined_name + x"))
+try:
+    bad(1)
+except Exception as exc:
+    print("failed", type(exc).__name__, gc.get_threshold())
+"""
+
+
+@pytest.mark.parametrize("threshold, state", [(700, "on"), (50_000, "on"), (700, "off")])
+def test_the_collector_runs_less_often_while_a_kernel_compiles(tmp_path, threshold, state):
+    """issue 32 item 2: a collisionkit kernel's compile raises the young-generation threshold
+    (never lowers a user's higher one), and every threshold comes back afterwards, a failed
+    compile included; another library's compile and a collector the user turned off are
+    left alone."""
+    from collisionkit._numba import COMPILE_GC_THRESHOLD
+
+    r = _run(GC_DURING_COMPILE, _env(COLLISIONKIT_CACHE_DIR=str(tmp_path), THRESHOLD=str(threshold), COLLECTOR=state))
+    assert r.returncode == 0, r.stderr
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in r.stdout.splitlines()}
+    during = max(threshold, COMPILE_GC_THRESHOLD) if state == "on" else threshold
+    after = f"({threshold}, 7, 9)"
+    assert lines["ours"] == f"{during} {during} {after} {state == 'on'}"
+    assert lines["theirs"] == f"{threshold} {threshold} {after} {state == 'on'}"
+    assert lines["failed"].endswith(after)
+
+
 #: A kernel (by its module name) with an ``inline="always"`` helper of several blocks called
 #: at two sites, itself inlining another; prints whether collisionkit's inliner patch is on
 #: and the kernel's answers against plain Python's.
