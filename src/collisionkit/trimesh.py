@@ -751,8 +751,7 @@ class CollisionManager:
         """The rows of objects moved since the cached arrays were built, updated in place."""
         w = self._world
         for key, obj in self._pending.items():
-            s = w._slot(key)
-            i = w.index(key)
+            i, s = w.index(key), w._slot(key)
             if self._cached is not None:
                 objs, boxes = self._cached
                 objs[i] = obj
@@ -1060,7 +1059,8 @@ class CollisionManager:
         centres, radii = self._arrays()[2]
         best, a_best, b_best = s0, a0, b0
         moved = [w.index(key) for key in self._deep_moved]
-        if len(moved) > 1:
+        several = len(moved) > 1
+        if several:
             moved.sort()
             done = np.zeros(len(objs), np.bool_)  # pairs of two moved objects: measured once
         else:  # PERF: one moved object (a planner's or simulator's step) skips nothing
@@ -1069,7 +1069,7 @@ class CollisionManager:
         for i in moved:
             # PERF: one kernel pass (numpy on 400 objects cost ~30 us, FCL's whole call ~15 us)
             js, bound = deeper_neighbours(i, lo, hi, centres, radii, done, -best)
-            if len(moved) > 1:
+            if several:
                 done[i] = True
             for r in (np.argsort(-bound, kind="stable").tolist() if js.size > 1 else range(js.size)):
                 if bound[r] < -best:
