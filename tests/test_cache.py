@@ -229,14 +229,60 @@ scope["helper"] = njit(inline="always")(scope["helper"])
 jit = njit(scope["f"])
 xs = np.linspace(0.0, 1.0, 23)
 same = all(jit(x, k) == py(x, k) for x in xs for k in range(5))
-print(getattr(inline_closurecall.InlineWorker.inline_ir, "_collisionkit", False), same)
+from numba.core import compiler_machinery
+print(getattr(inline_closurecall.InlineWorker.inline_ir, "_collisionkit", False), same,
+      getattr(compiler_machinery.PassManager._runPass, "_collisionkit", False))
 """
 
 
 def test_inlining_with_one_scope_copy_compiles_the_same_kernel(tmp_path):
     """issue 32 item 2: numba's inliner, patched to copy a callee's blocks with one shared
     memo (``_numba._inline_copies_share_one_scope``), still inlines correctly: helpers of
-    several blocks (loops, branches, tuples), at two sites, one inlined into the other."""
+    several blocks (loops, branches, tuples), at two sites, one inlined into the other.
+    Its passes ran each on a fresh stack chunk (``_passes_start_on_a_fresh_stack_chunk``)."""
     r = _run(INLINED_KERNEL, _env(COLLISIONKIT_CACHE_DIR=str(tmp_path)))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "True"]
+    fresh_chunks = sys.implementation.name == "cpython" and sys.version_info >= (3, 11)
+    assert r.stdout.split() == ["True", "True", str(fresh_chunks)]
+
+
+#: A loop of calls to a tiny function, run at every stack depth over more than one 16 KiB
+#: stack chunk, plainly and through ``_on_fresh_stack_chunk``; prints the most page faults
+#: one loop of 2,000 calls took each way (a call across a chunk boundary maps a new chunk,
+#: and touching it faults a page in).
+STACK_CHUNKS = """
+import resource
+from collisionkit._numba import _on_fresh_stack_chunk
+def leaf():
+    return None
+leaf.__code__ = leaf.__code__.replace(co_stacksize=200)  # a 1.6 KiB frame: wider than a step of at_depth
+def loop(n):
+    for _ in range(n):
+        leaf()
+def at_depth(d, fn, *args):
+    return fn(*args) if d == 0 else at_depth(d - 1, fn, *args)
+def faults(d, fn, *args):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    at_depth(d, fn, *args)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+print(max(faults(d, loop, 2000) for d in range(400)),
+      max(faults(d, _on_fresh_stack_chunk, loop, 2000) for d in range(400)))
+"""
+
+
+@pytest.mark.skipif(
+    sys.implementation.name != "cpython" or sys.version_info < (3, 11) or sys.platform == "win32",
+    reason="chunked frame stacks are CPython 3.11+; page-fault counts need getrusage",
+)
+def test_a_loop_on_a_fresh_stack_chunk_never_calls_across_a_chunk_boundary():
+    """issue 32 item 2: the root cause of a compile time depending on the process. A loop
+    whose callee lands just past a CPython stack-chunk boundary maps and unmaps a chunk on
+    every call (gh-142183: so on 3.11 and 3.12, fixed in later 3.13 and 3.14 releases).
+    Through ``_on_fresh_stack_chunk`` (how each numba pass runs while collisionkit
+    compiles) the loop starts a chunk of its own, at any depth the caller is at."""
+    r = _run(STACK_CHUNKS, _env())
+    assert r.returncode == 0, r.stderr
+    plain, fresh = map(int, r.stdout.split())
+    if sys.version_info < (3, 13):  # no spare chunk kept: some depth maps one per call
+        assert plain >= 2000
+    assert fresh < 200
