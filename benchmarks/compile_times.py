@@ -5,6 +5,7 @@ Usage::
     python -m benchmarks.compile_times                     # every warmup group, fresh empty caches
     python -m benchmarks.compile_times --group intersects  # one group (repeatable)
     python -m benchmarks.compile_times --group first-intersects  # a user's first call only
+    python -m benchmarks.compile_times --first --group distance  # every first call, then a group
     python -m benchmarks.compile_times --cache             # use the configured cache instead
     python -m benchmarks.compile_times --out benchmarks/results/compile_times.md --json FILE
 
@@ -44,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -166,8 +168,74 @@ def _first_intersects() -> None:
     ck.intersects(a, b, None, T)
 
 
-#: Entry points beyond the warm-up groups (``--group first-intersects``).
-ENTRY_POINTS = {"first-intersects": _first_intersects}
+def _first_call(query: str) -> Callable[[], None]:
+    """A user's first call of another query: once, at one pose, on the two small meshes."""
+
+    def run() -> None:
+        import collisionkit as ck
+        from collisionkit.warmup import _meshes
+
+        a, b, T, _ = _meshes()
+        getattr(ck, query)(a, b, None, T)
+
+    run.__doc__ = f"A user's first ``{query}``: two small meshes, one pose."
+    return run
+
+
+def _first_penetration_nonconvex() -> None:
+    """A user's first ``penetration`` of closed non-convex meshes (two tori: the "bounds"
+    method, not the convex one two boxes take)."""
+    import collisionkit as ck
+    from collisionkit.geometry.primitives import torus_mesh
+    from collisionkit.warmup import _meshes
+
+    ring = torus_mesh(1.0, 0.3)
+    ck.penetration(ring, ring, None, _meshes()[2])
+
+
+def _first_time_of_impact() -> None:
+    """A user's first ``time_of_impact``: one mesh sliding into another."""
+    import collisionkit as ck
+    from collisionkit.geometry.transforms import translation
+    from collisionkit.warmup import _meshes
+
+    a, b, _, _ = _meshes()
+    ck.time_of_impact(a, b, None, None, translation([3.0, 0, 0]), translation([0.5, 0, 0]))
+
+
+def _first_world() -> None:
+    """A user's first scene: a ``World`` with its default broad phase, two meshes and a box,
+    the colliding pairs, one object moved, the pairs again."""
+    import collisionkit as ck
+    from collisionkit.convex import Box
+    from collisionkit.geometry.transforms import translation
+    from collisionkit.warmup import _meshes
+
+    a, _, T, _ = _meshes()
+    w = ck.World()
+    w.add("mesh", a)
+    w.add("near", a, T)
+    w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 0.75, 0.0]))
+    w.colliding_pairs()
+    w.set_pose("box", translation([0.0, 0.0, 0.5]))
+    w.colliding_pairs()
+
+
+#: Entry points beyond the warm-up groups: what a user's first call of one query compiles
+#: (``--group first-intersects``; ``--first`` runs them all). A warm-up group compiles a
+#: query's every path (one pose, the serial and parallel batches, its options) or several
+#: queries (world: every broad phase; strategies: every strategy and option); a first call
+#: compiles the path it takes.
+ENTRY_POINTS: dict[str, Callable[[], None]] = {
+    "first-intersects": _first_intersects,
+    "first-contacts": _first_call("contacts"),
+    "first-distance": _first_call("distance"),
+    "first-classify": _first_call("classify"),
+    "first-penetration": _first_call("penetration"),
+    "first-penetration-nonconvex": _first_penetration_nonconvex,
+    "first-time-of-impact": _first_time_of_impact,
+    "first-world": _first_world,
+}
 
 
 def measure(group: str, fresh_cache: bool) -> dict[str, Any]:
@@ -262,6 +330,7 @@ def to_markdown(records: list[dict[str, Any]], top: int, header: str = "") -> st
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--group", action="append", help="warmup group (repeatable; default: all)")
+    ap.add_argument("--first", action="store_true", help="also every first-call entry point (first-intersects, ...)")
     ap.add_argument("--cache", action="store_true", help="use the configured cache, not a fresh empty one")
     ap.add_argument("--top", type=int, default=12, help="kernels listed per entry point")
     ap.add_argument("--out", type=Path, help="write the markdown table here")
@@ -287,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     from collisionkit.warmup import GROUPS
 
     groups = args.group or list(GROUPS)
+    if args.first:
+        groups = [g for g in ENTRY_POINTS if g not in groups] + groups
     records = []
     for g in groups:
         rec = measure(g, fresh_cache=not args.cache)
