@@ -100,7 +100,29 @@ def test_bad_cell_options_raise(broadphase):
 # 10^7 frames, at 960d3a1 and after, from an empty or a filled cache; alone, or with its file
 # under -n 2, it passes. Tried without effect: a fresh interpreter for the run, the sending thread
 # asking for the GIL until the run ends. Cause not found (issue 32's note of 2026-11-28); run it
-# with `make test-slow` or `pytest -m slow -k sigint`.
+# with `make test-slow` or `pytest -m slow -k sigint`. The next day it passed in four full runs
+# (a filled and an empty cache, and at the last stop's 1d71c0a): whatever lost the signal was
+# in those runs' surroundings. A failure now prints the signal state (`_sigint_state`).
+def _sigint_state() -> str:
+    """What decides where a SIGINT goes, for the failure message: Python's handler, the
+    C-level one (``sigaction``: a native library may replace it behind Python's back) and
+    each thread's blocked/ignored/caught signal masks (Linux; elsewhere Python's handler)."""
+    lines = [f"Python handler {signal.getsignal(signal.SIGINT)!r}"]
+    if not os.path.isdir("/proc/self/task"):
+        return lines[0]
+    import ctypes
+
+    action = ctypes.create_string_buffer(256)  # struct sigaction: the handler comes first
+    ctypes.CDLL(None).sigaction(signal.SIGINT, None, action)
+    lines.append(f"C handler {int.from_bytes(action.raw[:8], 'little'):#x}")
+    for tid in sorted(os.listdir("/proc/self/task")):
+        with open(f"/proc/self/task/{tid}/status") as f:
+            masks = [ln.replace("\t", " ") for ln in f.read().splitlines() if ln.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+        lines.append(f"thread {tid}: {'; '.join(masks)}")
+    lines.append("Python threads: " + ", ".join(t.name for t in threading.enumerate()))
+    return "\n".join(lines)
+
+
 @pytest.mark.slow
 def test_run_many_frames_stops_on_sigint():
     """Ctrl-C mid-run raises KeyboardInterrupt between bounded kernel calls."""
@@ -128,8 +150,13 @@ def test_run_many_frames_stops_on_sigint():
 
     sender = threading.Thread(target=interrupt, daemon=True)
     sender.start()
-    with pytest.raises(KeyboardInterrupt):
+    before = _sigint_state()
+    try:
         w.run(frames())
+    except KeyboardInterrupt:
+        pass
+    else:
+        pytest.fail(f"no KeyboardInterrupt after {len(seen)} frames\nbefore the run:\n{before}\nafter:\n{_sigint_state()}")
     sender.join()
     assert 2 <= len(seen) < frames_total
 
