@@ -445,9 +445,9 @@ def block_compile_times() -> str:
     cpu = {r["entry point"]: float(r["CPU s after"]) for r in rows if not r["entry point"].startswith("**")}
     rss = max(float(r["after"]) for r in rows if not r["entry point"].startswith("**"))
     text = _read("compile_times.md")
-    heading = next(iter(re.findall(r"^## A user's first call of each query.*$", text, re.M)), None)
+    heading = re.search(r"^## A user's first call of each query.*$", text, re.M)
     if heading:  # a query's first call alone where measured, not its whole warm-up group
-        for r in _md_rows("compile_times.md", heading):
+        for r in _md_rows("compile_times.md", heading.group(0)):
             cpu[r["entry point"].removeprefix("first-").replace("-", "_")] = float(r["CPU s"])
     slow = [k for k in ("distance", "classify", "time_of_impact") if k in cpu]
     m = re.search(r"after = commit (\w+)\s*\(kernel-source hash (\w+)\)", text)
