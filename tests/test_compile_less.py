@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from benchmarks.compile_times import ENTRY_POINTS as COMPILE_ENTRY_POINTS
+from numba.core.registry import CPUDispatcher
 from tests.test_dispatch import kernel_dispatchers
 
 import collisionkit as ck
@@ -158,3 +159,30 @@ def test_a_first_call_entry_point_of_the_compile_benchmark_runs(name):
     first call would; here on the warm cache, so nothing is timed, only that the benchmark
     keeps working."""
     COMPILE_ENTRY_POINTS[name]()
+
+
+def test_no_callee_inherits_llvm_inlining():
+    """numba hands ``forceinline`` on to every kernel compiled inside a forceinline kernel's
+    compile that does not set the option itself (``Flags.inherit_if_not_set``), and so on down
+    that callee's own callees. Tried with the option unset on the rest: the first
+    ``intersects`` had compiled for over 7 minutes, at 2.8 GB, when it was stopped. So every
+    kernel a forceinline kernel names sets the option (``njit_internal``: False) or is inlined
+    by numba (``inline="always"``: its body is copied into the caller, never compiled alone
+    there)."""
+    kernels = kernel_dispatchers()
+    llvm_inlined = [d for d in kernels.values() if d.targetoptions.get("forceinline")]
+    assert len(llvm_inlined) >= 10, len(llvm_inlined)  # the walk finds them
+    unset: dict[str, list[str]] = {}
+    for d in llvm_inlined:
+        bodies = [d]  # the kernel, and the inline="always" helpers numba copies into it
+        while bodies:
+            f = bodies.pop().py_func
+            for name in f.__code__.co_names:
+                callee = f.__globals__.get(name)
+                if not isinstance(callee, CPUDispatcher):
+                    continue
+                if callee.targetoptions.get("inline") == "always":
+                    bodies.append(callee)
+                elif "forceinline" not in callee.targetoptions:
+                    unset.setdefault(d.py_func.__qualname__, []).append(name)
+    assert not unset, f"callees of forceinline kernels that leave forceinline unset: {unset}"

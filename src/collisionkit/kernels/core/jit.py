@@ -9,6 +9,25 @@ from Python would jump into the missing wrapper and crash the process, so its di
 refuses Python calls with a ``TypeError`` instead (``.py_func`` still runs its Python body,
 which may call other internal kernels). ``tests/test_compile_less.py`` checks that no Python
 code names one.
+
+Two ways to inline a helper, each only with a measured reason written beside it:
+
+* ``forceinline=True`` (LLVM's ``alwaysinline``): numba types and lowers the helper once, as a
+  function of its own, and LLVM copies its optimised code into each caller. The distance and
+  time-of-impact bounds use it (``proximity/distance.py``, ``volumes/access.py``): as numba
+  copies they were typed and lowered again inside every kernel that inlined them (issue 32:
+  the time-of-impact group 32.3 -> 21.8 CPU s from an empty cache, distance queries no slower).
+* ``inline="always"``: numba copies the helper's IR into the caller before typing. Kept where
+  LLVM's copy measured slower: time of impact's per-node-pair steps (17-20% per motion: they
+  read the motion's context arrays, whose refcounts stay), the per-call descent's helpers that
+  return arrays, the robot checker's per-configuration helpers, the intersection descent's box
+  and triangle tests (intersects 1-4% slower as LLVM copies, with those above).
+
+numba hands ``forceinline`` on to every kernel compiled inside a forceinline kernel's compile
+that leaves the option unset (and on down): tried so, the first ``intersects`` had not finished
+compiling after 7 minutes. So ``njit_internal`` sets it (False unless given), and
+``tests/test_compile_less.py`` checks that every kernel a forceinline kernel calls sets it or
+is inlined by numba.
 """
 
 from __future__ import annotations
@@ -35,6 +54,7 @@ def njit_internal(**options: Any) -> Callable[[Callable[..., Any]], InternalKern
     """``@njit(cache=True, **options)`` without the CPython wrapper (module docstring)."""
 
     def decorate(func: Callable[..., Any]) -> InternalKernel:
+        options.setdefault("forceinline", False)  # never inherited from a caller (module docstring)
         dispatcher = njit(cache=True, no_cpython_wrapper=True, **options)(func)
         dispatcher.__class__ = InternalKernel  # same layout: a subclass that only adds __call__
         return dispatcher

@@ -56,8 +56,8 @@ DSTAT_TRI_PAIRS = 1
 N_DSTATS = 2
 
 
-# inline: one line, 9 uses per bound (issue 16).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): one line, 9 uses per bound (issue 16).
+@njit(cache=True, nogil=True, forceinline=True)
 def _gap(x, r, slack):
     g = abs(x) - r - slack
     return g if g > 0.0 else 0.0
@@ -109,9 +109,9 @@ def centre_offset(R, t, ea, eb):
     )
 
 
-# inline: into node_lower_bound2 only; the per-node-pair bound (issue 16: distance 1.6-2x
+# forceinline (kernels/core/jit.py): into node_lower_bound2 only; the per-node-pair bound (issue 16: distance 1.6-2x
 # slower with the chain as calls). _pair_lb2 has one site, so this compiles once there.
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, forceinline=True)
 def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     """Squared lower bound of the distance between box A (axis-aligned, half
     extents a, at the origin) and box B (centre t, axes = columns of R, half
@@ -135,9 +135,9 @@ def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     return best
 
 
-# inline: into _pair_lb2, distance_task (the root), first_contact and toi._pair_step
+# forceinline (kernels/core/jit.py): into _pair_lb2, distance_task (the root), first_contact and toi._pair_step
 # (one copy each), see above.
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, forceinline=True)
 def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
     (trees of volume ``kind``; every kind but OBB is read as its enclosing box)."""
@@ -163,8 +163,8 @@ def _box_gap2(alx, ahx, aly, ahy, alz, ahz, blx, bhx, bly, bhy, blz, bhz):
     return gx * gx + gy * gy + gz * gz
 
 
-# inline: per triangle pair, 2 sites in distance_task (issue 16).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): per triangle pair, 2 sites in distance_task (issue 16).
+@njit(cache=True, nogil=True, forceinline=True)
 def plane_gap2(T, P):
     """Lower bound of the squared distance between triangles T and P: their gap
     along T's (float) normal n, min n.P - max n.T (or the mirror), which bounds
@@ -210,8 +210,8 @@ def plane_gap2(T, P):
     return g * g / nn * (1.0 - 4.0 * _U)
 
 
-# inline: per triangle of a leaf pair, 2 sites (issue 16).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): per triangle of a leaf pair, 2 sites (issue 16).
+@njit(cache=True, nogil=True, forceinline=True)
 def _min_dot(v, B):
     return min(
         v[0] * B[0] + v[1] * B[1] + v[2] * B[2],
@@ -228,9 +228,9 @@ def _max_dot(v, A):
     )
 
 
-# inline: per b triangle of a leaf pair, 2 sites (distance_task, within_task); as a plain call the
+# forceinline (kernels/core/jit.py): per b triangle of a leaf pair, 2 sites (distance_task, within_task); as a plain call the
 # optimised IR kept it out of line (an array argument: refcounts per call, see traverse/rows.py).
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, forceinline=True)
 def _b_leaf_row(R, t, tris_b, jb, v):
     """(B, box (6), sb): b's triangle jb mapped into a's frame (``mapped_box_row``) and its
     smallest projection on v (``_min_dot``), the start of every row of a leaf pair."""
@@ -238,8 +238,8 @@ def _b_leaf_row(R, t, tris_b, jb, v):
     return B, blx, bhx, bly, bhy, blz, bhz, _min_dot(v, B)
 
 
-# inline: per improvement of distance_task (via _improved) and within_task (issue 16).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): per improvement of distance_task (via _improved) and within_task (issue 16).
+@njit(cache=True, nogil=True, forceinline=True)
 def _direction(d2, x1, y1, z1, x2, y2, z2, R):
     """(ok, v, R^T v): the unit direction from (x1, y1, z1) to (x2, y2, z2), d2 apart."""
     if not d2 > 0.0:
@@ -263,8 +263,8 @@ def _improved(d2, x1, y1, z1, x2, y2, z2, R, shrink):
     return d2, d2 * shrink, x1, y1, z1, x2, y2, z2, have_v, v, w
 
 
-# inline: per triangle of a leaf pair, 1 site (issue 16).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): per triangle of a leaf pair, 1 site (issue 16).
+@njit(cache=True, nogil=True, forceinline=True)
 def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack):
     """Squared lower bound of the distance between a's node ia and a triangle of b
     (a's frame) with coordinate box [bl, bh] and smallest projection sb on v: the
@@ -298,8 +298,8 @@ def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, 
     return g2
 
 
-# inline: into _pair_lb2 only (issue 16).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): into _pair_lb2 only (issue 16).
+@njit(cache=True, nogil=True, forceinline=True)
 def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
     from their gap along the unit direction v (a's frame; w = R^T v): projection
@@ -329,9 +329,9 @@ def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     return g * g * (1.0 - 8.0 * _U)
 
 
-# inline: one site, distance_task's child loop (issue 16: as a call, distance ran 8-10%
+# forceinline (kernels/core/jit.py): one site, distance_task's child loop (issue 16: as a call, distance ran 8-10%
 # slower, CPU time per query); the loop gives it one copy where the six sites gave six.
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, forceinline=True)
 def _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, ib, slack, cut):
     """Node pair lower bound: the cheap directional gap first (it settles most pruned
     pairs), else the box bound."""

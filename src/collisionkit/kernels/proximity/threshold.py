@@ -88,9 +88,9 @@ def threshold_cut(thr):
 _RIGID_WIDEN = 1e-5
 
 
-# inline: the one per-node-pair test of within_task (one site); as a call each node pair
+# forceinline (kernels/core/jit.py): the one per-node-pair test of within_task (one site); as a call each node pair
 # would pay a call with the row tuples.
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, forceinline=True)
 def node_near(kind, R, AbsR, t, bv_a, ia, bv_b, ib, gap):
     """False when node ia of a and node ib of b (b's in a's frame by R, t) are separated by
     more than ``gap`` along one of the 15 axes of their boxes (every kind but OBB read as its

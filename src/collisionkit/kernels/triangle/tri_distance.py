@@ -44,8 +44,8 @@ from numba import njit
 from ..core.jit import njit_internal
 
 
-# inline: a comparison, 5 sites per segment pair (issue 16: tiny, per triangle pair).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): a comparison, 5 sites per segment pair (issue 16: tiny, per triangle pair).
+@njit(cache=True, nogil=True, forceinline=True)
 def _clamp01(x):
     if x < 0.0:
         return 0.0
@@ -171,8 +171,8 @@ def point_face(px, py, pz, T):
     return True, dx * dx + dy * dy + dz * dz, fx, fy, fz
 
 
-# inline: 15 sites per triangle pair (issue 16: tiny, per triangle pair).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): 15 sites per triangle pair (issue 16: tiny, per triangle pair).
+@njit(cache=True, nogil=True, forceinline=True)
 def _keep(best, cand):
     """The candidate (d2, points...) with the smaller d2 (the first on ties)."""
     if cand[0] < best[0]:

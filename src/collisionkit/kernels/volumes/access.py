@@ -34,9 +34,9 @@ from .kdop import kdop_k
 _WIDEN = 2.0**-50  # > the rounding of (lo + hi) / 2 and (hi - lo) / 2, relative to max |lo|, |hi|
 
 
-# inline: read per node pair by the distance and time-of-impact bounds; as calls their
+# forceinline (kernels/core/jit.py): read per node pair by the distance and time-of-impact bounds; as calls their
 # node steps ran 1.6-2x slower (issue 16). Callers that hold it are themselves calls.
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, forceinline=True)
 def node_extent(kind, bv, i):
     """(cx, cy, cz, hx, hy, hz): centre and half extents of node ``i`` of a tree of volume ``kind``."""
     if kind == BV_AABB or kind == BV_SAABB:
@@ -59,8 +59,8 @@ def node_extent(kind, bv, i):
     )  # fmt: skip
 
 
-# inline: twice per node pair in the distance / time-of-impact descents (issue 16).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline (kernels/core/jit.py): twice per node pair in the distance / time-of-impact descents (issue 16).
+@njit(cache=True, nogil=True, forceinline=True)
 def node_size(kind, bv, i):
     """The descent's "which node is larger" measure: the sum of the half extents."""
     e = node_extent(kind, bv, i)
