@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from tests.brute import load_pb_mesh, scene
+from tests.brute import load_pb_mesh, rational_pairs, scene
 
 import collisionkit as ck
 from collisionkit.kernels.triangle.point_in_mesh import winding_numbers
-from collisionkit.query.classify import piece_points
+from collisionkit.query.classify import overlap_codes, piece_points
 
 BOX = ck.primitives.box_mesh([1.0, 1.0, 1.0])
 BIG = ck.primitives.box_mesh([4.0, 4.0, 4.0])
@@ -95,3 +95,36 @@ def test_errors():
         ck.classify(BOX, BOX, tolerance=float("inf"))
     with pytest.raises(ck.UnsupportedPairError):
         ck.classify(BOX, 3)
+
+
+def test_overlap_codes_equal_classify_codes():
+    """Penetration's overlap test (``overlap_codes``: ``intersects`` instead of ``distance``)
+    gives classify's codes at tolerance 0: disjoint, touching (faces, an edge, a corner),
+    penetrating (also the edge-on-edge overlap the witness points decide), contained.
+
+    One documented difference: a sphere's vertex 1e-17 off the torus's (sin(pi) != 0) has a
+    float distance of 0.0, which classify calls touching; the exact test finds no shared
+    point (the rational oracle agrees), so ``overlap_codes`` says disjoint. Either way not
+    an overlap, which is all penetration asks."""
+    torus = ck.primitives.torus_mesh(1.0, 0.3)
+    cases = [
+        (BOX, BOX, [1.01, 0, 0]), (BOX, BOX, [1.0, 0, 0]), (BOX, BOX, [1.0, 1.0, 0]), (BOX, BOX, [1.0, 1.0, 1.0]),
+        (BOX, BOX, [0.5, 0, 0]), (BOX, BOX, [0.5, 0.5, 0.5]), (BIG, BOX, [0, 0, 0]), (BIG, BOX, [1.5, 0, 0]),
+        (torus, BOX, [0, 0, 0]), (torus, SPHERE, [1.0, 0, 0]),
+    ]  # fmt: skip
+    seen = set()
+    for a, b, t in cases:
+        T = ck.translation(t)
+        want = ck.classify(a, b, None, T).codes
+        assert overlap_codes(a, b, np.eye(4), T, 1) == want
+        seen.add(int(want))
+    assert seen == {0, 1, 2, 3}
+    T = ck.translation([1.8, 0, 0])
+    c = ck.classify(torus, SPHERE, None, T)
+    assert c.labels == "touching" and c.distance == 0.0 and len(rational_pairs(torus, SPHERE, None, T)) == 0
+    assert overlap_codes(torus, SPHERE, np.eye(4), T, 1) == 0
+    # a batch (random poses, the parallel path too): the same codes row for row
+    poses = ck.random_poses(64, 1.2, seed=5)
+    got = overlap_codes(torus, SPHERE, np.eye(4), poses, None)
+    np.testing.assert_array_equal(got, ck.classify(torus, SPHERE, None, poses).codes)
+    assert len(set(got.tolist())) >= 2

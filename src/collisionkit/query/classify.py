@@ -13,8 +13,10 @@ Four classes per pose pair (codes 0..3, ``results.CLASS_NAMES``):
 How each is decided (meshes are assumed closed and consistently oriented,
 as solids are; for open meshes the words describe the surfaces only):
 
-1. ``distance`` (exact zero iff the surfaces intersect, the same exact
-   triangle test as ``intersects``).
+1. ``distance`` (exactly zero where the surfaces intersect, the same exact
+   triangle test as ``intersects``; surfaces that share no point but lie
+   within float64 rounding of each other, ~1e-16 of their size, can get a
+   distance of 0.0 too, and are then touching).
 2. Surfaces apart: every connected piece of a lies wholly inside or wholly
    outside b, so one vertex per piece decides; its winding number in b
    (``kernels.triangle.point_in_mesh``) is compared with 0.5 -- safe, the point is at
@@ -55,7 +57,7 @@ from .contact_geometry import writable_triangles
 from .containment import piece_points
 from .distance import mesh_distance_rows
 from .driver import ask, prepare
-from .pair import contact_rows
+from .pair import contact_rows, hits
 from .pose_form import record
 from .registry import Request
 from .results import Classification
@@ -176,19 +178,38 @@ def classify(
     return ask(CLASSIFY, a, b, pose_a, pose_b, tolerance=tolerance, threads=threads)
 
 
-def classify_rows(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, threads: int | None) -> Classification:
-    """``classify`` of two meshes at tolerance 0, in the poses' form: the row function other
-    questions share (penetration's overlap test)."""
+def overlap_codes(a: Mesh, b: Mesh, pose_a: Any, pose_b: Any, threads: int | None) -> np.ndarray | int:
+    """The codes of ``classify`` at tolerance 0, without the distances: (N,) int8, or an
+    int for two (4, 4) poses. The row function other questions share (penetration's
+    overlap test).
+
+    At tolerance 0 the distance only tells whether the surfaces meet, which
+    ``intersects`` decides with the same exact triangle test. So this runs
+    ``intersects`` and the containment and piercing tests, not ``distance``. PERF
+    (issue 32): penetration then compiles no distance kernels. The one difference:
+    surfaces that share no point but whose float distance rounds to 0.0 (module
+    notes, 1.) are touching to ``classify``; here they are disjoint, as the exact test
+    says, or contained when one mesh lies inside the other (tests/test_classify.py).
+    """
     options = CLASSIFY.validate({"threads": threads})
-    return _classify_meshes(prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "descent", threads, "classify", options))
+    req = prepare(a, b, pose_a, pose_b, MODE_ANY, -1, "descent", threads, "classify", options)
+    hit = hits(a, b, req.pa[req.ia], req.pb[req.ib], threads)
+    codes = _codes(req, hit, None)[0]
+    return codes if req.batched else int(codes[0])
 
 
 def _classify_meshes(req: Request) -> Classification:
     """The mesh-mesh handler (convex shapes arrive as their surfaces)."""
-    a, b, tol, n = req.a, req.b, req.options["tolerance"], req.n
     out, _ = mesh_distance_rows(req, math.inf)
     dist = np.ascontiguousarray(out[:, 0])
-    hit = dist == 0.0
+    codes, a_in_b, b_in_a = _codes(req, dist == 0.0, dist)
+    return record(Classification, req.batched, codes=codes, distance=dist, a_inside_b=a_in_b, b_inside_a=b_in_a)
+
+
+def _codes(req: Request, hit: np.ndarray, dist: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(codes, a inside b, b inside a) per task, given whether the surfaces meet (``hit``)
+    and their distances (None: tolerance 0, where apart means disjoint)."""
+    a, b, tol, n = req.a, req.b, req.options["tolerance"], req.n
     codes = np.zeros(n, np.int8)
     a_in_b = np.zeros(n, bool)
     b_in_a = np.zeros(n, bool)
@@ -200,7 +221,8 @@ def _classify_meshes(req: Request) -> Classification:
         wb = _winding(a, req.pa, req.pb, piece_points(b), ia, ib)
         a_in_b[apart] = np.all(wa > 0.5, axis=1)
         b_in_a[apart] = np.all(wb > 0.5, axis=1)
-        codes[apart] = np.where(dist[apart] <= tol, TOUCHING, DISJOINT)
+        if dist is not None:
+            codes[apart] = np.where(dist[apart] <= tol, TOUCHING, DISJOINT)
         codes[apart[a_in_b[apart] | b_in_a[apart]]] = CONTAINED
 
     met = np.flatnonzero(hit)
@@ -229,9 +251,9 @@ def _classify_meshes(req: Request) -> Classification:
             wb = _winding(a, sub_a[k : k + 1].copy(), sub_b[k : k + 1].copy(), pts_b, one, one)
             if (wa > WITNESS_INSIDE).any() or (wb > WITNESS_INSIDE).any():
                 codes[met[k]] = PENETRATING
-    return record(Classification, req.batched, codes=codes, distance=dist, a_inside_b=a_in_b, b_inside_a=b_in_a)
+    return codes, a_in_b, b_in_a
 
 
 register_mesh_query("classify", _classify_meshes)
 
-__all__ = ["CLASSIFY", "CONTAINED", "DISJOINT", "PENETRATING", "TOUCHING", "classify"]
+__all__ = ["CLASSIFY", "CONTAINED", "DISJOINT", "PENETRATING", "TOUCHING", "classify", "overlap_codes"]

@@ -59,8 +59,8 @@ from ..bvh.cache import tree_for
 from ..errors import InvalidMeshError
 from ..geometry.mesh import Mesh
 from ..kernels.proximity import penetration_bounds as kb
-from . import batch
-from .classify import CONTAINED, PENETRATING, classify_rows
+from . import batch, scaling
+from .classify import CONTAINED, PENETRATING, overlap_codes
 from .containment import piece_points
 from .pair import hits
 from .pose_form import record
@@ -113,11 +113,16 @@ def solid(mesh: Mesh) -> _Solid:
         _, counts = np.unique(e, axis=0, return_counts=True)
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         centre = (lo + hi) / 2.0
-        radius = float(np.sqrt(((pts - centre) ** 2).sum(axis=1)).max())
+        # the radius's squares and qhull on the points scaled by a power of two (exact):
+        # the same numbers at every scale, so the searches scale bit for bit (no squares
+        # underflowing near 1e-300)
+        x = scaling.exponent_of(scaling.mesh_scale(mesh))
+        unit = np.ldexp(pts, -x)
+        radius = math.ldexp(float(np.sqrt(((unit - np.ldexp(centre, -x)) ** 2).sum(axis=1)).max()), x)
         try:
             from scipy.spatial import ConvexHull
 
-            support = pts[ConvexHull(pts).vertices]
+            support = pts[ConvexHull(unit).vertices]
         except Exception:  # noqa: BLE001 - qhull refuses flat input: every vertex supports
             support = pts
         return _Solid(
@@ -212,8 +217,11 @@ def _moved(Tb: np.ndarray, s: np.ndarray, U: np.ndarray) -> np.ndarray:
     return T
 
 
-def _search(a, b, Ta, Tb, U, lower, rtol, best, threads):
-    """Bracket each direction's separating length; (best length, its row of U, overlapping length below it)."""
+def separating_search(a, b, Ta, Tb, U, lower, rtol, best, threads):
+    """Bracket each direction's separating length; (best length, its row of U, overlapping length below it).
+
+    Also the sampled method's search (``query.penetration``), from ``lower`` 0.
+    """
     A, B = solid(a), solid(b)
     K = len(U)
     # beyond both supports along u the meshes are apart (checked, then doubled if rounding
@@ -295,13 +303,13 @@ def upper_bound(a, b, Ta, Tb, lower: float, extra, *, directions: int, refine: b
     U /= np.linalg.norm(U, axis=1, keepdims=True)
     U = U[np.sort(np.unique(U.round(12), axis=0, return_index=True)[1])]
     rtol = REFINE_RTOL if refine else RTOL
-    best, u, _ = _search(a, b, Ta, Tb, U, lower, rtol, math.inf, threads)
+    best, u, _ = separating_search(a, b, Ta, Tb, U, lower, rtol, math.inf, threads)
     # local search: cones around the best direction, halved when they bring nothing
     rng = np.random.default_rng(0)
     angle = math.sqrt(4 * math.pi / n)
     for _ in range(REFINE_ROUNDS if refine else LOCAL_ROUNDS):
         V = _cone(u, angle, REFINE_CONE if refine else LOCAL_CONE, rng)
-        s, v, _ = _search(a, b, Ta, Tb, V, lower, rtol, best, threads)
+        s, v, _ = separating_search(a, b, Ta, Tb, V, lower, rtol, best, threads)
         if s < best:
             best, u = s, v
         else:
@@ -343,7 +351,7 @@ def penetration_bounds(a: Mesh, b: Mesh, req, directions: int, refine: bool) -> 
         Tb = np.ascontiguousarray(req.pb[req.ib[k]])
         lo, esc = lower_bound(a, b, Ta, Tb, refine=refine, threads=req.threads)
         # a vertex strictly inside proves overlap; otherwise the exact classification decides
-        if lo == 0.0 and classify_rows(a, b, Ta, Tb, req.threads).codes not in (PENETRATING, CONTAINED):
+        if lo == 0.0 and overlap_codes(a, b, Ta, Tb, req.threads) not in (PENETRATING, CONTAINED):
             continue
         up, u = upper_bound(a, b, Ta, Tb, lo, [esc], directions=directions, refine=refine, threads=req.threads)
         lower[k], upper[k], direction[k], methods[k] = lo, up, u, "bounds"
@@ -355,4 +363,7 @@ def penetration_bounds(a: Mesh, b: Mesh, req, directions: int, refine: bool) -> 
     )  # fmt: skip
 
 
-__all__ = ["bounds", "fibonacci_sphere", "lower_bound", "penetration_bounds", "separated", "solid", "upper_bound", "usable"]
+__all__ = [
+    "bounds", "fibonacci_sphere", "lower_bound", "penetration_bounds", "separated", "separating_search", "solid",
+    "upper_bound", "usable",
+]
