@@ -4,10 +4,12 @@ without numba's CPython wrapper (``kernels/core/jit.njit_internal``)."""
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ import collisionkit as ck
 from collisionkit.bvh import pair_trees
 from collisionkit.constants import BV_AABB, BV_KINDS, BV_OBB, BV_SAABB, TRI_TEST_GUIGUE, TRI_TEST_MOLLER
 from collisionkit.kernels.core.jit import InternalKernel
+from collisionkit.kernels.core.unlinked import DriverKernel
 from collisionkit.kernels.traverse import descent as kt
 from collisionkit.query.strategies.descent import descent_tri
 
@@ -39,7 +42,7 @@ def test_an_internal_kernel_refuses_a_python_call_instead_of_crashing():
 
 def _is_njit(dec: ast.expr) -> bool:
     f = dec.func if isinstance(dec, ast.Call) else dec
-    return (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in ("njit", "njit_internal")
+    return (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in ("njit", "njit_internal", "njit_driver")
 
 
 def _python_names(tree: ast.AST) -> set[str]:
@@ -186,3 +189,57 @@ def test_no_callee_inherits_llvm_inlining():
                 elif "forceinline" not in callee.targetoptions:
                     unset.setdefault(d.py_func.__qualname__, []).append(name)
     assert not unset, f"callees of forceinline kernels that leave forceinline unset: {unset}"
+
+
+def test_batch_drivers_call_their_chunk_unlinked_and_only_from_python():
+    """A batch driver (``kernels/core/unlinked.njit_driver``) calls its chunk through a slot it
+    publishes before it compiles or loads. A kernel that called a driver from compiled code
+    would be loaded from the cache without that slot (an unresolved symbol: LLVM aborts the
+    process), so none does; and each driver passes its own arguments, in order, to the chunk
+    it declares (the slot's name is derived from them)."""
+    kernels = kernel_dispatchers()
+    drivers = {name: d for name, d in kernels.items() if isinstance(d, DriverKernel)}
+    assert len(drivers) >= 18, sorted(drivers)  # the walk finds them (serial and parallel)
+    short = {name.split(".")[-1] for name in drivers}
+    for name, d in kernels.items():
+        callees = set(d.py_func.__code__.co_names) & short
+        callees = {c for c in callees if isinstance(d.py_func.__globals__.get(c), DriverKernel)}
+        assert not callees, f"{name} calls a batch driver from compiled code: {callees}"
+    for name, d in drivers.items():
+        fn = ast.parse(textwrap.dedent(inspect.getsource(d.py_func))).body[0]
+        assert isinstance(fn, ast.FunctionDef)
+        params = [a.arg for a in fn.args.args]
+        assert params[-1] == "nchunks", name
+        calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "call_unlinked"]
+        assert len(calls) == 1 and calls[0].args[0].id == d._chunk.py_func.__name__, name  # type: ignore[attr-defined]
+        tuples = [n for n in ast.walk(fn) if isinstance(n, ast.Tuple) and isinstance(n.ctx, ast.Load)]
+        assert [[e.id for e in t.elts] for t in tuples] == [params[:-1]], name  # type: ignore[attr-defined]
+
+
+def test_drivers_loaded_from_the_cache_find_their_chunks():
+    """A fresh process that loads the batch drivers from the cache (nothing compiled) runs
+    them, serial and parallel, with the answers of the per-call path."""
+    code = (
+        "import numpy as np, collisionkit as ck\n"
+        "from numba.core import event\n"
+        "n = [0]\n"
+        "class L(event.Listener):\n"
+        "    def on_start(self, ev): n[0] += 1\n"
+        "    def on_end(self, ev): pass\n"
+        "event.register('numba:compile', L())\n"
+        "a, b = ck.primitives.torus_mesh(1.0, 0.3), ck.primitives.box_mesh([0.5, 0.5, 0.5])\n"
+        "P = ck.random_poses(64, 1.5, seed=3)\n"
+        "d1, d2 = ck.distance(a, b, None, P, threads=1), ck.distance(a, b, None, P, threads=2)\n"
+        "h1, h2 = ck.intersects(a, b, None, P, threads=1), ck.intersects(a, b, None, P, threads=2)\n"
+        "one = [ck.distance(a, b, None, T).distance for T in P]\n"
+        "assert np.array_equal(d1.distance, one) and np.array_equal(d2.distance, one)\n"
+        "assert np.array_equal(h1, h2) and 0 < h1.sum() < len(P)\n"
+        "print(n[0])\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, check=False)
+        for _ in range(2)
+    ]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert int(runs[1].stdout.split()[-1]) == 0  # the second process loaded everything

@@ -16,7 +16,7 @@ Two ways to inline a helper, each only with a measured reason written beside it:
   function of its own, and LLVM copies its optimised code into each caller. The distance and
   time-of-impact bounds use it (``proximity/distance.py``, ``volumes/access.py``): as numba
   copies they were typed and lowered again inside every kernel that inlined them (issue 32:
-  the time-of-impact group 32.3 -> 21.8 CPU s from an empty cache, distance queries no slower).
+  the time-of-impact group 32.5 -> 21.4 CPU s from an empty cache, distance queries no slower).
 * ``inline="always"``: numba copies the helper's IR into the caller before typing. Kept where
   LLVM's copy measured slower: time of impact's per-node-pair steps (17-20% per motion: they
   read the motion's context arrays, whose refcounts stay), the per-call descent's helpers that

@@ -42,6 +42,7 @@ from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import OUT_OF_BAND, in_band
 from ..core.tri_rows import box_misses, leaf_pair, mapped_box_row, mapped_row, pop_pair, pose_code, root_pair, tri_row
+from ..core.unlinked import call_unlinked, njit_driver
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_segment import tri_tri_segment
 from ..triangle.tri_tri import tri_tri_guigue_tuples
@@ -109,8 +110,9 @@ def centre_offset(R, t, ea, eb):
     )
 
 
-# forceinline (kernels/core/jit.py): into node_lower_bound2 only; the per-node-pair bound (issue 16: distance 1.6-2x
-# slower with the chain as calls). _pair_lb2 has one site, so this compiles once there.
+# forceinline (kernels/core/jit.py): into node_lower_bound2 only; the per-node-pair bound
+# (issue 16: distance 1.6-2x slower with the chain as calls). _pair_lb2 has one site, so
+# this compiles once there.
 @njit(cache=True, nogil=True, forceinline=True)
 def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     """Squared lower bound of the distance between box A (axis-aligned, half
@@ -135,8 +137,8 @@ def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     return best
 
 
-# forceinline (kernels/core/jit.py): into _pair_lb2, distance_task (the root), first_contact and toi._pair_step
-# (one copy each), see above.
+# forceinline (kernels/core/jit.py): into _pair_lb2, distance_task (the root), first_contact
+# and toi._pair_step (one copy each), see above.
 @njit(cache=True, nogil=True, forceinline=True)
 def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
@@ -228,8 +230,9 @@ def _max_dot(v, A):
     )
 
 
-# forceinline (kernels/core/jit.py): per b triangle of a leaf pair, 2 sites (distance_task, within_task); as a plain call the
-# optimised IR kept it out of line (an array argument: refcounts per call, see traverse/rows.py).
+# forceinline (kernels/core/jit.py): per b triangle of a leaf pair, 2 sites (distance_task,
+# within_task); as a plain call the optimised IR kept it out of line (an array argument:
+# refcounts per call, see traverse/rows.py).
 @njit(cache=True, nogil=True, forceinline=True)
 def _b_leaf_row(R, t, tris_b, jb, v):
     """(B, box (6), sb): b's triangle jb mapped into a's frame (``mapped_box_row``) and its
@@ -238,7 +241,8 @@ def _b_leaf_row(R, t, tris_b, jb, v):
     return B, blx, bhx, bly, bhy, blz, bhz, _min_dot(v, B)
 
 
-# forceinline (kernels/core/jit.py): per improvement of distance_task (via _improved) and within_task (issue 16).
+# forceinline (kernels/core/jit.py): per improvement of distance_task (via _improved) and
+# within_task (issue 16).
 @njit(cache=True, nogil=True, forceinline=True)
 def _direction(d2, x1, y1, z1, x2, y2, z2, R):
     """(ok, v, R^T v): the unit direction from (x1, y1, z1) to (x2, y2, z2), d2 apart."""
@@ -329,8 +333,9 @@ def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     return g * g * (1.0 - 8.0 * _U)
 
 
-# forceinline (kernels/core/jit.py): one site, distance_task's child loop (issue 16: as a call, distance ran 8-10%
-# slower, CPU time per query); the loop gives it one copy where the six sites gave six.
+# forceinline (kernels/core/jit.py): one site, distance_task's child loop (issue 16: as a
+# call, distance ran 8-10% slower, CPU time per query); the loop gives it one copy where the
+# six sites gave six.
 @njit(cache=True, nogil=True, forceinline=True)
 def _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, ib, slack, cut):
     """Node pair lower bound: the cheap directional gap first (it settles most pruned
@@ -674,21 +679,17 @@ def distance_one(
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_distance_chunk)
 def distance_serial(topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b, ia, ib, scale, bv_kind, upper2, seeds, out, stats, nchunks):
     """Distance for each query k (poses_a[ia[k]], poses_b[ib[k]]); ``out`` (N, 12) rows as in _distance_chunk."""
+    args = (topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b, ia, ib, scale, bv_kind, upper2, seeds, out, stats)  # fmt: skip
     for c in range(nchunks):
-        _distance_chunk(
-            c, nchunks, topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,
-            ia, ib, scale, bv_kind, upper2, seeds, out, stats,
-        )  # fmt: skip
+        call_unlinked(_distance_chunk, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_distance_chunk, parallel=True)
 def distance_parallel(topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b, ia, ib, scale, bv_kind, upper2, seeds, out, stats, nchunks):
     """distance_serial over numba threads (queries interleaved over chunks)."""
+    args = (topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b, ia, ib, scale, bv_kind, upper2, seeds, out, stats)  # fmt: skip
     for c in prange(nchunks):
-        _distance_chunk(
-            np.int64(c), nchunks, topo_a, bv_a, tris_a, ids_a, meta_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, poses_b,
-            ia, ib, scale, bv_kind, upper2, seeds, out, stats,
-        )  # fmt: skip
+        call_unlinked(_distance_chunk, np.int64(c), nchunks, args)

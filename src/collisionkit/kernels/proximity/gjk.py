@@ -59,6 +59,7 @@ from ..core.jit import njit_internal
 from ..core.linalg import map_triangle, relative_pose, triangle_box
 from ..core.predicates import orient3d
 from ..core.tri_rows import box_misses, map_point, mapped_row, pose_code, tri_row
+from ..core.unlinked import call_unlinked, njit_driver
 from ..triangle.tri_tri import tri_tri_guigue_tuples
 
 _U = 2.0**-53
@@ -718,31 +719,27 @@ def _gjk_chunk(
             )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_gjk_chunk)
 def gjk_batch_serial(
     kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
     kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats, nchunks,
 ):
     """Boolean (distance False) or distance for each task k = (poses_a[ia[k]], poses_b[ib[k]]),
     chunk after chunk (the layout of ``gjk_batch_parallel``)."""
+    args = (kind_a, verts_a, params_a, tris_a, scale_a, poses_a, kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats)  # fmt: skip
     for c in range(nchunks):
-        _gjk_chunk(
-            c, nchunks, kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
-            kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats,
-        )  # fmt: skip
+        call_unlinked(_gjk_chunk, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_gjk_chunk, parallel=True)
 def gjk_batch_parallel(
     kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
     kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats, nchunks,
 ):
     """``gjk_batch_serial`` over numba threads (tasks interleaved over chunks)."""
+    args = (kind_a, verts_a, params_a, tris_a, scale_a, poses_a, kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats)  # fmt: skip
     for c in prange(nchunks):
-        _gjk_chunk(
-            np.int64(c), nchunks, kind_a, verts_a, params_a, tris_a, scale_a, poses_a,
-            kind_b, verts_b, params_b, tris_b, scale_b, poses_b, ia, ib, distance, hit, dist, points, stats,
-        )  # fmt: skip
+        call_unlinked(_gjk_chunk, np.int64(c), nchunks, args)  # kernels/core/unlinked.py
 
 
 # --- convex solid against a mesh surface: a mesh triangle inside the solid -------------------

@@ -29,6 +29,7 @@ from ..core.jit import njit_internal
 from ..core.linalg import relative_pose
 from ..core.scaling import OUT_OF_BAND, in_band
 from ..core.tri_rows import pose_code
+from ..core.unlinked import call_unlinked, njit_driver
 
 
 # inline: penetration per call ran 8% slower with its scan helpers as calls (issue 16).
@@ -451,15 +452,17 @@ def _batch_chunk(c, nchunks, HA, HB, poses_a, poses_b, ia, ib, out):
         out[k, 4] = tested
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_batch_chunk)
 def penetration_serial(HA, HB, poses_a, poses_b, ia, ib, out, nchunks):
     """Rows out[k] = (depth, direction (world), axes evaluated) for pose pair k (validated poses)."""
+    args = (HA, HB, poses_a, poses_b, ia, ib, out)  # fmt: skip
     for c in range(nchunks):
-        _batch_chunk(np.int64(c), nchunks, HA, HB, poses_a, poses_b, ia, ib, out)
+        call_unlinked(_batch_chunk, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_batch_chunk, parallel=True)
 def penetration_parallel(HA, HB, poses_a, poses_b, ia, ib, out, nchunks):
     """penetration_serial over numba threads (poses interleaved over chunks)."""
+    args = (HA, HB, poses_a, poses_b, ia, ib, out)  # fmt: skip
     for c in prange(nchunks):
-        _batch_chunk(np.int64(c), nchunks, HA, HB, poses_a, poses_b, ia, ib, out)
+        call_unlinked(_batch_chunk, np.int64(c), nchunks, args)  # kernels/core/unlinked.py

@@ -41,6 +41,7 @@ from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import in_band
 from ..core.tri_rows import leaf_pair, mapped_row, pop_pair, pose_code, tree_rows, tri_row
+from ..core.unlinked import call_unlinked, njit_driver
 from ..triangle.tri_distance import tri_tri_closest
 from ..triangle.tri_tri import tri_tri_guigue_tuples
 from ..volumes.access import node_extent
@@ -312,21 +313,17 @@ def _within_chunk(c, nchunks, topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, to
         last_b = tb
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_within_chunk)
 def within_serial(topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, meta_b, scale_b, poses_b, tasks, kind, thr, out, stats, nchunks):
     """Every task on the calling thread: ``out`` (T,) int8, ``stats`` (T, 2) int64."""
+    args = (topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, meta_b, scale_b, poses_b, tasks, kind, thr, out, stats)  # fmt: skip
     for c in range(nchunks):
-        _within_chunk(
-            c, nchunks, topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, meta_b, scale_b, poses_b,
-            tasks, kind, thr, out, stats,
-        )  # fmt: skip
+        call_unlinked(_within_chunk, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_within_chunk, parallel=True)
 def within_parallel(topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, meta_b, scale_b, poses_b, tasks, kind, thr, out, stats, nchunks):
     """``within_serial`` over numba threads (tasks interleaved over chunks)."""
+    args = (topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, meta_b, scale_b, poses_b, tasks, kind, thr, out, stats)  # fmt: skip
     for c in prange(nchunks):
-        _within_chunk(
-            np.int64(c), nchunks, topo_a, bv_a, tris_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, meta_b, scale_b,
-            poses_b, tasks, kind, thr, out, stats,
-        )  # fmt: skip
+        call_unlinked(_within_chunk, np.int64(c), nchunks, args)  # kernels/core/unlinked.py

@@ -49,6 +49,7 @@ from ..core.atomics import fetch_add
 from ..core.jit import njit_internal
 from ..core.layout import META_WIDTH, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.linalg import relative_pose
+from ..core.unlinked import call_unlinked, njit_driver
 from ..traverse.descent import _obb_overlap, collide_task
 from .kinematics import _configuration
 
@@ -611,22 +612,23 @@ def check_one_sweep(q, fb, wb, ib, topo, tri):
     return np.int64(out[0])
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_run)
 def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri, nchunks):
     """A batch Q (N, dof) on the calling thread: ``_worker``'s outputs for every configuration
     (``shared``: [n] for CHECK_FIRST, else empty)."""
+    args = (Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)  # fmt: skip
     for c in range(nchunks):
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)
+        call_unlinked(_run, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_run, parallel=True)
 def check_parallel(Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri, nchunks):
     """A batch over numba threads: ``nchunks`` workers (one a thread) claim configurations
     dynamically (``shared`` = [first colliding index or n, next configuration]): colliding
     configurations stop early and cost less, so static chunks would leave threads idle."""
+    args = (Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)  # fmt: skip
     for c in prange(nchunks):
-        # prange's index is unsigned: keep _run's one signature
-        _run(np.int64(c), nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)
+        call_unlinked(_run, np.int64(c), nchunks, args)  # kernels/core/unlinked.py
 
 
 @njit(cache=True, nogil=True)

@@ -29,6 +29,7 @@ from ..core.jit import njit_internal
 from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.scaling import in_band
 from ..core.tri_rows import tree_rows
+from ..core.unlinked import call_unlinked, njit_driver
 from ..proximity.distance import N_DSTATS, distance_task
 from ..proximity.threshold import _RIGID_WIDEN, WITHIN, within_pooled
 from ..proximity.threshold import stack_rows as within_stack_rows
@@ -332,17 +333,19 @@ def margin_one(q, fb, wb, ib, topo, thr):
     return np.int64(out[0])
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_margin_worker)
 def margin_serial(Q, fb, wb, ib, topo, thr, out, shared, nchunks):
     """A batch Q (N, dof) (finite, checked by the caller) on the calling thread: ``out`` (N,)
     int8 as ``_margin_worker`` (``shared`` empty)."""
+    args = (Q, fb, wb, ib, topo, thr, out, shared)  # fmt: skip
     for c in range(nchunks):
-        _margin_worker(np.int64(c), nchunks, Q, fb, wb, ib, topo, thr, out, shared)
+        call_unlinked(_margin_worker, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_margin_worker, parallel=True)
 def margin_parallel(Q, fb, wb, ib, topo, thr, out, shared, nchunks):
     """A batch over numba threads: ``nchunks`` workers (one a thread) claim configurations
     dynamically (``shared`` = [next configuration]), as ``checker.check_parallel``."""
+    args = (Q, fb, wb, ib, topo, thr, out, shared)  # fmt: skip
     for c in prange(nchunks):
-        _margin_worker(np.int64(c), nchunks, Q, fb, wb, ib, topo, thr, out, shared)
+        call_unlinked(_margin_worker, np.int64(c), nchunks, args)  # kernels/core/unlinked.py

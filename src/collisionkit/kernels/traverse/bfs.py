@@ -66,6 +66,7 @@ from ..core.layout import (
 )
 from ..core.linalg import relative_pose
 from ..core.tri_rows import box_misses, box_outside_aabb, leaf_rows, map_point, mapped_box_row, tri_row
+from ..core.unlinked import call_unlinked, njit_driver
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from .descent import _aabb_overlap
 from .rows import place_rows
@@ -546,7 +547,7 @@ def _bfs_run_chunk(
         cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k)
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_bfs_run_chunk)
 def bfs_query_serial(
     topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
@@ -554,17 +555,12 @@ def bfs_query_serial(
     keys, chunk_cap, starts, counts, stats, nchunks,
 ):
     """Batch, one thread: the same chunk layout as bfs_query_poses."""
+    args = (topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b, tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs, keys, chunk_cap, starts, counts, stats)  # fmt: skip
     for c in range(nchunks):
-        _bfs_run_chunk(
-            c, nchunks,
-            topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
-            topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
-            tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats,
-        )
+        call_unlinked(_bfs_run_chunk, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_bfs_run_chunk, parallel=True)
 def bfs_query_poses(
     topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
@@ -573,11 +569,6 @@ def bfs_query_poses(
 ):
     """Batch parallel over poses (tasks interleaved over chunks, as the default
     strategy's ``query_parallel``), each task traversed serially."""
+    args = (topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b, tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs, keys, chunk_cap, starts, counts, stats)  # fmt: skip
     for c in prange(nchunks):
-        _bfs_run_chunk(
-            np.int64(c), nchunks,
-            topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
-            topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
-            tasks, volumes, thr, tri_spheres, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats,
-        )
+        call_unlinked(_bfs_run_chunk, np.int64(c), nchunks, args)  # kernels/core/unlinked.py

@@ -50,6 +50,7 @@ from ..core.layout import (
 )
 from ..core.linalg import first_bad_pose, pose_error, relative_pose
 from ..core.tri_rows import box_misses, box_outside_aabb, leaf_pair, mapped_box_row, row_offset, tri_row
+from ..core.unlinked import call_unlinked, njit_driver
 from ..triangle.tri_tri import tri_tri_guigue_tuples, tri_tri_intersect_tuples
 from ..volumes.box import boxes_overlap
 from ..volumes.box import obb_overlap as _obb_overlap  # NOTE: the name its importers use
@@ -284,7 +285,7 @@ def intersect_first(
     negative pose error: -(1 + code) for Ta, -(11 + code) for Tb (linalg.pose_error).
 
     Why apart from ``intersect_one`` (issue 32, compile time): this entry's compile holds
-    only the serial descent; the parallel continuation (``_expand``, ``query_parallel``,
+    only the serial descent; the parallel continuation (``_expand``, ``_split_parallel``,
     its chunk runner, ~6 CPU s) compiles on the first query large enough to need it.
     """
     ea = pose_error(Ta)
@@ -313,7 +314,7 @@ def intersect_one(
     With ``target`` > 0, a query that SPLIT_WORK work units (``collide_task``) do not
     settle is large: what its descent left is expanded (``_expand``) to about ``target``
     node pairs (FRONT_PER_THREAD a thread) and run over numba's threads (their count as
-    the caller set it) by ``query_parallel``, in this same call. ``target`` 0: serial;
+    the caller set it) by ``_split_parallel``, in this same call. ``target`` 0: serial;
     negative: split at once, at the roots, with a front of ``-target`` (what the public
     path runs after ``intersect_first`` answered UNSETTLED; tests exercise the split on
     small meshes with it).
@@ -347,7 +348,7 @@ def _resume_any(
 ):
     """The rest of a per-call boolean (``intersect_one``) after its budget: the node pairs
     left in ``stack[0:top]`` expanded to about ``target`` (``_expand``) and run over
-    numba's threads by ``query_parallel``, sharing a stop flag. Returns 1 or 0.
+    numba's threads by ``_split_parallel``, sharing a stop flag. Returns 1 or 0.
 
     NOTE: numba's thread count is set by the caller: get/set_num_threads in a kernel keep
     it out of the cache (they are ctypes globals).
@@ -374,7 +375,7 @@ def _resume_any(
     counts = np.zeros(m, np.int64)
     starts = np.empty(m, np.int64)
     shared = np.zeros(2, np.int64)  # [stop, next task]
-    query_parallel(
+    _split_parallel(
         topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, Ta.reshape((1, 4, 4)),
         topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, Tb.reshape((1, 4, 4)),
         tasks, bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
@@ -595,7 +596,7 @@ def _run_chunk(
             k += nchunks
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_run_chunk)
 def query_serial(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
@@ -603,17 +604,12 @@ def query_serial(
     keys, chunk_cap, starts, counts, stats, shared, nchunks,
 ):
     """Batched query, serial: the same chunk layout as query_parallel."""
+    args = (topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b, tasks, bv_kind, tri_test, mode, max_pairs, keys, chunk_cap, starts, counts, stats, shared)  # fmt: skip
     for c in range(nchunks):
-        _run_chunk(
-            c, nchunks,
-            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
-            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
-            tasks, bv_kind, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats, shared,
-        )
+        call_unlinked(_run_chunk, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_run_chunk, parallel=True)
 def query_parallel(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
@@ -626,6 +622,21 @@ def query_parallel(
     happens inside each task, never by breaking the parallel loop (a split
     boolean pose's tasks also poll a stop flag, and a split pose's tasks are
     claimed dynamically: ``shared``, ``_run_chunk``)."""
+    args = (topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b, tasks, bv_kind, tri_test, mode, max_pairs, keys, chunk_cap, starts, counts, stats, shared)  # fmt: skip
+    for c in prange(nchunks):
+        call_unlinked(_run_chunk, np.int64(c), nchunks, args)  # kernels/core/unlinked.py
+
+
+# NOTE: query_parallel for intersect_one, linked: a kernel that calls a driver from compiled
+# code would be loaded from the cache without its chunk's slot (kernels/core/unlinked.py)
+@njit(cache=True, nogil=True, parallel=True)
+def _split_parallel(
+    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
+    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
+    tasks, bv_kind, tri_test, mode, max_pairs,
+    keys, chunk_cap, starts, counts, stats, shared, nchunks,
+):
+    """``query_parallel`` with its chunk linked: the split boolean of ``intersect_one``."""
     for c in prange(nchunks):
         _run_chunk(
             np.int64(c), nchunks,  # prange's index is unsigned: keep _run_chunk's one signature

@@ -52,6 +52,7 @@ from ..build.rtree import RT_CAPACITY, RT_DEPTH_S, RT_DEPTH_T, RT_FACES, RT_SURF
 from ..core.jit import njit_internal
 from ..core.linalg import relative_pose
 from ..core.tri_rows import mapped_box_row, tri_row
+from ..core.unlinked import call_unlinked, njit_driver
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from .descent import _add_stats
 from .rows import place_rows
@@ -323,7 +324,7 @@ def _run_chunk(
         cursor = place_rows(keys, cursor, room, found, mode, max_pairs, starts, counts, k)
 
 
-@njit(cache=True, nogil=True)
+@njit_driver(_run_chunk)
 def oaabb_serial(
     topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, poses_a,
     topo_b, box_b, sroot_b, sid_b, tbox_b, tris_b, fid_b, meta_b, scale_b, poses_b,
@@ -331,17 +332,12 @@ def oaabb_serial(
     keys, chunk_cap, starts, counts, stats, visits, visits_a, visits_b, nchunks,
 ):
     """Batched CollisionSearch, serial (the chunk layout of oaabb_parallel)."""
+    args = (topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, poses_a, topo_b, box_b, sroot_b, sid_b, tbox_b, tris_b, fid_b, meta_b, scale_b, poses_b, tasks, use_obox, tri_test, mode, max_pairs, keys, chunk_cap, starts, counts, stats, visits, visits_a, visits_b)  # fmt: skip
     for c in range(nchunks):
-        _run_chunk(
-            c, nchunks,
-            topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, poses_a,
-            topo_b, box_b, sroot_b, sid_b, tbox_b, tris_b, fid_b, meta_b, scale_b, poses_b,
-            tasks, use_obox, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats, visits, visits_a, visits_b,
-        )  # fmt: skip
+        call_unlinked(_run_chunk, c, nchunks, args)  # kernels/core/unlinked.py
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit_driver(_run_chunk, parallel=True)
 def oaabb_parallel(
     topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, poses_a,
     topo_b, box_b, sroot_b, sid_b, tbox_b, tris_b, fid_b, meta_b, scale_b, poses_b,
@@ -351,11 +347,6 @@ def oaabb_parallel(
     """Batched CollisionSearch over numba threads: tasks interleaved over chunks
     (task k in chunk k mod nchunks), one chunk per prange iteration. Node
     visit counting (``visits``) is for the serial entry only (shared counters)."""
+    args = (topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, poses_a, topo_b, box_b, sroot_b, sid_b, tbox_b, tris_b, fid_b, meta_b, scale_b, poses_b, tasks, use_obox, tri_test, mode, max_pairs, keys, chunk_cap, starts, counts, stats, visits, visits_a, visits_b)  # fmt: skip
     for c in prange(nchunks):
-        _run_chunk(
-            np.int64(c), nchunks,  # prange's index is unsigned: keep _run_chunk's one signature
-            topo_a, box_a, sroot_a, sid_a, tbox_a, tris_a, fid_a, meta_a, scale_a, poses_a,
-            topo_b, box_b, sroot_b, sid_b, tbox_b, tris_b, fid_b, meta_b, scale_b, poses_b,
-            tasks, use_obox, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats, visits, visits_a, visits_b,
-        )  # fmt: skip
+        call_unlinked(_run_chunk, np.int64(c), nchunks, args)  # kernels/core/unlinked.py

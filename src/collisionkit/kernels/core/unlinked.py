@@ -1,0 +1,145 @@
+"""Batch drivers that call their chunk kernel without linking it (issue 32, compile less).
+
+numba compiles every kernel into a code library of its own and links the library of each
+kernel it calls into the caller's, where LLVM optimises and generates machine code for the
+whole chain again. A batch driver is a loop over chunks around one call; its own code is a
+few lines, yet compiling it cost as much as its chunk kernel's whole chain, four times over
+for a ``prange`` driver (the outer function, the outlined loop body and two wrappers each
+link it): ``distance_parallel`` 7.6 CPU s of the 59 of the classify group, on the slower
+machine of 2026-12-07 (benchmarks/results/compile_times.md).
+
+Here the driver calls the chunk through a function pointer instead:
+
+* ``call_unlinked(chunk, c, nchunks, args)`` (in a driver's body) loads the address of
+  ``chunk``'s compiled code for those argument types from a process-wide slot, an external
+  symbol named after the chunk and its types, and calls it with numba's own calling
+  convention (the same call numba emits when it links the callee, minus the linking). Its
+  status is checked and an exception propagated, as numba does.
+* ``njit_driver(chunk, ...)`` builds the driver's dispatcher. Before the driver compiles,
+  or loads from the cache, for argument types ``(*args, nchunks)``, it compiles (or loads)
+  ``chunk`` for ``(int64, int64, *args)`` and publishes its address under the slot's name
+  (``llvmlite.binding.add_symbol``), so a driver loaded from the cache finds it too. A
+  driver must therefore call ``chunk(c, nchunks, *args)`` with its own arguments in order,
+  less the trailing ``nchunks``: ``call_unlinked`` refuses, at compile time, a slot the
+  driver did not publish.
+
+The cost at run time: one load and an indirect call per chunk (LLVM could not inline the
+chunk into the driver before either: the chunk is a function of its own in numba's IR).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils, sigutils
+from numba.core.errors import TypingError
+from numba.core.registry import CPUDispatcher
+from numba.extending import intrinsic
+
+#: slot name -> the int64 holding the chunk's address (kept alive: LLVM holds its address)
+_SLOTS: dict[str, ctypes.c_int64] = {}
+
+
+def _type_text(t: Any) -> str:
+    """A type's name, the same in every process (a dispatcher's type names its function, not
+    its address: the slot's name is baked into cached code)."""
+    if isinstance(t, types.Dispatcher):
+        f = t.dispatcher.py_func
+        return f"dispatcher({f.__module__}.{f.__qualname__})"
+    if isinstance(t, types.BaseTuple):
+        return f"{type(t).__name__}({', '.join(map(_type_text, t.types))})"
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", str(t))
+
+
+def _slot_name(chunk: Any, argtypes: tuple) -> str:
+    f = chunk.py_func
+    text = f"{f.__module__}.{f.__qualname__}({', '.join(map(_type_text, argtypes))})"
+    return "collisionkit.unlinked." + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _chunk_types(driver_args: tuple) -> tuple:
+    return (types.int64, types.int64, *driver_args[:-1])
+
+
+def publish(chunk: Any, argtypes: tuple) -> str:
+    """Compile (or load) ``chunk`` for ``argtypes`` and publish its address; the slot's name."""
+    name = _slot_name(chunk, argtypes)
+    if name not in _SLOTS:
+        chunk.compile(argtypes)
+        cres = chunk.overloads[tuple(argtypes)]
+        address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+        if not address:  # pragma: no cover - numba always exposes a compiled function
+            raise RuntimeError(f"no compiled code for {chunk.py_func.__qualname__}{argtypes}")
+        slot = ctypes.c_int64(address)
+        llvm.add_symbol(name, ctypes.addressof(slot))
+        _SLOTS[name] = slot
+    return name
+
+
+class DriverKernel(CPUDispatcher):
+    """A batch driver's dispatcher: publishes its chunk before each compile (module notes)."""
+
+    _chunk: Any = None
+
+    def compile(self, sig: Any) -> Any:
+        args, _ = sigutils.normalize_signature(sig)
+        publish(self._chunk, _chunk_types(tuple(args)))
+        return super().compile(sig)
+
+
+def njit_driver(chunk: Any, **options: Any) -> Callable[[Callable[..., Any]], DriverKernel]:
+    """``@njit(cache=True, nogil=True, **options)`` for a driver that calls ``chunk`` through
+    ``call_unlinked`` (module notes)."""
+
+    def decorate(func: Callable[..., Any]) -> DriverKernel:
+        dispatcher = njit(cache=True, nogil=True, **options)(func)
+        dispatcher.__class__ = DriverKernel  # same layout: a subclass that only adds compile
+        dispatcher._chunk = chunk
+        return dispatcher
+
+    return decorate
+
+
+@intrinsic
+def call_unlinked(typingctx: Any, chunk: Any, c: Any, nchunks: Any, args: Any) -> Any:
+    """``chunk(c, nchunks, *args)`` through the slot its driver published (module notes)."""
+    if not isinstance(chunk, types.Dispatcher) or not isinstance(args, types.BaseTuple):
+        return None
+    argtypes = (types.int64, types.int64, *args.types)
+    name = _slot_name(chunk.dispatcher, argtypes)
+    if name not in _SLOTS:
+        raise TypingError(
+            f"call_unlinked: no published slot for {chunk.dispatcher.py_func.__qualname__}{argtypes}: "
+            "call it from an njit_driver whose arguments are the chunk's, in order, then nchunks"
+        )
+    sig = types.void(chunk, c, nchunks, args)
+
+    def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
+        _, c_v, n_v, tup = llargs
+        vals = [
+            context.cast(builder, c_v, signature.args[1], types.int64),
+            context.cast(builder, n_v, signature.args[2], types.int64),
+            *(builder.extract_value(tup, i) for i in range(len(args.types))),
+        ]
+        module = builder.module
+        slot = module.globals.get(name)
+        if slot is None:
+            slot = cgutils.add_global_variable(module, ir.IntType(64), name)  # a declaration: resolved at load
+        fnty = context.call_conv.get_function_type(types.none, argtypes)
+        fn = builder.inttoptr(builder.load(slot), fnty.as_pointer())
+        status, _ = context.call_conv.call_function(builder, fn, types.none, argtypes, vals)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+__all__ = ["DriverKernel", "call_unlinked", "njit_driver", "publish"]
