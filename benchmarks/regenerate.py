@@ -456,13 +456,20 @@ def block_compile_times() -> str:
         f"commit {m.group(1)}, kernel-source hash `{m.group(2)}`" if m else "provenance not recorded"
     ) + (f", {d.group(1)}" if d else "")
     first = cpu.get("first-intersects", cpu["intersects"])
+    # CPU seconds depend on the day's machine: the same-day sums before and after, where measured
+    total = next((r for r in rows if r["entry point"].startswith("**")), None)
+    same_day = (
+        f"; all warm-up groups together {float(total['CPU s after']):.0f} CPU s, against "
+        f"{float(total['CPU s before']):.0f} for the kernels before the change, measured side by side that day"
+        if total and total.get("CPU s before") else ""
+    )
     out = (
         f"About {first:.0f} CPU seconds before the first `intersects`, "
         f"{min(cpu[k] for k in slow):.0f} to {max(cpu[k] for k in slow):.0f} before the first "
         + ", ".join(f"`{k}`" for k in slow[:-1])
         + f" or `{slow[-1]}`, at most {rss:.0f} MiB per group "
         f"([benchmarks/results/compile_times.md](benchmarks/results/compile_times.md): {where}, "
-        "`python -m benchmarks.compile_times --first`)."
+        f"`python -m benchmarks.compile_times --first`{same_day})."
     )
     return _wrap(out)
 

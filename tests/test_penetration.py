@@ -132,6 +132,32 @@ def test_sampled_on_non_convex_separates():
     assert p.depth == pytest.approx(0.45, rel=0.02)
 
 
+def test_sampled_on_an_open_mesh_separates_the_surfaces():
+    """An open tube (no end caps) encloses no volume: "auto" takes the sampled method (the
+    bounds method needs closed meshes), only surfaces that cross overlap, and its translation
+    separates the surfaces. A box across the wall gets out inwards (its face at x = 0.6 past
+    the facets' x = 0.4745 at y = +-0.15: 0.1255 along -x) or outwards (0.2); a box inside the
+    tube, not touching it, is not an overlap."""
+    v, f = [], []
+    k = 32
+    for i in range(k):  # a cylinder's side, radius 0.5, z in [-0.5, 0.5], no caps
+        a = 2 * math.pi * i / k
+        v += [(0.5 * math.cos(a), 0.5 * math.sin(a), -0.5), (0.5 * math.cos(a), 0.5 * math.sin(a), 0.5)]
+        j, jn = 2 * i, 2 * ((i + 1) % k)
+        f += [(j, jn, jn + 1), (j, jn + 1, j + 1)]
+    tube = ck.Mesh(np.array(v), np.array(f))
+    small = ck.primitives.box_mesh([0.3, 0.3, 0.3])
+    Tb = ck.translation([0.45, 0.0, 0.0])
+    p = ck.penetration(tube, small, None, Tb)
+    assert p.method == "sampled" and not p.exact and p.error_bound == math.inf
+    assert 0.1255 - 1e-4 <= p.depth <= 0.2 + 1e-9
+    T = Tb.copy()
+    T[:3, 3] += p.depth * p.direction
+    assert not ck.intersects(tube, small, None, T)
+    inside = ck.penetration(tube, small, None, ck.translation([0.0, 0.0, 0.0]))
+    assert inside.depth == 0.0 and inside.method == "none"
+
+
 def test_sampled_gap_on_convex_pairs():
     rng = np.random.default_rng(8)
     gaps = []

@@ -37,8 +37,11 @@ pass the hull check, else bounds when both are closed, else sampled):
   once as one batched ``intersects`` per step: the bounds method's upper-bound
   search (``query.penetration_bounds.separating_search``), from 0 and without
   its cone rounds. A length counts as separating only when the surfaces do not
-  meet (exact) and no connected piece of either mesh lies inside the other (ray
-  parity, exact). The depth is min s(u) over the candidates: an UPPER BOUND of
+  meet (exact) and, for two closed meshes, no connected piece of either mesh
+  lies inside the other (ray parity, exact). An open mesh encloses no volume:
+  then the surfaces alone decide, and only surfaces that cross overlap (a mesh
+  inside an open one without touching it has depth 0). The depth is min s(u)
+  over the candidates: an UPPER BOUND of
   the true minimal translation (the reported translation really separates the
   meshes), but a better direction may exist between the samples. No guaranteed
   bound on that gap exists (s(u) is not continuous in u for non-convex shapes);
@@ -279,9 +282,10 @@ def _face_normals(mesh: Mesh, faces: np.ndarray, T: np.ndarray) -> np.ndarray:
     return n / np.linalg.norm(n, axis=1, keepdims=True)
 
 
-def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int, threads: int) -> tuple[float, np.ndarray]:
+def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int, threads: int, solids: bool) -> tuple[float, np.ndarray]:
     """(depth, unit direction) of the sampled method: the smallest translation found to
-    separate along the sampled directions (module notes)."""
+    separate along the sampled directions (module notes); ``solids``: containment counts
+    (both meshes closed), else the surfaces alone."""
     U = [fibonacci_sphere(directions)]
     c = contact_rows(prepare(a, b, Ta, Tb, MODE_ALL, 4096, "descent", None, "contacts"), "all", 4096)
     if len(c):
@@ -298,7 +302,7 @@ def _sampled_one(a: Mesh, b: Mesh, Ta, Tb, directions: int, threads: int) -> tup
     Ta = np.ascontiguousarray(Ta, dtype=np.float64)
     Tb = np.ascontiguousarray(Tb, dtype=np.float64)
     # the bounds method's search from length 0 (b at its pose overlaps a), no cone rounds
-    best, u, _ = separating_search(a, b, Ta, Tb, dirs, 0.0, SAMPLED_RTOL, math.inf, threads)
+    best, u, _ = separating_search(a, b, Ta, Tb, dirs, 0.0, SAMPLED_RTOL, math.inf, threads, solids)
     return best, u
 
 
@@ -463,12 +467,15 @@ def _penetration_meshes(req: Request) -> Penetration:
     err = np.full(n, np.inf)
     methods = np.full(n, "none", dtype=object)
     codes = np.atleast_1d(overlap_codes(a, b, req.pa[req.ia], req.pb[req.ib], 1))
+    # an open mesh encloses no volume: only surfaces that cross overlap (no containment)
+    solids = usable(a, b)
+    overlapping = (PENETRATING, CONTAINED) if solids else (PENETRATING,)
     for k in range(n):
-        if codes[k] not in (PENETRATING, CONTAINED):
+        if codes[k] not in overlapping:
             exact[k], err[k] = True, 0.0
             continue
         Ta, Tb = req.pa[req.ia[k]], req.pb[req.ib[k]]
-        d, u = _sampled_one(a, b, Ta, Tb, int(directions), req.threads)
+        d, u = _sampled_one(a, b, Ta, Tb, int(directions), req.threads, solids)
         depth[k], direction[k], methods[k] = d, u, "sampled"
     return record(
         Penetration, req.batched, depth=depth, direction=direction, exact=exact, error_bound=err,

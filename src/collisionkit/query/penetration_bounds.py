@@ -179,11 +179,12 @@ def lower_bound(a: Mesh, b: Mesh, Ta, Tb, *, refine: bool = False, threads: int 
     return lower, (Ta[:3, :3] @ esc / n if n > 0 else None)
 
 
-def separated(a: Mesh, b: Mesh, Ta, Tbs, threads: int) -> np.ndarray:
+def separated(a: Mesh, b: Mesh, Ta, Tbs, threads: int, solids: bool = True) -> np.ndarray:
     """(N,) bool: b at each pose of ``Tbs`` (N, 4, 4) is disjoint from a at ``Ta``.
 
-    True only when ``intersects`` is False and no piece of either mesh is
-    (or may be) inside the other.
+    True only when ``intersects`` is False and (``solids``) no piece of either mesh is
+    (or may be) inside the other; without ``solids`` (open meshes, which enclose no
+    volume) the surfaces alone decide.
     """
     n = len(Tbs)
     if n == 0:
@@ -191,7 +192,7 @@ def separated(a: Mesh, b: Mesh, Ta, Tbs, threads: int) -> np.ndarray:
     hit = hits(a, b, Ta, Tbs, threads)
     sep = ~hit
     idx = np.flatnonzero(sep)
-    if len(idx):
+    if len(idx) and solids:
         A, B = solid(a), solid(b)
         # np.repeat: a new writable array (a broadcast view of one pose is read-only, and
         # a read-only argument compiles the kernel a second time)
@@ -217,10 +218,11 @@ def _moved(Tb: np.ndarray, s: np.ndarray, U: np.ndarray) -> np.ndarray:
     return T
 
 
-def separating_search(a, b, Ta, Tb, U, lower, rtol, best, threads):
+def separating_search(a, b, Ta, Tb, U, lower, rtol, best, threads, solids: bool = True):
     """Bracket each direction's separating length; (best length, its row of U, overlapping length below it).
 
-    Also the sampled method's search (``query.penetration``), from ``lower`` 0.
+    Also the sampled method's search (``query.penetration``), from ``lower`` 0; ``solids``
+    as ``separated``.
     """
     A, B = solid(a), solid(b)
     K = len(U)
@@ -232,7 +234,7 @@ def separating_search(a, b, Ta, Tb, U, lower, rtol, best, threads):
     hi = sa.max(axis=0) - sb.min(axis=0) + 0.01 * (A.radius + B.radius)
     hi = np.maximum(hi, lower + 1e-9 * size)
     for _ in range(64):
-        ok = separated(a, b, Ta, _moved(Tb, hi, U), threads)
+        ok = separated(a, b, Ta, _moved(Tb, hi, U), threads, solids)
         if ok.all():
             break
         hi[~ok] *= 2.0
@@ -242,7 +244,8 @@ def separating_search(a, b, Ta, Tb, U, lower, rtol, best, threads):
     # coarse scan: the first separating sample brackets the first transition
     frac = np.arange(1, SCAN_STEPS) / SCAN_STEPS
     S = lo[:, None] + (hi - lo)[:, None] * frac[None]
-    sep = separated(a, b, Ta, _moved(Tb, S.ravel(), np.repeat(U, len(frac), axis=0)), threads).reshape(S.shape)
+    sep = separated(a, b, Ta, _moved(Tb, S.ravel(), np.repeat(U, len(frac), axis=0)), threads, solids)
+    sep = sep.reshape(S.shape)
     for k in range(K):
         j = np.flatnonzero(sep[k])
         if len(j):
@@ -258,7 +261,7 @@ def separating_search(a, b, Ta, Tb, U, lower, rtol, best, threads):
         if len(live) == 0:
             break
         mid = 0.5 * (lo[live] + hi[live])
-        sep = separated(a, b, Ta, _moved(Tb, mid, U[live]), threads)
+        sep = separated(a, b, Ta, _moved(Tb, mid, U[live]), threads, solids)
         hi[live[sep]] = mid[sep]
         lo[live[~sep]] = mid[~sep]
     k = int(np.argmin(hi))
