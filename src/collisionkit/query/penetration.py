@@ -41,9 +41,9 @@ pass the hull check, else bounds when both are closed, else sampled):
   lies inside the other (ray parity, exact). An open mesh encloses no volume:
   then the surfaces alone decide, and only surfaces that cross overlap (a mesh
   inside an open one without touching it has depth 0). The depth is min s(u)
-  over the candidates: an UPPER BOUND of
-  the true minimal translation (the reported translation really separates the
-  meshes), but a better direction may exist between the samples. No guaranteed
+  over the candidates: an UPPER BOUND of the true minimal translation (the
+  reported translation really separates the meshes), but a better direction
+  may exist between the samples. No guaranteed
   bound on that gap exists (s(u) is not continuous in u for non-convex shapes);
   ``error_bound`` is therefore ``inf``. Measured on convex pairs
   (tests/test_penetration.py) the sampled depth is within a few percent of the

@@ -39,6 +39,7 @@ from llvmlite import binding as llvm
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils, sigutils
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
@@ -68,10 +69,18 @@ def _chunk_types(driver_args: tuple) -> tuple:
     return (types.int64, types.int64, *driver_args[:-1])
 
 
-def publish(chunk: Any, argtypes: tuple) -> str:
-    """Compile (or load) ``chunk`` for ``argtypes`` and publish its address; the slot's name."""
+def publish(chunk: Any, argtypes: tuple) -> None:
+    """Compile (or load) ``chunk`` for ``argtypes`` and publish its address.
+
+    Under numba's compiler lock: two threads whose first batch calls came together would
+    otherwise both publish, and the second slot would replace (and free) the first while a
+    driver compiled against it."""
     name = _slot_name(chunk, argtypes)
-    if name not in _SLOTS:
+    if name in _SLOTS:
+        return
+    with global_compiler_lock:
+        if name in _SLOTS:
+            return
         chunk.compile(argtypes)
         cres = chunk.overloads[tuple(argtypes)]
         address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
@@ -80,7 +89,6 @@ def publish(chunk: Any, argtypes: tuple) -> str:
         slot = ctypes.c_int64(address)
         llvm.add_symbol(name, ctypes.addressof(slot))
         _SLOTS[name] = slot
-    return name
 
 
 class DriverKernel(CPUDispatcher):
