@@ -580,6 +580,8 @@ class CollisionManager:
         self._count = 0
         self._cached: tuple[list[ManagedObject], NDArray[np.float64]] | None = None
         self._cached_arrays: tuple | None = None
+        self._local_centres = np.ones((0, 4))  # with _cached_arrays: (N, 4) local sphere centres, 1
+        self._flat_views = False  # _cached_flat holds views of the World's rows
         # PERF: signed depths of overlapping pairs by pair of objects (``_deepest``): after one
         # object moves, only its pairs are measured again (internal pairs, pairs across managers)
         self._depths: dict[tuple[ManagedObject, ManagedObject], float] = {}
@@ -750,22 +752,24 @@ class CollisionManager:
     def _apply_pending(self) -> None:
         """The rows of objects moved since the cached arrays were built, updated in place."""
         w = self._world
+        w._order  # noqa: B018 - brings the ranks up to date
+        rank, lo_w, hi_w, poses_w = w._rank, w._lo, w._hi, w._poses
+        cached, flat, arrays = self._cached, self._cached_flat, self._cached_arrays
+        # PERF: ~1 us a numpy row on this path (a planner's one move, then one query)
         for key, obj in self._pending.items():
-            i, s = w.index(key), w._slot(key)
-            if self._cached is not None:
-                objs, boxes = self._cached
-                objs[i] = obj
-                boxes[i, 0] = w._lo[s]
-                boxes[i, 1] = w._hi[s]
-            if self._cached_flat is not None:
-                poses, lo, hi = self._cached_flat
-                poses[i] = obj.transform
-                lo[i] = w._lo[s]
-                hi[i] = w._hi[s]
-            if self._cached_arrays is not None:  # the object's world bounding sphere (as World._spheres)
-                centres = self._cached_arrays[2][0]
-                T = w._poses[s]
-                centres[i] = T[:3, :3] @ w._sphere[s, :3] + T[:3, 3]
+            s = w._slot(key)
+            i = int(rank[s])
+            if cached is not None:
+                cached[0][i] = obj
+                box = cached[1][i]
+                box[0] = lo_w[s]
+                box[1] = hi_w[s]
+            if flat is not None and not self._flat_views:
+                flat[0][i] = poses_w[s]
+                flat[1][i] = lo_w[s]
+                flat[2][i] = hi_w[s]
+            if arrays is not None:  # the object's world bounding sphere (as World._spheres)
+                arrays[2][0][i] = poses_w[s, :3] @ self._local_centres[i]
         self._pending.clear()
 
     # -- internal helpers ------------------------------------------------------------------
@@ -784,7 +788,11 @@ class CollisionManager:
             self._apply_pending()
         if self._cached_arrays is None:  # PERF: kept until an object is added or removed (moves: _pending)
             objs, _ = self._entries()
-            self._cached_arrays = ([o.mesh for o in objs], self._flat()[0], self._world._spheres())
+            w = self._world
+            self._cached_arrays = ([o.mesh for o in objs], self._flat()[0], w._spheres())
+            # homogeneous local centres: a moved object's world centre is one product
+            self._local_centres = np.ones((len(objs), 4))
+            self._local_centres[:, :3] = w._sphere[w._order, :3]
         return self._cached_arrays
 
     def _flat(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -795,7 +803,15 @@ class CollisionManager:
             self._apply_pending()
         if self._cached_flat is None:  # PERF: kept until an object is added or removed
             _, boxes = self._entries()
-            self._cached_flat = (self._world.poses, np.ascontiguousarray(boxes[:, 0]), np.ascontiguousarray(boxes[:, 1]))
+            w, n = self._world, len(self._world)
+            w._order  # noqa: B018 - brings ``_contiguous`` up to date
+            # PERF: no object removed: views of the World's own rows, which set_pose updates
+            # (an add or a removal drops this cache; the World reallocates only on an add)
+            self._flat_views = w._contiguous
+            if w._contiguous:
+                self._cached_flat = (w._poses[:n], w._lo[:n], w._hi[:n])
+            else:
+                self._cached_flat = (w.poses, np.ascontiguousarray(boxes[:, 0]), np.ascontiguousarray(boxes[:, 1]))
         return self._cached_flat
 
     @staticmethod
