@@ -11,8 +11,9 @@ For each scene, on its first ``--poses`` poses, medians of interleaved rounds:
 * ``api``: ``ck.intersects(a, b, Ta, Tb)`` / ``ck.contacts(...)`` per call, as a user calls it
   (default threads: a query too small to split runs on one);
 * ``kernel``: the per-call kernel alone, through ``query.batch.Pinned`` as the API calls it:
-  for booleans on the API's own arguments (``query.pair.single_call_args``: a large query
-  splits over the threads in the kernel), for contacts the serial
+  for booleans ``kernels.traverse.descent.intersect_one`` on ``query.pair.single_call_args``
+  (the API's arguments with the serial budget NO_BUDGET: a large query does not split over
+  the threads, as the API's does after SPLIT_WORK units), for contacts the serial
   ``kernels.traverse.descent.contacts_one`` with its buffers made outside the loop;
 * ``dispatch``: a no-op ``@njit`` with the same arguments, pinned the same way (the floor of
   calling compiled code from Python with that many arguments);
@@ -97,7 +98,7 @@ def profile_scene(name: str, n_poses: int, rounds: int) -> dict[str, Any]:
 
     # --- the argument lists, built outside every timed loop, checked against the API
     one = Pinned(intersect_one)
-    bool_args = [single_call_args(a, b, Ta, p) for p in poses]  # the API's own arguments (a large query splits)
+    bool_args = [single_call_args(a, b, Ta, p) for p in poses]  # the API's arguments, the serial budget
     keys = np.empty(1 << 16, np.int64)
     front = np.zeros((0, 2), np.int32)
     stats = np.zeros((1, N_STATS), np.int64)

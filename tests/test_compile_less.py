@@ -20,7 +20,7 @@ from tests.test_dispatch import kernel_dispatchers
 
 import collisionkit as ck
 from collisionkit.bvh import pair_trees
-from collisionkit.constants import BV_AABB, BV_KINDS, BV_OBB, BV_SAABB, TRI_TEST_GUIGUE, TRI_TEST_MOLLER
+from collisionkit.constants import BV_AABB, BV_KINDS, BV_OBB, BV_SAABB, NO_BUDGET, TRI_TEST_GUIGUE, TRI_TEST_MOLLER
 from collisionkit.kernels.core.jit import InternalKernel
 from collisionkit.kernels.core.unlinked import DriverKernel
 from collisionkit.kernels.traverse import descent as kt
@@ -96,8 +96,8 @@ def test_other_kinds_routed_to_none_are_only_slower(bv):
     eye = np.eye(4)
     for T in ck.random_poses(40, radius=1.2, seed=3):
         T = np.ascontiguousarray(T)
-        routed = kt.intersect_one(*ta.descent_args, eye, *tb.descent_args, T, ta.bv_code, np.int64(TRI_TEST_GUIGUE), 0)
-        wrong = kt.intersect_one(*ta.descent_args, eye, *tb.descent_args, T, ta.bv_code, None, 0)
+        routed = kt.intersect_one(*ta.descent_args, eye, *tb.descent_args, T, ta.bv_code, np.int64(TRI_TEST_GUIGUE), NO_BUDGET)
+        wrong = kt.intersect_one(*ta.descent_args, eye, *tb.descent_args, T, ta.bv_code, None, NO_BUDGET)
         assert routed == wrong == int(ck.intersects(a, b, None, T))
 
 

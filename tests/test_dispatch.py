@@ -263,7 +263,7 @@ _BY_TYPE = (
 KNOWN_SEVERAL: dict[str, str] = {
     # tri_test None: Guigue's test on box trees; an int64 code: any test and volume kind
     **{f"descent.{k}": _BY_TYPE for k in (
-        "collide_task", "_boolean_descent", "intersect_first", "intersect_one", "_resume_any",
+        "collide_task", "_boolean_descent", "intersect_one",
         "_expand", "contacts_one", "_run_chunk", "query_serial", "query_parallel",
     )},  # fmt: skip
     # obb None or True, split_rule None (SAH) or a code (kernels/build/topdown.build_binary_tree)
@@ -319,7 +319,7 @@ def test_workload_compiled_every_query_kernel(fresh):
     names = kernel_dispatchers()
     # the walk finds the kernels (it found none once the kernels moved into subfolders)
     assert len(names) > 100, len(names)
-    for name in ("descent.query_serial", "descent.query_parallel", "descent.intersect_one", "descent.intersect_first",
+    for name in ("descent.query_serial", "descent.query_parallel", "descent.intersect_one", "descent.contacts_one",
                  "distance.distance_task", "toi.min_step", "oaabb.oaabb_task"):  # fmt: skip
         assert name in names, f"{name} is no kernel any more: update this list"
     must = {"descent", "distance", "toi", "penetration", "gjk", "tri_tri", "sap", "oaabb", "bfs"}

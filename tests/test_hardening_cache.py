@@ -284,8 +284,9 @@ def _parallel_three_processes(tmp_path: Path, mode: str) -> list[subprocess.Comp
 
 
 def test_a_caller_compiled_against_a_cached_parallel_kernel_starts_the_threads(tmp_path):
-    """The segfault of the first large per-call ``intersects`` (``intersect_one``, compiled
-    in a process that loaded ``_resume_any`` from the cache): numba 0.68 forgets a cached
+    """The segfault of the first large per-call ``intersects`` (then a kernel that ran the
+    threads' continuation, compiled in a process that loaded its parallel part from the
+    cache; reproduced here on two small kernels): numba 0.68 forgets a cached
     parallel kernel's start-up hook, so its caller's cache entry has none, and a process
     whose first parallel code is that cached caller calls into a thread pool never started.
     With collisionkit imported, all three processes answer."""
@@ -327,7 +328,7 @@ print("ok")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kernel", ["traverse/descent.query_parallel", "traverse/descent.intersect_first",
+@pytest.mark.parametrize("kernel", ["traverse/descent.query_parallel", "traverse/descent.intersect_one",
                                     "build/topdown.build_binary_tree"])  # fmt: skip
 def test_one_kernel_deleted_from_a_complete_cache_then_three_processes(tmp_path_factory, kernel):
     """Delete one kernel's entries from a complete cache: the first process recompiles it,

@@ -19,9 +19,10 @@ from tests.brute import brute_colliding, brute_pairs, rows_of
 import collisionkit as ck
 from collisionkit.bvh import pair_trees
 from collisionkit.constants import MODE_ALL, MODE_ANY, NO_BUDGET, SPLIT_WORK, TRI_TEST_GUIGUE
-from collisionkit.kernels.traverse.descent import UNSETTLED, intersect_first, intersect_one
+from collisionkit.kernels.traverse.descent import UNSETTLED, intersect_one
 from collisionkit.query import pair
 from collisionkit.query.strategies import descent
+from collisionkit.runtime import using_threads
 
 pytest.importorskip("shapely")
 pytest.importorskip("mapbox_earcut")
@@ -138,36 +139,39 @@ def test_per_call_contacts_split_a_large_pose_only(near_contact, monkeypatch):
 
 
 def test_per_call_intersects_splits_when_its_budget_runs_out(near_contact):
-    """The per-call boolean kernel resumes a large descent on the threads itself
-    (``intersect_one`` -> ``_expand`` -> ``query_parallel``); any target size gives the
-    serial answer, split after SPLIT_WORK (scan-large's miniature takes ~2.5x that) or at
-    the roots (a negative target: colliding poses then stop by the shared flag)."""
+    """A per-call boolean its first pass leaves UNSETTLED runs on the threads
+    (``split_boolean``: ``contacts_one`` expands the front, the batch driver runs it with a
+    shared stop flag); any thread count, so any front size, gives the serial answer."""
     for name, (a, b, pas, pbs) in near_contact.items():
+        ta, tb = pair_trees(a, b)
         for Ta, Tb in zip(pas, pbs, strict=True):
             args = pair.single_call_args(a, b, Ta, Tb)
-            want = intersect_one(*args[:-1], 0)
+            assert args[-1] == NO_BUDGET
+            want = intersect_one(*args)
             assert want == ck.intersects(a, b, Ta, Tb, threads=1) == bool(brute_colliding(a, b, Ta, Tb)[0]), name
-            for target in (1, 8, 32, 100):  # negative: split at the roots
-                assert intersect_one(*args[:-1], target) == want, (name, target)
-                assert intersect_one(*args[:-1], -target) == want, (name, -target)
+            tri = args[-2]
+            for n in (1, 2, 3, 8):  # fronts of 64 to 512 node pairs, 1 to 8 chunks
+                assert descent.split_boolean(ta, tb, Ta, Tb, tri, n) == want, (name, n)
             for threads in (None, 2, 4):
                 assert ck.intersects(a, b, Ta, Tb, threads=threads) == want
 
 
 def test_first_pass_hands_large_queries_to_the_split(near_contact):
-    """``intersect_first`` (the public per-call path's kernel, compiled without the threads'
-    continuation) answers only what SPLIT_WORK settles: a large query comes back UNSETTLED and
-    the public path finishes it with ``intersect_one`` split at the roots, the serial answer."""
+    """``intersect_one`` with the public path's SPLIT_WORK budget answers only what the
+    budget settles: a large query comes back UNSETTLED and the public path finishes it on
+    the threads (``split_boolean``), the serial answer; with one thread, serially."""
     seen = set()
     for name, (a, b, pas, pbs) in near_contact.items():
         for Ta, Tb in zip(pas, pbs, strict=True):
             args = pair.single_call_args(a, b, Ta, Tb)
-            want = intersect_one(*args[:-1], 0)
-            first = intersect_first(*args[:-1])
+            want = intersect_one(*args)
+            first = intersect_one(*args[:-1], SPLIT_WORK)
             assert first in (want, UNSETTLED), (name, first, want)
             seen.add(first == UNSETTLED)
             for threads in (None, 1, 2):
                 assert ck.intersects(a, b, Ta, Tb, threads=threads) == want, (name, threads)
+            with using_threads(1):  # the default path on one thread: the serial descent
+                assert ck.intersects(a, b, Ta, Tb) == want, name
     assert seen == {True, False}  # both ways were exercised
 
 

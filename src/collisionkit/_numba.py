@@ -569,7 +569,7 @@ def _cached_kernels_keep_reload_init() -> None:
     later process that loads the caller launches the threads first. A library
     *loaded* from the cache runs its hooks but does not keep them
     (``CompileResult._rebuild`` leaves ``library._reload_init`` empty; numba 0.68). A
-    caller compiled against it (``intersect_one`` against a cached ``_resume_any``)
+    caller compiled against it (then ``intersect_one`` against a cached ``_resume_any``)
     then stores no hook, and a process whose first parallel code is that cached caller
     calls a null ``allocate_sched``: a segfault (or, compiling, "LLVM ERROR: Symbol
     not found: allocate_sched"). Whether it happened depended on which process had

@@ -53,22 +53,9 @@ def _intersects() -> None:
     from .query.pair import intersects
 
     a, b, T = _one_and_batch(intersects)
-    _split(a, b, T, MODE_ANY)
-    _large_boolean(a, b, T)
+    _split(a, b, T, MODE_ANY)  # also a large per-call boolean's kernels (split_boolean)
     # OBB trees ("auto" picks them for thin meshes): the build's OBB variant (issue 32)
     intersects(a.with_options(bv="obb"), b.with_options(bv="obb"), None, T)
-
-
-def _large_boolean(a: Any, b: Any, T: np.ndarray) -> None:
-    """The per-call boolean of a query its first pass does not settle (split at the roots):
-    compiled apart from the first pass (kernels.traverse.descent.intersect_one)."""
-    from .bvh import pair_trees
-    from .query.pair import _GUIGUE, _INTERSECT_ONE
-    from .query.strategies.descent import descent_tri
-
-    ta, tb = pair_trees(a, b)
-    tri = descent_tri(ta.bv_code, _GUIGUE)
-    _INTERSECT_ONE[tri is not None].call(*ta.descent_args, np.eye(4), *tb.descent_args, T, ta.bv_code, tri, -64)
 
 
 def _contacts() -> None:

@@ -14,13 +14,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..bvh import pair_trees
-from ..constants import FRONT_PER_THREAD, MODE_ALL, MODE_ANY, MODE_FIRST, NO_BUDGET
+from ..constants import MODE_ALL, MODE_ANY, MODE_FIRST, NO_BUDGET, SPLIT_WORK
 from ..errors import UnsupportedOptionError
 from ..geometry.mesh import Mesh
 from ..geometry.pose import PoseLike
 from ..kernels.core.layout import META_FACES, N_STATS, STAT_BV_TESTS, STAT_BV_UPDATES, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..kernels.proximity import threshold as kth
-from ..kernels.traverse.descent import UNSETTLED, intersect_first, intersect_one
+from ..kernels.traverse.descent import UNSETTLED, intersect_one
 from ..runtime import using_threads
 from ..strategies import Descent, Strategy, resolve
 from . import batch, registry, scaling
@@ -48,7 +48,7 @@ from .spec import (
 )
 from .spec import max_pairs as check_max_pairs
 from .strategies import RUNNERS
-from .strategies.descent import CONTACTS_ONE, descent_tri, split_pose, splits
+from .strategies.descent import CONTACTS_ONE, descent_tri, split_boolean, split_pose, splits
 
 
 def _boolean_view(options: Any) -> tuple[int, int, Any]:
@@ -93,15 +93,11 @@ QUERY_STATS = define(Spec(
 
 _DEFAULT = Descent()
 #: the per-call boolean kernel without numba's per-call type dispatch (batch.Pinned): its
-#: arguments are library-built tree arrays, poses checked by driver.single_pose and ints
+#: arguments are library-built tree arrays, poses checked by driver.single_pose and ints.
 #: One per ``descent_tri`` specialisation, as ``CONTACTS_ONE``: ``[tri is not None]``.
-_INTERSECT_FIRST = (Pinned(intersect_first), Pinned(intersect_first))
-#: the complete per-call boolean, run (and compiled) only for a query its first pass did
-#: not settle: split at the roots over numba's threads (issue 32: compile what is used)
+#: A query its SPLIT_WORK budget does not settle runs on numba's threads (``_large``).
 _INTERSECT_ONE = (Pinned(intersect_one), Pinned(intersect_one))
 _GUIGUE = _DEFAULT.tri_test_code
-#: a large per-call boolean's front at numba's thread count (fixed once numba has started)
-_TARGET = FRONT_PER_THREAD * numba.config.NUMBA_NUM_THREADS
 
 
 def intersects(
@@ -193,12 +189,12 @@ def intersects(
             tri = None if tri_code == _GUIGUE and ta.box_kind else tri_code
             # a query its budget does not settle is large: the kernel splits it over threads
             if threads is None:
-                r = _INTERSECT_FIRST[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri)
+                r = _INTERSECT_ONE[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, SPLIT_WORK)
             else:
                 r = _intersect_on(nthreads, ta, tb, Ta, Tb, tri)
             if r < 0:  # PERF: UNSETTLED is negative, so a settled answer pays one test
                 if r == UNSETTLED:
-                    r = _INTERSECT_ONE[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, -_TARGET)
+                    r = _large(ta, tb, Ta, Tb, tri)
                 if r < 0:
                     raise_pose_code(r)
             return r == 1
@@ -311,21 +307,31 @@ def bool_result(req: Request, hit: NDArray[np.bool_]) -> BatchResult:
                        np.zeros(0, np.int64), np.zeros(n, np.int64), 0)  # fmt: skip
 
 
+def _large(ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri: int | None) -> int:
+    """A per-call boolean its first pass left UNSETTLED, on numba's current threads (one
+    thread: the serial descent to the end)."""
+    n = numba.get_num_threads()
+    if n == 1:
+        return _INTERSECT_ONE[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, NO_BUDGET)
+    return split_boolean(ta, tb, Ta, Tb, tri, n)
+
+
 def _intersect_on(
     nthreads: int, ta: Any, tb: Any, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri: int | None
 ) -> int:
-    """The per-call boolean kernel on ``nthreads`` threads, as ``intersects(threads=)`` asks
-    (1: serial, target 0), after a first pass that settles small queries; ``tri`` as
+    """The per-call boolean on ``nthreads`` threads, as ``intersects(threads=)`` asks (1: the
+    serial descent, no budget), after a first pass that settles small queries; ``tri`` as
     ``descent_tri`` gives it."""
-    r = _INTERSECT_FIRST[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri)
+    one = _INTERSECT_ONE[tri is not None]
+    if nthreads == 1:
+        return one.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, NO_BUDGET)
+    r = one.call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, SPLIT_WORK)
     if r != UNSETTLED:
         return r
-    args = (*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, -FRONT_PER_THREAD * (nthreads > 1) * nthreads)
-    one = _INTERSECT_ONE[tri is not None]
-    if nthreads == 1 or nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us
-        return one.call(*args)
+    if nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us
+        return split_boolean(ta, tb, Ta, Tb, tri, nthreads)
     with using_threads(nthreads):
-        return one.call(*args)
+        return split_boolean(ta, tb, Ta, Tb, tri, nthreads)
 
 
 def contacts(
@@ -436,10 +442,8 @@ def mesh_bool_one(a: Mesh, b: Mesh, Ta: NDArray[np.float64], Tb: NDArray[np.floa
     pose code (``driver.raise_pose_code``); poses as ``driver.single_pose`` gives them."""
     ta, tb = pair_trees(a, b)
     tri = None if ta.box_kind else _GUIGUE  # descent_tri
-    r = _INTERSECT_FIRST[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri)
-    if r == UNSETTLED:
-        r = _INTERSECT_ONE[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, -_TARGET)
-    return r
+    r = _INTERSECT_ONE[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, SPLIT_WORK)
+    return _large(ta, tb, Ta, Tb, tri) if r == UNSETTLED else r
 
 
 #: Room for pair keys on the per-call contacts path's first pass; a pose with more pairs
@@ -565,9 +569,10 @@ for _spec in (CONTACTS, QUERY_STATS):
 
 
 def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -> tuple:
-    """The exact arguments ``intersects`` passes to its per-call kernel
-    (``kernels.traverse.descent.intersect_one``) for one pose pair, default strategy and
-    threads (a large query runs on numba's threads).
+    """The arguments ``intersects`` passes to its per-call kernel
+    (``kernels.traverse.descent.intersect_one``) for one pose pair and the default
+    strategy, with the budget of the complete serial answer (NO_BUDGET; ``intersects``
+    passes SPLIT_WORK and finishes a query that leaves UNSETTLED on numba's threads).
 
     For benchmarks that split a call into wrapper, dispatch and kernel time.
     """
@@ -580,5 +585,5 @@ def single_call_args(a: Mesh, b: Mesh, pose_a: Any = None, pose_b: Any = None) -
     return (
         x.topo, x.bv, x.tris, x.meta, x.scale, Ta,
         y.topo, y.bv, y.tris, y.meta, y.scale, Tb,
-        ta.options.bv_code, descent_tri(ta.options.bv_code, _GUIGUE), _TARGET,
+        ta.options.bv_code, descent_tri(ta.options.bv_code, _GUIGUE), NO_BUDGET,
     )

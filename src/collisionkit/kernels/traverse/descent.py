@@ -28,12 +28,10 @@ from ...constants import (
     BV_AABB,
     BV_OBB,
     BV_SAABB,
-    FRONT_PER_THREAD,
     LEAF_FLAG,
     MODE_ANY,
     MODE_FIRST,
     NO_BUDGET,
-    SPLIT_WORK,
 )
 from ..core.atomics import fetch_add
 from ..core.jit import njit_internal
@@ -233,7 +231,7 @@ def collide_task(
     return found, top
 
 
-#: ``intersect_first``'s answer for a query its budget did not settle (a large query):
+#: ``intersect_one``'s answer for a query its budget did not settle (a large query):
 #: negative, below every pose error code, so the caller's one ``r < 0`` test covers both.
 UNSETTLED = -1000
 
@@ -267,26 +265,32 @@ def _boolean_descent(
     return found, top, stack, stats
 
 
-# PERF: no nogil on the per-call entries: releasing and retaking the GIL costs
-# about 0.5 us, more than a typical miss; batched entries do release it. They
-# take five arrays per tree (face ids are not needed for a boolean).
-# PERF: they check the poses with pose_error written out, not through tri_rows.pose_code:
+# PERF: no nogil on the per-call entry: releasing and retaking the GIL costs about
+# 0.5 us, more than a typical miss; batched entries do release it. It takes five
+# arrays per tree (face ids are not needed for a boolean).
+# PERF: it checks the poses with pose_error written out, not through tri_rows.pose_code:
 # through it the per-call miss ran 1.03-1.06x (benchmarks.versions --quick, miss-overhead
 # intersects per call, 3 runs), written out 0.98-0.99x of the old code.
 @njit(cache=True)
-def intersect_first(
+def intersect_one(
     topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
     topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test,
+    bv_kind, tri_test, budget,
 ):
-    """The per-call boolean's first pass: one pose pair, tree 0 of each pool, at most
-    SPLIT_WORK work units. Returns 1 (intersecting), 0 (not), UNSETTLED (a large query:
-    the caller runs ``intersect_one`` with a negative target, over numba's threads), or a
-    negative pose error: -(1 + code) for Ta, -(11 + code) for Tb (linalg.pose_error).
+    """The per-call boolean: one pose pair, tree 0 of each pool, at most ``budget`` work
+    units (``collide_task``). Returns 1 (intersecting), 0 (not), UNSETTLED (the budget ran
+    out: a large query), or a negative pose error: -(1 + code) for Ta, -(11 + code) for
+    Tb (linalg.pose_error).
 
-    Why apart from ``intersect_one`` (issue 32, compile time): this entry's compile holds
-    only the serial descent; the parallel continuation (``_expand``, ``_split_parallel``,
-    its chunk runner, ~6 CPU s) compiles on the first query large enough to need it.
+    The public path passes SPLIT_WORK and finishes an UNSETTLED query on numba's threads
+    from Python (``query.strategies.descent.split_boolean``: the front expanded by
+    ``contacts_one``, run by the batch driver); NO_BUDGET gives the complete serial answer.
+
+    Why the split is not in here (issue 32, compile time): a kernel that ran the threads'
+    continuation would link its own copy of the batch driver and its chunk's whole chain
+    (``_split_parallel`` took 5.3 CPU s of the intersects group on 2026-12-07), while the
+    batch driver the split runs on is compiled for batches anyway and calls its chunk
+    unlinked (kernels/core/unlinked.py).
     """
     ea = pose_error(Ta)
     if ea != 0:
@@ -294,95 +298,11 @@ def intersect_first(
     eb = pose_error(Tb)
     if eb != 0:
         return -(11 + eb)
-    budget = np.int64(SPLIT_WORK)
     found, top, stack, stats = _boolean_descent(
         topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
         bv_kind, tri_test, budget,
     )  # fmt: skip
     return found if top == 0 else UNSETTLED
-
-
-@njit(cache=True)
-def intersect_one(
-    topo_a, bv_a, tris_a, meta_a, scale_a, Ta,
-    topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test, target,
-):
-    """The complete per-call boolean: one pose pair, tree 0 of each pool.
-
-    Returns 1 (intersecting), 0 (not), or a negative pose error as ``intersect_first``.
-    With ``target`` > 0, a query that SPLIT_WORK work units (``collide_task``) do not
-    settle is large: what its descent left is expanded (``_expand``) to about ``target``
-    node pairs (FRONT_PER_THREAD a thread) and run over numba's threads (their count as
-    the caller set it) by ``_split_parallel``, in this same call. ``target`` 0: serial;
-    negative: split at once, at the roots, with a front of ``-target`` (what the public
-    path runs after ``intersect_first`` answered UNSETTLED; tests exercise the split on
-    small meshes with it).
-    """
-    ea = pose_error(Ta)
-    if ea != 0:
-        return -(1 + ea)
-    eb = pose_error(Tb)
-    if eb != 0:
-        return -(11 + eb)
-    budget = np.int64(SPLIT_WORK) if target > 0 else (np.int64(NO_BUDGET) if target == 0 else np.int64(0))
-    found, top, stack, stats = _boolean_descent(
-        topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-        bv_kind, tri_test, budget,
-    )  # fmt: skip
-    if top == 0:
-        return found
-    # a large query: the rest of its descent on all threads, resumed where it stopped
-    return _resume_any(
-        topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-        bv_kind, tri_test, stack, top, abs(target), stats,
-    )  # fmt: skip
-
-
-# PERF: a call, not part of intersect_one's body: there it cost every per-call boolean
-# ~0.1 us (pinned kernel on a roots miss: 0.84 us, 0.72 us as a call, 0.70 before the split).
-@njit(cache=True)
-def _resume_any(
-    topo_a, bv_a, tris_a, meta_a, scale_a, Ta, topo_b, bv_b, tris_b, meta_b, scale_b, Tb,
-    bv_kind, tri_test, stack, top, target, stats,
-):
-    """The rest of a per-call boolean (``intersect_one``) after its budget: the node pairs
-    left in ``stack[0:top]`` expanded to about ``target`` (``_expand``) and run over
-    numba's threads by ``_split_parallel``, sharing a stop flag. Returns 1 or 0.
-
-    NOTE: numba's thread count is set by the caller: get/set_num_threads in a kernel keep
-    it out of the cache (they are ctypes globals).
-    """
-    n = stack.shape[0]
-    zero = np.int64(0)
-    keys = np.zeros(1, np.int64)
-    no_ids = topo_a[0]
-    front = np.empty((target + n + max(meta_a[0, META_FANOUT], meta_b[0, META_FANOUT]), 2), np.int32)
-    found, m = _expand(
-        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, Ta,
-        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, Tb,
-        bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
-        keys, zero, stack, top, zero, front, target, stats,
-    )
-    if found > 0 or m == 0:
-        return min(found, 1)
-    # its front pairs as tasks of the batch driver, claimed dynamically by one worker
-    # chunk a thread, sharing one stop flag
-    tasks = np.zeros((m, 6), np.int64)
-    for i in range(m):
-        tasks[i, 4] = front[i, 0]
-        tasks[i, 5] = front[i, 1]
-    counts = np.zeros(m, np.int64)
-    starts = np.empty(m, np.int64)
-    shared = np.zeros(2, np.int64)  # [stop, next task]
-    _split_parallel(
-        topo_a, bv_a, tris_a, no_ids, meta_a, scale_a, Ta.reshape((1, 4, 4)),
-        topo_b, bv_b, tris_b, no_ids, meta_b, scale_b, Tb.reshape((1, 4, 4)),
-        tasks, bv_kind, tri_test, np.int64(MODE_ANY), np.int64(-1),
-        keys, zero, starts, counts, np.zeros((m, 4), np.int64), shared,
-        np.int64(max(1, target // FRONT_PER_THREAD)),  # one worker chunk a thread
-    )
-    return shared[0]
 
 
 # LENGTH (~60 lines): the budgeted descent and the breadth-first expansion of what it left
@@ -625,26 +545,6 @@ def query_parallel(
     args = (topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a, topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b, tasks, bv_kind, tri_test, mode, max_pairs, keys, chunk_cap, starts, counts, stats, shared)  # fmt: skip
     for c in prange(nchunks):
         call_unlinked(_run_chunk, np.int64(c), nchunks, args)  # kernels/core/unlinked.py
-
-
-# NOTE: query_parallel for intersect_one, linked: a kernel that calls a driver from compiled
-# code would be loaded from the cache without its chunk's slot (kernels/core/unlinked.py)
-@njit(cache=True, nogil=True, parallel=True)
-def _split_parallel(
-    topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
-    topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
-    tasks, bv_kind, tri_test, mode, max_pairs,
-    keys, chunk_cap, starts, counts, stats, shared, nchunks,
-):
-    """``query_parallel`` with its chunk linked: the split boolean of ``intersect_one``."""
-    for c in prange(nchunks):
-        _run_chunk(
-            np.int64(c), nchunks,  # prange's index is unsigned: keep _run_chunk's one signature
-            topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, poses_a,
-            topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, poses_b,
-            tasks, bv_kind, tri_test, mode, max_pairs,
-            keys, chunk_cap, starts, counts, stats, shared,
-        )
 
 
 @njit(cache=True, nogil=True)

@@ -188,6 +188,45 @@ def split_pose(
     return PoseRows(out.shape[0], out, total, True)
 
 
+#: the batch driver a split boolean's front runs on, without numba's per-call type dispatch
+#: (batch.Pinned: 26 arguments), one per ``descent_tri`` specialisation; its argument types
+#: are the batch path's (``descent_rows``), so the split compiles nothing of its own
+_SPLIT_DRIVER = (batch.Pinned(kt.query_parallel), batch.Pinned(kt.query_parallel))
+
+
+def split_boolean(ta: BVH, tb: BVH, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri: int | None, nthreads: int) -> int:
+    """A per-call boolean that its first pass left large (``kernels.traverse.descent.
+    intersect_one`` answered UNSETTLED), on ``nthreads`` of numba's threads (the caller
+    sets the count): 1 or 0.
+
+    ``split_pose(mode=MODE_ANY, budget=0)`` without the batch engine's bookkeeping (~40 us
+    a call on this 2-core VM, 5-9% of a query just past SPLIT_WORK): the descent from the
+    roots is expanded into a front of FRONT_PER_THREAD node pairs a thread
+    (``contacts_one`` with budget 0), then the batch driver runs the front as tasks that
+    the threads claim as they go, sharing a stop flag (the first pair found ends them all:
+    ``_run_chunk``). ``tri``: as ``descent_tri`` gives it; ``Ta``, ``Tb``: (4, 4)
+    C-contiguous writable float64, checked by the first pass.
+    """
+    x, y = ta.arrays, tb.arrays
+    target = FRONT_PER_THREAD * nthreads
+    fan = max(ta.fanout, tb.fanout)
+    front = np.empty((target + (ta.depth + tb.depth) * (fan - 1) + 2 + fan, 2), np.int32)
+    keys = np.empty(1, np.int64)  # MODE_ANY stores no keys
+    stats = np.zeros((1, N_STATS), np.int64)
+    r, m = CONTACTS_ONE[tri is not None].call(*x, Ta, *y, Tb, ta.bv_code, tri, MODE_ANY, -1, keys, 0, front, target, stats)
+    if r != 0 or m == 0:
+        return int(r)
+    tasks = np.zeros((m, 6), np.int64)
+    tasks[:, 4:] = front[:m]
+    shared = np.zeros(2, np.int64)  # [stop (0: one pose's parts, a shared exit), next task]
+    _SPLIT_DRIVER[tri is not None].call(
+        *x, Ta.reshape(1, 4, 4), *y, Tb.reshape(1, 4, 4), tasks, np.int64(ta.bv_code), tri, np.int64(MODE_ANY), np.int64(-1),
+        keys, np.int64(0), np.empty(m, np.int64), np.zeros(m, np.int64), np.zeros((m, N_STATS), np.int64), shared,
+        np.int64(nthreads),
+    )  # fmt: skip
+    return int(shared[0])
+
+
 def _split_batch(req: Request, ta: BVH, tb: BVH) -> BatchResult:
     """Fewer poses than threads: each pose in turn on all threads (``split_pose``)."""
     n = req.n
@@ -216,4 +255,4 @@ declare(
     run,
 )  # fmt: skip
 
-__all__ = ["CONTACTS_ONE", "PoseRows", "descent_rows", "descent_tri", "run", "split_pose", "splits"]
+__all__ = ["CONTACTS_ONE", "PoseRows", "descent_rows", "descent_tri", "run", "split_boolean", "split_pose", "splits"]
