@@ -898,13 +898,11 @@ class World:
         if not cand.shape[0]:
             return hit
         if first and cand.shape[0] > WORLD_FIRST_CALLS:
-            from ..query.pair import intersects
-
             # PERF: the first rows one per-call test each (~2 us, a launch ~20 us), then
             # blocks that grow 8x: a first hit early costs little, a miss one launch more
             for r in range(WORLD_FIRST_CALLS):
                 si, sj = self._order[cand[r, 0]], self._order[cand[r, 1]]
-                if intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]):
+                if self._pair_intersects(si, sj):
                     hit[r] = True
                     return hit
             r0, step = WORLD_FIRST_CALLS, WORLD_FIRST_ROWS
@@ -916,6 +914,19 @@ class World:
                 r0, step = r1, 8 * step
             return hit
         return self._narrow_launch(cand, first)
+
+    def _pair_intersects(self, si: int, sj: int) -> bool:
+        """The exact test of one pair of slots: ``collisionkit.intersects`` (PERF: two meshes
+        take its per-call kernel path without the public call's argument checks, ~2 us of a
+        boolean after one move; the World's poses are checked rows)."""
+        a, b = self._shapes[si], self._shapes[sj]
+        if type(a) is Mesh and type(b) is Mesh:
+            from ..query.pair import mesh_bool_one
+
+            return mesh_bool_one(a, b, self._poses[si], self._poses[sj]) == 1
+        from ..query.pair import intersects
+
+        return bool(intersects(a, b, self._poses[si], self._poses[sj]))
 
     def _narrow_launch(self, cand: NDArray[np.int64], first: bool) -> NDArray[np.bool_]:
         """``_narrow`` of all the rows in one launch per volume kind (``first``: one shared exit)."""
@@ -973,10 +984,8 @@ class World:
         if self._witness is not None:  # a pair found colliding
             si, sj = self._witness
             if self._witness_moved:  # one of them moved since: the exact test again
-                from ..query.pair import intersects
-
                 self._witness_moved = False
-                if not intersects(self._shapes[si], self._shapes[sj], self._poses[si], self._poses[sj]):
+                if not self._pair_intersects(si, sj):
                     self._witness = None
             if self._witness is not None:
                 self._order  # noqa: B018 - brings the ranks up to date
