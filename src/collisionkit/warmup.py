@@ -146,8 +146,7 @@ def _general_descent(a: Any, b: Any, T: np.ndarray, poses: np.ndarray) -> None:
         intersects(ka, kb, None, poses, threads=threads)
         contacts(ka, kb, None, poses, threads=threads)
     for mode in (MODE_ANY, MODE_ALL):
-        _split(ka, kb, T, mode)
-    _large_boolean(ka, kb, T)
+        _split(ka, kb, T, mode)  # MODE_ANY: also a large per-call boolean's kernels
     intersects(a, b, None, T, strategy=Descent(tri_test="moller"))
     for bv in ("aabb", "obb"):
         intersects(a.with_options(bv=bv, split="median"), b, None, T)
