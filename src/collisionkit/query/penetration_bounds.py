@@ -146,6 +146,7 @@ def _deepest(M: _Solid, P: _Solid, Ta, Tb, m_is_a: bool, refine: bool, cut2: flo
     batch.launch_prange(
         p, kb.deepest_inside,
         M.topo, M.bv, M.tris, Ta, Tb, m_is_a, pts, M.centre, M.radius, M.scale, cut2, stacks, codes, out,
+        np.int64(p.nchunks),
     )  # fmt: skip
     row = out[int(np.argmax(out[:, 0]))]
     return float(row[0]), int(row[1]), row[2:5].copy(), pts
@@ -204,7 +205,7 @@ def separated(a: Mesh, b: Mesh, Ta, Tbs, threads: int, solids: bool = True) -> n
             batch.launch_prange(
                 p, kb.contained_any,
                 M.topo, M.bv, M.tris, TA, TB, m_is_a, P.pieces, M.centre, M.radius, M.scale,
-                np.zeros((p.nchunks, M.stack), np.int64), out,
+                np.zeros((p.nchunks, M.stack), np.int64), out, np.int64(p.nchunks),
             )  # fmt: skip
             sep[idx[out != 0]] = False
     return sep

@@ -41,6 +41,7 @@ from ..core.jit import njit_internal
 from ..core.linalg import map_triangle, relative_pose
 from ..core.predicates import orient3d
 from ..core.tri_rows import map_point
+from ..core.unlinked import call_unlinked, njit_driver
 from ..triangle.tri_distance import point_face, seg_seg_closest
 
 #: Ray directions tried in turn; irrational-looking components so that a
@@ -292,8 +293,22 @@ def _deepest_chunk(topo, bv, tris, Ta, Tb, m_is_a, pts, first, step, centre, rad
     return best, best_i, fx, fy, fz
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def deepest_inside(topo, bv, tris, Ta, Tb, m_is_a, pts, centre, radius, scale, cut2, stacks, codes, out):
+@njit(cache=True, nogil=True)
+def _deepest_into(c, nchunks, topo, bv, tris, Ta, Tb, m_is_a, pts, centre, radius, scale, cut2, stacks, codes, out):
+    """Chunk c of ``deepest_inside``: points c, c + nchunks, ... into out[c]."""
+    r = _deepest_chunk(topo, bv, tris, Ta, Tb, m_is_a, pts, c, nchunks, centre, radius, scale, cut2, stacks[c], codes)
+    out[c, 0] = r[0]
+    out[c, 1] = r[1]
+    out[c, 2] = r[2]
+    out[c, 3] = r[3]
+    out[c, 4] = r[4]
+
+
+# NOTE: a driver that calls its chunk unlinked (kernels/core/unlinked.py): linked, the chunk's
+# chain (ray parity, the point-to-surface search) compiled again in each of the prange
+# kernel's functions
+@njit_driver(_deepest_into, parallel=True)
+def deepest_inside(topo, bv, tris, Ta, Tb, m_is_a, pts, centre, radius, scale, cut2, stacks, codes, out, nchunks):
     """The point of ``pts`` inside M that lies deepest below M's surface.
 
     M is a (``m_is_a``) or b, posed by (4, 4) ``Ta``/``Tb``; ``pts`` (P, 3) are
@@ -301,21 +316,15 @@ def deepest_inside(topo, bv, tris, Ta, Tb, m_is_a, pts, centre, radius, scale, c
     frame (``inside_code``: codes[i] = 1, 0 or -1) and, if inside, measured to
     M's surface in M's frame, the search stopping once the point cannot beat
     the deepest found so far in its chunk (nor ``cut2``, a squared depth
-    already known). Chunk c takes points c, c + C, ... (C = len(stacks)) and
-    writes out[c] = (d2, point index or -1, closest point on M in M's frame).
-    Only the row with the largest d2 is meaningful as a maximum; the others
-    may hold values cut short.
+    already known). Chunk c (of ``nchunks`` = len(stacks)) takes points c,
+    c + nchunks, ... and writes out[c] = (d2, point index or -1, closest point
+    on M in M's frame). Only the row with the largest d2 is meaningful as a
+    maximum; the others may hold values cut short.
     """
-    nchunks = stacks.shape[0]
     for c in prange(nchunks):
-        r = _deepest_chunk(  # np.int64(c): prange's index is unsigned, the serial callers' signed
-            topo, bv, tris, Ta, Tb, m_is_a, pts, np.int64(c), nchunks, centre, radius, scale, cut2, stacks[c], codes
-        )
-        out[c, 0] = r[0]
-        out[c, 1] = r[1]
-        out[c, 2] = r[2]
-        out[c, 3] = r[3]
-        out[c, 4] = r[4]
+        # the tuple in the loop: parfor passes no tuple holding a tuple (``centre``) to its body
+        args = (topo, bv, tris, Ta, Tb, m_is_a, pts, centre, radius, scale, cut2, stacks, codes, out)
+        call_unlinked(_deepest_into, np.int64(c), nchunks, args)  # kernels/core/unlinked.py
 
 
 @njit_internal(nogil=True)
@@ -333,17 +342,23 @@ def _contained_one(topo, bv, tris, Ta, Tb, m_is_a, reps, centre, radius, scale, 
     return res
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def contained_any(topo, bv, tris, Ta, Tb, m_is_a, reps, centre, radius, scale, stacks, out):
+@njit(cache=True, nogil=True)
+def _contained_into(c, nchunks, topo, bv, tris, Ta, Tb, m_is_a, reps, centre, radius, scale, stacks, out):
+    """Chunk c of ``contained_any``: pose pairs c, c + nchunks, ..."""
+    for k in range(c, Ta.shape[0], nchunks):
+        out[k] = _contained_one(topo, bv, tris, Ta[k], Tb[k], m_is_a, reps, centre, radius, scale, stacks[c])
+
+
+@njit_driver(_contained_into, parallel=True)
+def contained_any(topo, bv, tris, Ta, Tb, m_is_a, reps, centre, radius, scale, stacks, out, nchunks):
     """For each pose pair k (``Ta``, ``Tb``: (N, 4, 4)): is some point of
     ``reps`` (the other mesh's vertices, its own frame) inside M?
 
     out[k] = 1 (one is inside), -1 (none is known inside but some is unknown)
     or 0 (all outside). With one vertex per connected piece and surfaces that
-    do not meet, 0 means no piece of the other mesh lies inside M.
+    do not meet, 0 means no piece of the other mesh lies inside M. ``nchunks``
+    = len(stacks); the chunk calls unlinked, as ``deepest_inside``.
     """
-    nchunks = stacks.shape[0]
-    n = Ta.shape[0]
     for c in prange(nchunks):
-        for k in range(c, n, nchunks):
-            out[k] = _contained_one(topo, bv, tris, Ta[k], Tb[k], m_is_a, reps, centre, radius, scale, stacks[c])
+        args = (topo, bv, tris, Ta, Tb, m_is_a, reps, centre, radius, scale, stacks, out)  # as deepest_inside
+        call_unlinked(_contained_into, np.int64(c), nchunks, args)  # kernels/core/unlinked.py
