@@ -131,7 +131,8 @@ def db_kernel_args(a, b, pa, pb, ia, ib, depth=4):
 
 def batch_double(a, b, pa, pb, idx, nchunks) -> tuple[float, np.ndarray]:
     args = list(db_kernel_args(a, b, pa, pb, idx, idx))
-    t = time_call(lambda: kd.double_box_batch(*args, np.int64(nchunks)))
+    driver = kd.double_box_serial if nchunks == 1 else kd.double_box_parallel
+    t = time_call(lambda: driver(*args, np.int64(nchunks)))
     return t, args[18]
 
 

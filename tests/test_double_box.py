@@ -41,6 +41,9 @@ def test_double_box_equals_gjk_random_hulls(seed):
     gjk = ck.intersects(a, b, pa, pb)
     for strat in ("double-box", DoubleBox(depth=2)):
         np.testing.assert_array_equal(ck.intersects(a, b, pa, pb, strategy=strat), gjk)
+        # the serial and the parallel driver (kernels.traverse.double_box) answer alike
+        np.testing.assert_array_equal(ck.intersects(a, b, pa, pb, strategy=strat, threads=1), gjk)
+        np.testing.assert_array_equal(ck.intersects(a, b, pa, pb, strategy=strat, threads=2), gjk)
 
 
 def test_contained_cases_by_every_path():

@@ -34,10 +34,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..core.jit import njit_internal
 from ..core.layout import STAT_BV_TESTS, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.linalg import map_triangle, relative_pose
 from ..core.tri_rows import box_misses, mapped_box_row, pop_pair, pose_code, root_pair, tri_row
+from ..core.unlinked import call_unlinked, njit_driver
 from ..proximity.gjk import point_in_mapped_solid, point_in_solid
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from .descent import _obb_overlap
@@ -168,13 +168,14 @@ def double_box_one(
     )  # fmt: skip
 
 
-@njit_internal(nogil=True)
+@njit(cache=True, nogil=True)
 def _double_box_chunk(
     c, nchunks,
     topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, poses_a,
     topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, poses_b,
     ia, ib, tri_test, stack_size, decided, stats,
 ):
+    """Tasks c, c + nchunks, ... of ``double_box_serial``/``double_box_parallel``."""
     stack = np.empty((stack_size, 2), np.int64)
     for k in range(c, ia.shape[0], nchunks):
         decided[k] = double_box_task(
@@ -184,25 +185,27 @@ def _double_box_chunk(
         )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def double_box_batch(
+# NOTE: two drivers that call the chunk unlinked (kernels/core/unlinked.py); one driver with a
+# serial branch linked the chunk's chain into its prange functions and its serial branch
+@njit_driver(_double_box_chunk)
+def double_box_serial(
     topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, poses_a,
     topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, poses_b,
     ia, ib, tri_test, stack_size, decided, stats, nchunks,
 ):
-    """decided[k] for each task k (poses_a[ia[k]], poses_b[ib[k]]); nchunks = 1 runs serially."""
-    if nchunks == 1:
-        _double_box_chunk(
-            np.int64(0), nchunks,
-            topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, poses_a,
-            topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, poses_b,
-            ia, ib, tri_test, stack_size, decided, stats,
-        )  # fmt: skip
-        return
+    """decided[k] for each task k (poses_a[ia[k]], poses_b[ib[k]]), serially."""
+    args = (topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, poses_a, topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, poses_b, ia, ib, tri_test, stack_size, decided, stats)  # fmt: skip
+    for c in range(nchunks):
+        call_unlinked(_double_box_chunk, c, nchunks, args)  # kernels/core/unlinked.py
+
+
+@njit_driver(_double_box_chunk, parallel=True)
+def double_box_parallel(
+    topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, poses_a,
+    topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, poses_b,
+    ia, ib, tri_test, stack_size, decided, stats, nchunks,
+):
+    """``double_box_serial`` over numba's threads, chunk c taking tasks c, c + nchunks, ..."""
+    args = (topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, poses_a, topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, poses_b, ia, ib, tri_test, stack_size, decided, stats)  # fmt: skip
     for c in prange(nchunks):
-        _double_box_chunk(
-            np.int64(c), nchunks,
-            topo_a, outer_a, inner_a, ids_a, tris_a, scale_a, poses_a,
-            topo_b, outer_b, inner_b, ids_b, tris_b, scale_b, poses_b,
-            ia, ib, tri_test, stack_size, decided, stats,
-        )  # fmt: skip
+        call_unlinked(_double_box_chunk, np.int64(c), nchunks, args)  # kernels/core/unlinked.py

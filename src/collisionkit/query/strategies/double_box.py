@@ -38,8 +38,7 @@ def double_box_batch(a: Convex, b: Convex, req: Request, depth: int, tri_test: i
         hb.topo, hb.outer, hb.inner, hb.tri_ids, b._tris, b.scale, req.pb,
         req.ia, req.ib, np.int64(tri_test), stack_size, decided, stats,
     )  # fmt: skip
-    # one driver: nchunks = 1 runs serially inside it
-    batch.launch(batch.plan(n, req.threads), kd.double_box_batch, kd.double_box_batch, *args)
+    batch.launch(batch.plan(n, req.threads), kd.double_box_serial, kd.double_box_parallel, *args)
     return decided, stats
 
 
