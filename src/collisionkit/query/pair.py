@@ -187,7 +187,7 @@ def intersects(
             # PERF: descent_tri inlined with the tree's box_kind (7 ns here against 30 ns for the
             # call, of a ~1.6 us miss)
             tri = None if tri_code == _GUIGUE and ta.box_kind else tri_code
-            # a query its budget does not settle is large: the kernel splits it over threads
+            # a query its budget does not settle is large: it is split over the threads (_large)
             if threads is None:
                 r = _INTERSECT_ONE[tri is not None].call(*ta.descent_args, Ta, *tb.descent_args, Tb, ta.bv_code, tri, SPLIT_WORK)
             else:
