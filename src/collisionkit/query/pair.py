@@ -329,9 +329,9 @@ def _intersect_on(
     if r != UNSETTLED:
         return r
     if nthreads == numba.get_num_threads():  # PERF: setting the count costs ~16 us
-        return split_boolean(ta, tb, Ta, Tb, tri, nthreads)
+        return _large(ta, tb, Ta, Tb, tri)
     with using_threads(nthreads):
-        return split_boolean(ta, tb, Ta, Tb, tri, nthreads)
+        return _large(ta, tb, Ta, Tb, tri)
 
 
 def contacts(

@@ -130,6 +130,13 @@ _NO_KEYS = np.zeros(0, np.int64)
 CONTACTS_ONE = (batch.Pinned(kt.contacts_one), batch.Pinned(kt.contacts_one))
 
 
+def _front(ta: BVH, tb: BVH, target: int) -> NDArray[np.int32]:
+    """Room for a split pose's front of about ``target`` node pairs (``contacts_one``: the
+    target, the descent's stack and the larger fan-out)."""
+    fan = max(ta.fanout, tb.fanout)
+    return np.empty((target + (ta.depth + tb.depth) * (fan - 1) + 2 + fan, 2), np.int32)
+
+
 def split_pose(
     ta: BVH, tb: BVH, Ta: NDArray[np.float64], Tb: NDArray[np.float64], tri_test: int, mode: int,
     threads: int | None, budget: int = SPLIT_WORK,
@@ -155,8 +162,7 @@ def split_pose(
     x, y = ta.arrays, tb.arrays
     nmax = numba.config.NUMBA_NUM_THREADS
     target = FRONT_PER_THREAD * (nmax if threads is None else min(threads, nmax))
-    fan = max(ta.fanout, tb.fanout)
-    front = np.empty((target + (ta.depth + tb.depth) * (fan - 1) + 2 + fan, 2), np.int32)
+    front = _front(ta, tb, target)
     # room for what the serial part can find: budget, the leaf pair that crosses it, the
     # expansion's margin of one leaf pair (contacts_one)
     room = budget + 2 * int(x.meta[0, META_LEAFMAX] * y.meta[0, META_LEAFMAX]) if mode == MODE_ALL else 1
@@ -209,8 +215,7 @@ def split_boolean(ta: BVH, tb: BVH, Ta: NDArray[np.float64], Tb: NDArray[np.floa
     """
     x, y = ta.arrays, tb.arrays
     target = FRONT_PER_THREAD * nthreads
-    fan = max(ta.fanout, tb.fanout)
-    front = np.empty((target + (ta.depth + tb.depth) * (fan - 1) + 2 + fan, 2), np.int32)
+    front = _front(ta, tb, target)
     keys = np.empty(1, np.int64)  # MODE_ANY stores no keys
     stats = np.zeros((1, N_STATS), np.int64)
     r, m = CONTACTS_ONE[tri is not None].call(*x, Ta, *y, Tb, ta.bv_code, tri, MODE_ANY, -1, keys, 0, front, target, stats)
