@@ -257,11 +257,14 @@ def motion_row(T0, T1, motion, row):
         row[_MR_WIDEN] = math.sqrt(ux * ux + uy * uy + uz * uz)
 
 
-# inline: a few lines, per node pair (issue 16: time of impact 1.6-3x slower with its
-# per-node-pair helpers as calls; _pair_step has one site so they compile once there).
-# numba's inlining, not LLVM's (forceinline, kernels/core/jit.py): as LLVM copies these
-# steps ran 17-20% slower per motion (issue 32; the context arrays' refcounts stay).
-@njit(cache=True, nogil=True, inline="always")
+# forceinline: a few lines, per node pair (issue 16: time of impact 1.6-3x slower with its
+# per-node-pair helpers as calls). The steps read the motion's context as tuples of scalars
+# (``_block``), not the ``ctx`` array: as LLVM copies taking the array they ran 17-20% slower
+# per motion (its refcount operations stay), so they were numba's copies, typed and lowered
+# again inside min_step (7.4 of a first time_of_impact's 35.7 CPU s). As LLVM copies on
+# tuples they are typed once: min_step 3.2 CPU s, and time of impact 8-16% faster per
+# motion (issue 32, 2026-12-07, benchmarks/results/compile_times.md).
+@njit_internal(nogil=True, forceinline=True)
 def _gap_step(g, rate, tgt):
     """Time for a gap g to shrink to tgt at the given rate (inf when it cannot)."""
     s = g - tgt
@@ -272,24 +275,24 @@ def _gap_step(g, rate, tgt):
     return s / rate
 
 
-# inline: per node pair (issue 16, see _gap_step).
-@njit(cache=True, nogil=True, inline="always")
-def _dir_rate(ctx, o, nx, ny, nz, ra, rb):
-    """rate(n) of the module notes for a unit n given in the frame of ctx block o."""
-    rate = nx * ctx[o] + ny * ctx[o + 1] + nz * ctx[o + 2]
-    if ctx[_CX_THA] > 0.0:
-        c = nx * ctx[o + 3] + ny * ctx[o + 4] + nz * ctx[o + 5]
-        rate += ctx[_CX_THA] * ra * math.sqrt(max(0.0, 1.0 - c * c))
-    if ctx[_CX_THB] > 0.0:
-        c = nx * ctx[o + 6] + ny * ctx[o + 7] + nz * ctx[o + 8]
-        rate += ctx[_CX_THB] * rb * math.sqrt(max(0.0, 1.0 - c * c))
+# forceinline: per node pair (see _gap_step).
+@njit_internal(nogil=True, forceinline=True)
+def _dir_rate(blk, th, nx, ny, nz, ra, rb):
+    """rate(n) of the module notes for a unit n given in the frame of context block blk."""
+    rate = nx * blk[0] + ny * blk[1] + nz * blk[2]
+    if th[0] > 0.0:
+        c = nx * blk[3] + ny * blk[4] + nz * blk[5]
+        rate += th[0] * ra * math.sqrt(max(0.0, 1.0 - c * c))
+    if th[1] > 0.0:
+        c = nx * blk[6] + ny * blk[7] + nz * blk[8]
+        rate += th[1] * rb * math.sqrt(max(0.0, 1.0 - c * c))
     return rate
 
 
-# inline: per node pair (issue 16, see _gap_step).
-@njit(cache=True, nogil=True, inline="always")
-def _frame_step(ctx, o, g0, g1, g2, s0, s1, s2, ra, rb, tgt):
-    """Step of two sets whose gaps along the three axes of one frame (ctx block o)
+# forceinline: per node pair (see _gap_step).
+@njit_internal(nogil=True, forceinline=True)
+def _frame_step(blk, th, g0, g1, g2, s0, s1, s2, ra, rb, tgt):
+    """Step of two sets whose gaps along the three axes of one frame (context block blk)
     are g (b on the side s = +-1 of a): the best of each axis and of the
     closest-point direction of the two boxes (gaps <= 0: no separation there).
     Returns (step, squared distance bound |g+|^2)."""
@@ -299,32 +302,32 @@ def _frame_step(ctx, o, g0, g1, g2, s0, s1, s2, ra, rb, tgt):
     if g0 > 0.0:
         la += g0 * g0
         npos += 1
-        step = max(step, _gap_step(g0, s0 * ctx[o] + ctx[o + 9] * ra + ctx[o + 12] * rb, tgt))
+        step = max(step, _gap_step(g0, s0 * blk[0] + blk[9] * ra + blk[12] * rb, tgt))
     else:
         g0 = 0.0
     if g1 > 0.0:
         la += g1 * g1
         npos += 1
-        step = max(step, _gap_step(g1, s1 * ctx[o + 1] + ctx[o + 10] * ra + ctx[o + 13] * rb, tgt))
+        step = max(step, _gap_step(g1, s1 * blk[1] + blk[10] * ra + blk[13] * rb, tgt))
     else:
         g1 = 0.0
     if g2 > 0.0:
         la += g2 * g2
         npos += 1
-        step = max(step, _gap_step(g2, s2 * ctx[o + 2] + ctx[o + 11] * ra + ctx[o + 14] * rb, tgt))
+        step = max(step, _gap_step(g2, s2 * blk[2] + blk[11] * ra + blk[14] * rb, tgt))
     else:
         g2 = 0.0
     if npos > 1:
         d = math.sqrt(la)
         f = 1.0 / d
-        rate = _dir_rate(ctx, o, s0 * g0 * f, s1 * g1 * f, s2 * g2 * f, ra, rb)
+        rate = _dir_rate(blk, th, s0 * g0 * f, s1 * g1 * f, s2 * g2 * f, ra, rb)
         step = max(step, _gap_step(d, rate, tgt))
     return step, la
 
 
-# inline: per node pair, 1 site (issue 16, see _gap_step).
-@njit(cache=True, nogil=True, inline="always")
-def _box_step(T0, T1, T2, R, AbsR, ha0, ha1, ha2, hb0, hb1, hb2, slack, ctx, ra, rb, tgt, cut, tol2):
+# forceinline: per node pair, 1 site (see _gap_step).
+@njit_internal(nogil=True, forceinline=True)
+def _box_step(T0, T1, T2, R, AbsR, ha0, ha1, ha2, hb0, hb1, hb2, slack, blk_a, blk_b, th, ra, rb, tgt, cut, tol2):
     """Step and squared distance bound of box A (axis-aligned in a's frame, half
     extents ha, centre at the origin) and box B (centre T, axes the columns of R,
     half extents hb): the face axes of both boxes (bvh_distance.box_lower_bound2).
@@ -332,9 +335,8 @@ def _box_step(T0, T1, T2, R, AbsR, ha0, ha1, ha2, hb0, hb1, hb2, slack, ctx, ra,
     g0 = abs(T0) - ha0 - (hb0 * AbsR[0] + hb1 * AbsR[1] + hb2 * AbsR[2]) - slack
     g1 = abs(T1) - ha1 - (hb0 * AbsR[3] + hb1 * AbsR[4] + hb2 * AbsR[5]) - slack
     g2 = abs(T2) - ha2 - (hb0 * AbsR[6] + hb1 * AbsR[7] + hb2 * AbsR[8]) - slack
-    # int64 offsets and indices, not literals, in this module: one signature per helper
     sa, la = _frame_step(
-        ctx, np.int64(0), g0, g1, g2, 1.0 if T0 >= 0.0 else -1.0, 1.0 if T1 >= 0.0 else -1.0, 1.0 if T2 >= 0.0 else -1.0,
+        blk_a, th, g0, g1, g2, 1.0 if T0 >= 0.0 else -1.0, 1.0 if T1 >= 0.0 else -1.0, 1.0 if T2 >= 0.0 else -1.0,
         ra, rb, tgt,
     )  # fmt: skip
     if sa >= cut and la > tol2:
@@ -346,15 +348,15 @@ def _box_step(T0, T1, T2, R, AbsR, ha0, ha1, ha2, hb0, hb1, hb2, slack, ctx, ra,
     h1 = abs(q1) - (ha0 * AbsR[1] + ha1 * AbsR[4] + ha2 * AbsR[7]) - hb1 - slack
     h2 = abs(q2) - (ha0 * AbsR[2] + ha1 * AbsR[5] + ha2 * AbsR[8]) - hb2 - slack
     sb, lb = _frame_step(
-        ctx, np.int64(_CX_B), h0, h1, h2, 1.0 if q0 >= 0.0 else -1.0, 1.0 if q1 >= 0.0 else -1.0, 1.0 if q2 >= 0.0 else -1.0,
+        blk_b, th, h0, h1, h2, 1.0 if q0 >= 0.0 else -1.0, 1.0 if q1 >= 0.0 else -1.0, 1.0 if q2 >= 0.0 else -1.0,
         ra, rb, tgt,
     )  # fmt: skip
     return max(sa, sb), max(la, lb)
 
 
-# inline: per triangle pair, 2 sites (issue 16, see _gap_step).
-@njit(cache=True, nogil=True, inline="always")
-def _normal_step(T, P, orient, ctx, ra, rb, tgt, slack):
+# forceinline: per triangle pair, 2 sites (see _gap_step).
+@njit_internal(nogil=True, forceinline=True)
+def _normal_step(T, P, orient, blk, th, ra, rb, tgt, slack):
     """(step, gap) of triangles T and P (a's frame) along T's unit normal,
     oriented towards P; (0, 0) when P straddles T's plane. orient = 1 when T is
     a's triangle, -1 when it is b's (the rate wants n from a to b)."""
@@ -384,44 +386,61 @@ def _normal_step(T, P, orient, ctx, ra, rb, tgt, slack):
     if g <= 0.0:
         return 0.0, 0.0
     sign *= orient
-    return _gap_step(g, _dir_rate(ctx, np.int64(0), sign * nx, sign * ny, sign * nz, ra, rb), tgt), g
+    return _gap_step(g, _dir_rate(blk, th, sign * nx, sign * ny, sign * nz, ra, rb), tgt), g
 
 
-# inline: per node pair (issue 16, see _gap_step).
+# inline: per node pair (issue 16, see _gap_step); numba's copy: it reads the tree's array.
 @njit(cache=True, nogil=True, inline="always")
 def _node_radius(kind, bv, i, mr):
-    """Largest distance of a point of node i from the rotation centre (widened)."""
+    """Largest distance of a point of node i from the rotation centre (widened); ``mr``:
+    the centre and the widening, ``_centre_of``."""
     cx, cy, cz, hx, hy, hz = node_extent(kind, bv, i)
-    dx = cx - mr[_MR_C]
-    dy = cy - mr[_MR_C + 1]
-    dz = cz - mr[_MR_C + 2]
-    return math.sqrt(dx * dx + dy * dy + dz * dz) + math.sqrt(hx * hx + hy * hy + hz * hz) + mr[_MR_WIDEN]
+    dx = cx - mr[0]
+    dy = cy - mr[1]
+    dz = cz - mr[2]
+    return math.sqrt(dx * dx + dy * dy + dz * dz) + math.sqrt(hx * hx + hy * hy + hz * hz) + mr[3]
 
 
 # inline: one site, min_step's child loop (issue 16: as a call, time of impact ran 10-12%
 # slower, CPU time per query); the loop gives it one copy where the six sites gave six.
 @njit(cache=True, nogil=True, inline="always")
-def _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack, ctx, mra, mrb, tgt, cut, tol2):
+def _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack, blk_a, blk_b, th, speed, mra, mrb, tgt, cut, tol2):
     """(step, squared distance bound) of node pair (ia, ib); every kind but OBB is read
     as its enclosing box (``kernels/volumes/access.py``)."""
     is_obb = kind == BV_OBB
     ra = 0.0
     rb = 0.0
-    if ctx[_CX_THA] > 0.0 or is_obb:
+    if th[0] > 0.0 or is_obb:
         ra = _node_radius(kind, bv_a, ia, mra)
-    if ctx[_CX_THB] > 0.0 or is_obb:
+    if th[1] > 0.0 or is_obb:
         rb = _node_radius(kind, bv_b, ib, mrb)
     if is_obb:
         lb2 = node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack)
-        rate = ctx[_CX_SPEED] + ctx[_CX_THA] * ra + ctx[_CX_THB] * rb
+        rate = speed + th[0] * ra + th[1] * rb
         return _gap_step(math.sqrt(lb2), rate, tgt), lb2
     ea = node_extent(kind, bv_a, ia)
     eb = node_extent(kind, bv_b, ib)
     T0, T1, T2 = centre_offset(R, t, ea, eb)
     return _box_step(
         T0, T1, T2, R, AbsR, ea[3], ea[4], ea[5], eb[3], eb[4], eb[5],
-        slack, ctx, ra, rb, tgt, cut, tol2,
+        slack, blk_a, blk_b, th, ra, rb, tgt, cut, tol2,
     )  # fmt: skip
+
+
+@njit_internal(nogil=True, forceinline=True)
+def _block(ctx, o):
+    """Context block o (15 values) as a tuple: the inlined steps read scalars, not the array
+    (an array argument keeps its refcount operations through LLVM's inlining)."""
+    return (
+        ctx[o], ctx[o + 1], ctx[o + 2], ctx[o + 3], ctx[o + 4], ctx[o + 5], ctx[o + 6], ctx[o + 7],
+        ctx[o + 8], ctx[o + 9], ctx[o + 10], ctx[o + 11], ctx[o + 12], ctx[o + 13], ctx[o + 14],
+    )  # fmt: skip
+
+
+@njit_internal(nogil=True, forceinline=True)
+def _centre_of(mr):
+    """The rotation centre and radius widening of a motion row, (cx, cy, cz, widen)."""
+    return mr[_MR_C], mr[_MR_C + 1], mr[_MR_C + 2], mr[_MR_WIDEN]
 
 
 @njit_internal(nogil=True)
@@ -475,6 +494,12 @@ def min_step(
     n_tri = np.int64(0)
     rot_a = ctx[_CX_THA] > 0.0
     rot_b = ctx[_CX_THB] > 0.0
+    blk_a = _block(ctx, np.int64(0))
+    blk_b = _block(ctx, np.int64(_CX_B))
+    th = (ctx[_CX_THA], ctx[_CX_THB])
+    speed = ctx[_CX_SPEED]
+    ca = _centre_of(mra)
+    cb = _centre_of(mrb)
     found[0] = -1
     found[1] = -1
     # The root pair enters as the only child of a virtual first node pair, so the
@@ -500,8 +525,8 @@ def min_step(
             n_pairs += 1
             leaf_a, leaf_b, fa0, fa1, fb0, fb1 = leaf_pair(topo_a, ia, np.int64(0), topo_b, ib, np.int64(0))
             if leaf_a and leaf_b:
-                ra = _node_radius(kind, bv_a, ia, mra) if rot_a else 0.0
-                rb = _node_radius(kind, bv_b, ib, mrb) if rot_b else 0.0
+                ra = _node_radius(kind, bv_a, ia, ca) if rot_a else 0.0
+                rb = _node_radius(kind, bv_b, ib, cb) if rot_b else 0.0
                 for jb in range(fb0, fb1):
                     B, blx, bhx, bly, bhy, blz, bhz = mapped_box_row(R, t, tris_b, jb)
                     for ja in range(fa0, fa1):
@@ -513,7 +538,7 @@ def min_step(
                             gy = bly - ahy if bly > ahy else aly - bhy
                             gz = blz - ahz if blz > ahz else alz - bhz
                             sbox, lbox = _frame_step(
-                                ctx, np.int64(0), gx - slack, gy - slack, gz - slack,
+                                blk_a, th, gx - slack, gy - slack, gz - slack,
                                 1.0 if blx > ahx else -1.0, 1.0 if bly > ahy else -1.0, 1.0 if blz > ahz else -1.0,
                                 ra, rb, tgt,
                             )  # fmt: skip
@@ -528,11 +553,11 @@ def min_step(
                             stats[0, 1] += n_tri
                             return -1.0
                         # cheaper than the closest points: the gaps along both triangles' normals
-                        sn, gn = _normal_step(A, B, 1.0, ctx, ra, rb, tgt, slack)
+                        sn, gn = _normal_step(A, B, 1.0, blk_a, th, ra, rb, tgt, slack)
                         if sn >= cut and gn * gn > tol2:
                             lower = min(lower, sn)
                             continue
-                        sn, gn = _normal_step(B, A, -1.0, ctx, ra, rb, tgt, slack)
+                        sn, gn = _normal_step(B, A, -1.0, blk_a, th, ra, rb, tgt, slack)
                         if sn >= cut and gn * gn > tol2:
                             lower = min(lower, sn)
                             continue
@@ -556,7 +581,7 @@ def min_step(
                                   max(nx * A[3] + ny * A[4] + nz * A[5], nx * A[6] + ny * A[7] + nz * A[8]))
                             - slack
                         )  # fmt: skip
-                        st = _gap_step(gap, _dir_rate(ctx, np.int64(0), nx, ny, nz, ra, rb), tgt)
+                        st = _gap_step(gap, _dir_rate(blk_a, th, nx, ny, nz, ra, rb), tgt)
                         if st < best:
                             best = st
                             cut = best * shrink
@@ -582,7 +607,7 @@ def min_step(
         while c >= c0:
             na = c if split_a else ia
             nb = ib if split_a else c
-            sc, lc = _pair_step(kind, R, AbsR, t, bv_a, na, bv_b, nb, slack, ctx, mra, mrb, tgt, cut, tol2)
+            sc, lc = _pair_step(kind, R, AbsR, t, bv_a, na, bv_b, nb, slack, blk_a, blk_b, th, speed, ca, cb, tgt, cut, tol2)
             if cnt != 2:
                 if sc >= cut and lc > tol2:
                     lower = min(lower, sc)
