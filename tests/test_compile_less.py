@@ -21,7 +21,7 @@ from tests.test_dispatch import kernel_dispatchers
 import collisionkit as ck
 from collisionkit.bvh import pair_trees
 from collisionkit.constants import BV_AABB, BV_KINDS, BV_OBB, BV_SAABB, NO_BUDGET, TRI_TEST_GUIGUE, TRI_TEST_MOLLER
-from collisionkit.kernels.core.jit import InternalKernel
+from collisionkit.kernels.core.jit import BorrowingKernel, InternalKernel, njit_borrowing
 from collisionkit.kernels.core.unlinked import DriverKernel
 from collisionkit.kernels.traverse import descent as kt
 from collisionkit.query.strategies.descent import descent_tri
@@ -42,7 +42,7 @@ def test_an_internal_kernel_refuses_a_python_call_instead_of_crashing():
 
 def _is_njit(dec: ast.expr) -> bool:
     f = dec.func if isinstance(dec, ast.Call) else dec
-    return (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in ("njit", "njit_internal", "njit_driver")
+    return (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in ("njit", "njit_internal", "njit_driver", "njit_borrowing")
 
 
 def _python_names(tree: ast.AST) -> set[str]:
@@ -189,6 +189,59 @@ def test_no_callee_inherits_llvm_inlining():
                 elif "forceinline" not in callee.targetoptions:
                     unset.setdefault(d.py_func.__qualname__, []).append(name)
     assert not unset, f"callees of forceinline kernels that leave forceinline unset: {unset}"
+
+
+def test_no_callee_inherits_borrowing():
+    """numba hands ``_nrt`` on like ``forceinline``: a kernel compiled inside a borrowing
+    kernel's compile (``njit_borrowing``: no NRT) that leaves the option unset would be
+    compiled without refcounts too, and cached so, for every caller; one that returned an
+    array would then hand back a borrowed reference. So every kernel a borrowing kernel names
+    sets the option (``njit_internal``: True) or is inlined by numba."""
+    kernels = kernel_dispatchers()
+    borrowing = [d for d in kernels.values() if isinstance(d, BorrowingKernel)]
+    assert len(borrowing) >= 8, len(borrowing)  # the walk finds them
+    unset: dict[str, list[str]] = {}
+    for d in borrowing:
+        assert d.targetoptions.get("_nrt") is False, d.py_func.__qualname__
+        bodies = [d]
+        while bodies:
+            f = bodies.pop().py_func
+            for name in f.__code__.co_names:
+                callee = f.__globals__.get(name)
+                if not isinstance(callee, CPUDispatcher):
+                    continue
+                if callee.targetoptions.get("inline") == "always":
+                    bodies.append(callee)
+                elif "_nrt" not in callee.targetoptions:
+                    unset.setdefault(d.py_func.__qualname__, []).append(name)
+    assert not unset, f"callees of borrowing kernels that leave _nrt unset: {unset}"
+
+
+def test_a_borrowing_kernel_may_not_return_or_allocate_an_array():
+    """Without NRT a returned array would be a borrowed reference the caller frees: refused at
+    compile time (the argument itself by BorrowingKernel, anything else by numba), as is an
+    allocation; scalars and tuples are fine, and the answer is the plain kernel's."""
+
+    def row_sum(a, i):
+        return a[i, 0] + a[i, 1], a[i, 2]
+
+    def itself(a, i):
+        return a  # numba accepts this without NRT: the one case it does not refuse itself
+
+    def view(a, i):
+        return a[i]
+
+    def fresh(a, i):
+        return np.zeros(3)[0] + a[i, 0]
+
+    a = np.arange(12.0).reshape(4, 3)
+    assert njit_borrowing()(row_sum)(a, 2) == row_sum(a, 2)
+    with pytest.raises(TypeError, match="may not return an array"):
+        njit_borrowing()(itself)(a, 1)
+    with pytest.raises(Exception, match="returning of array passed into the function"):
+        njit_borrowing()(view)(a, 1)
+    with pytest.raises(Exception, match="returning of array passed into the function"):
+        njit_borrowing()(fresh)(a, 1)  # np.zeros' own implementation inherits "no NRT" and is refused
 
 
 def test_batch_drivers_call_their_chunk_unlinked_and_only_from_python():

@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...constants import BV_OBB
-from ..core.jit import njit_internal
+from ..core.jit import njit_borrowing, njit_internal
 from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import OUT_OF_BAND, in_band
@@ -58,7 +58,7 @@ N_DSTATS = 2
 
 
 # forceinline (kernels/core/jit.py): one line, 9 uses per bound (issue 16).
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def _gap(x, r, slack):
     g = abs(x) - r - slack
     return g if g > 0.0 else 0.0
@@ -113,7 +113,7 @@ def centre_offset(R, t, ea, eb):
 # forceinline (kernels/core/jit.py): into node_lower_bound2 only; the per-node-pair bound
 # (issue 16: distance 1.6-2x slower with the chain as calls). _pair_lb2 has one site, so
 # this compiles once there.
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
     """Squared lower bound of the distance between box A (axis-aligned, half
     extents a, at the origin) and box B (centre t, axes = columns of R, half
@@ -139,7 +139,7 @@ def box_lower_bound2(t0, t1, t2, R, AbsR, a0, a1, a2, b0, b1, b2, slack):
 
 # forceinline (kernels/core/jit.py): into _pair_lb2, distance_task (the root), first_contact
 # and toi._pair_step (one copy each), see above.
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
     (trees of volume ``kind``; every kind but OBB is read as its enclosing box)."""
@@ -213,7 +213,7 @@ def plane_gap2(T, P):
 
 
 # forceinline (kernels/core/jit.py): per triangle of a leaf pair, 2 sites (issue 16).
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def _min_dot(v, B):
     return min(
         v[0] * B[0] + v[1] * B[1] + v[2] * B[2],
@@ -233,7 +233,7 @@ def _max_dot(v, A):
 # forceinline (kernels/core/jit.py): per b triangle of a leaf pair, 2 sites (distance_task,
 # within_task); as a plain call the optimised IR kept it out of line (an array argument:
 # refcounts per call, see traverse/rows.py).
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def _b_leaf_row(R, t, tris_b, jb, v):
     """(B, box (6), sb): b's triangle jb mapped into a's frame (``mapped_box_row``) and its
     smallest projection on v (``_min_dot``), the start of every row of a leaf pair."""
@@ -268,7 +268,7 @@ def _improved(d2, x1, y1, z1, x2, y2, z2, R, shrink):
 
 
 # forceinline (kernels/core/jit.py): per triangle of a leaf pair, 1 site (issue 16).
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, slack):
     """Squared lower bound of the distance between a's node ia and a triangle of b
     (a's frame) with coordinate box [bl, bh] and smallest projection sb on v: the
@@ -303,7 +303,7 @@ def _tri_leaf_gap2(kind, have_v, v, bv_a, ia, blx, bhx, bly, bhy, blz, bhz, sb, 
 
 
 # forceinline (kernels/core/jit.py): into _pair_lb2 only (issue 16).
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
     """Squared lower bound of the distance between node ia of a and node ib of b
     from their gap along the unit direction v (a's frame; w = R^T v): projection
@@ -336,7 +336,7 @@ def dir_gap2(kind, v, w, R, t, bv_a, ia, bv_b, ib, slack):
 # forceinline (kernels/core/jit.py): one site, distance_task's child loop (issue 16: as a
 # call, distance ran 8-10% slower, CPU time per query); the loop gives it one copy where the
 # six sites gave six.
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def _pair_lb2(kind, have_v, v, w, R, AbsR, t, bv_a, ia, bv_b, ib, slack, cut):
     """Node pair lower bound: the cheap directional gap first (it settles most pruned
     pairs), else the box bound."""

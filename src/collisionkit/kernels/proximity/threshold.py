@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...constants import BV_OBB
-from ..core.jit import njit_internal
+from ..core.jit import njit_borrowing, njit_internal
 from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import in_band
@@ -91,7 +91,7 @@ _RIGID_WIDEN = 1e-5
 
 # forceinline (kernels/core/jit.py): the one per-node-pair test of within_task (one site); as a call each node pair
 # would pay a call with the row tuples.
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def node_near(kind, R, AbsR, t, bv_a, ia, bv_b, ib, gap):
     """False when node ia of a and node ib of b (b's in a's frame by R, t) are separated by
     more than ``gap`` along one of the 15 axes of their boxes (every kind but OBB read as its

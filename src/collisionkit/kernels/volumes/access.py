@@ -25,9 +25,8 @@ stays sound, and sphere trees are the seeds' loosest volume anyway.
 
 from __future__ import annotations
 
-from numba import njit
-
 from ...constants import BV_AABB, BV_KDOP6, BV_KDOP26, BV_OBB, BV_SAABB, BV_SPHERE
+from ..core.jit import njit_borrowing
 from .dispatch import extent_other
 from .kdop import kdop_k
 
@@ -36,7 +35,7 @@ _WIDEN = 2.0**-50  # > the rounding of (lo + hi) / 2 and (hi - lo) / 2, relative
 
 # forceinline (kernels/core/jit.py): read per node pair by the distance and time-of-impact bounds; as calls their
 # node steps ran 1.6-2x slower (issue 16). Callers that hold it are themselves calls.
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def node_extent(kind, bv, i):
     """(cx, cy, cz, hx, hy, hz): centre and half extents of node ``i`` of a tree of volume ``kind``."""
     if kind == BV_AABB or kind == BV_SAABB:
@@ -60,7 +59,7 @@ def node_extent(kind, bv, i):
 
 
 # forceinline (kernels/core/jit.py): twice per node pair in the distance / time-of-impact descents (issue 16).
-@njit(cache=True, nogil=True, forceinline=True)
+@njit_borrowing(nogil=True, forceinline=True)
 def node_size(kind, bv, i):
     """The descent's "which node is larger" measure: the sum of the half extents."""
     e = node_extent(kind, bv, i)
