@@ -164,19 +164,12 @@ def test_a_first_call_entry_point_of_the_compile_benchmark_runs(name):
     COMPILE_ENTRY_POINTS[name]()
 
 
-def test_no_callee_inherits_llvm_inlining():
-    """numba hands ``forceinline`` on to every kernel compiled inside a forceinline kernel's
-    compile that does not set the option itself (``Flags.inherit_if_not_set``), and so on down
-    that callee's own callees. Tried with the option unset on the rest: the first
-    ``intersects`` had compiled for over 7 minutes, at 2.8 GB, when it was stopped. So every
-    kernel a forceinline kernel names sets the option (``njit_internal``: False) or is inlined
-    by numba (``inline="always"``: its body is copied into the caller, never compiled alone
-    there)."""
-    kernels = kernel_dispatchers()
-    llvm_inlined = [d for d in kernels.values() if d.targetoptions.get("forceinline")]
-    assert len(llvm_inlined) >= 10, len(llvm_inlined)  # the walk finds them
+def _callees_leaving_unset(kernels: list[CPUDispatcher], option: str) -> dict[str, list[str]]:
+    """For each of ``kernels``: the kernels it names, directly or through the ``inline="always"``
+    helpers numba copies into it, that leave ``option`` unset (so inherit it from the compile
+    they are compiled inside)."""
     unset: dict[str, list[str]] = {}
-    for d in llvm_inlined:
+    for d in kernels:
         bodies = [d]  # the kernel, and the inline="always" helpers numba copies into it
         while bodies:
             f = bodies.pop().py_func
@@ -186,8 +179,22 @@ def test_no_callee_inherits_llvm_inlining():
                     continue
                 if callee.targetoptions.get("inline") == "always":
                     bodies.append(callee)
-                elif "forceinline" not in callee.targetoptions:
+                elif option not in callee.targetoptions:
                     unset.setdefault(d.py_func.__qualname__, []).append(name)
+    return unset
+
+
+def test_no_callee_inherits_llvm_inlining():
+    """numba hands ``forceinline`` on to every kernel compiled inside a forceinline kernel's
+    compile that does not set the option itself (``Flags.inherit_if_not_set``), and so on down
+    that callee's own callees. Tried with the option unset on the rest: the first
+    ``intersects`` had compiled for over 7 minutes, at 2.8 GB, when it was stopped. So every
+    kernel a forceinline kernel names sets the option (``njit_internal``: False) or is inlined
+    by numba (``inline="always"``: its body is copied into the caller, never compiled alone
+    there)."""
+    llvm_inlined = [d for d in kernel_dispatchers().values() if d.targetoptions.get("forceinline")]
+    assert len(llvm_inlined) >= 10, len(llvm_inlined)  # the walk finds them
+    unset = _callees_leaving_unset(llvm_inlined, "forceinline")
     assert not unset, f"callees of forceinline kernels that leave forceinline unset: {unset}"
 
 
@@ -197,23 +204,10 @@ def test_no_callee_inherits_borrowing():
     compiled without refcounts too, and cached so, for every caller; one that returned an
     array would then hand back a borrowed reference. So every kernel a borrowing kernel names
     sets the option (``njit_internal``: True) or is inlined by numba."""
-    kernels = kernel_dispatchers()
-    borrowing = [d for d in kernels.values() if isinstance(d, BorrowingKernel)]
+    borrowing = [d for d in kernel_dispatchers().values() if isinstance(d, BorrowingKernel)]
     assert len(borrowing) >= 8, len(borrowing)  # the walk finds them
-    unset: dict[str, list[str]] = {}
-    for d in borrowing:
-        assert d.targetoptions.get("_nrt") is False, d.py_func.__qualname__
-        bodies = [d]
-        while bodies:
-            f = bodies.pop().py_func
-            for name in f.__code__.co_names:
-                callee = f.__globals__.get(name)
-                if not isinstance(callee, CPUDispatcher):
-                    continue
-                if callee.targetoptions.get("inline") == "always":
-                    bodies.append(callee)
-                elif "_nrt" not in callee.targetoptions:
-                    unset.setdefault(d.py_func.__qualname__, []).append(name)
+    assert all(d.targetoptions.get("_nrt") is False for d in borrowing)
+    unset = _callees_leaving_unset(borrowing, "_nrt")
     assert not unset, f"callees of borrowing kernels that leave _nrt unset: {unset}"
 
 
