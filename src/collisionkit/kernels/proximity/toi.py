@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit
 
 from ...constants import BV_OBB
-from ..core.jit import njit_internal
+from ..core.jit import njit_borrowing, njit_internal
 from ..core.linalg import pose_error, relative_pose, triangle_box
 from ..core.tri_rows import leaf_pair, mapped_box_row, pop_pair, tri_row
 from ..triangle.tri_distance import tri_tri_closest
@@ -389,8 +389,9 @@ def _normal_step(T, P, orient, blk, th, ra, rb, tgt, slack):
     return _gap_step(g, _dir_rate(blk, th, sign * nx, sign * ny, sign * nz, ra, rb), tgt), g
 
 
-# inline: per node pair (issue 16, see _gap_step); numba's copy: it reads the tree's array.
-@njit(cache=True, nogil=True, inline="always")
+# forceinline: per node pair (see _gap_step); borrowing (kernels/core/jit.py): it reads the
+# tree's array without refcount operations.
+@njit_borrowing(nogil=True, forceinline=True)
 def _node_radius(kind, bv, i, mr):
     """Largest distance of a point of node i from the rotation centre (widened); ``mr``:
     the centre and the widening, ``_centre_of``."""
@@ -401,9 +402,11 @@ def _node_radius(kind, bv, i, mr):
     return math.sqrt(dx * dx + dy * dy + dz * dz) + math.sqrt(hx * hx + hy * hy + hz * hz) + mr[3]
 
 
-# inline: one site, min_step's child loop (issue 16: as a call, time of impact ran 10-12%
-# slower, CPU time per query); the loop gives it one copy where the six sites gave six.
-@njit(cache=True, nogil=True, inline="always")
+# forceinline: one site, min_step's child loop (issue 16: as a call, time of impact ran 10-12%
+# slower, CPU time per query). Borrowing, as an LLVM copy typed once: as numba's copy (typed
+# again inside min_step) time of impact ran 3-5% slower per motion and min_step took
+# 2.9 against 2.6 CPU s to compile (issue 32, 2026-12-07).
+@njit_borrowing(nogil=True, forceinline=True)
 def _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack, blk_a, blk_b, th, speed, mra, mrb, tgt, cut, tol2):
     """(step, squared distance bound) of node pair (ia, ib); every kind but OBB is read
     as its enclosing box (``kernels/volumes/access.py``)."""
