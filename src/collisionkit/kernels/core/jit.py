@@ -21,8 +21,9 @@ Two ways to inline a helper, each only with a measured reason written beside it:
   LLVM's copy measured slower: helpers that take an array keep its refcount operations as
   LLVM copies (time of impact's per-node-pair steps ran 17-20% slower per motion so, until they
   read the motion's context as tuples: now LLVM copies, 8-16% faster than numba's, and typed
-  once), the per-call descent's helpers that return arrays, the robot checker's per-configuration helpers, the intersection descent's box
-  and triangle tests (intersects 1-4% slower as LLVM copies, with those above).
+  once), the per-call descent's helpers that return arrays, the robot checker's
+  per-configuration helpers, the intersection descent's box and triangle tests (intersects
+  1-4% slower as LLVM copies, with those above).
 
 numba hands ``forceinline`` on to every kernel compiled inside a forceinline kernel's compile
 that leaves the option unset (and on down): tried so, the first ``intersects`` had not finished
@@ -50,7 +51,8 @@ from collections.abc import Callable
 from typing import Any
 
 from numba import njit
-from numba.core.registry import CPUDispatcher
+from numba.core import sigutils
+from numba.core.registry import CPUDispatcher, cpu_target
 
 
 class InternalKernel(CPUDispatcher):
@@ -80,8 +82,6 @@ def njit_internal(**options: Any) -> Callable[[Callable[..., Any]], InternalKern
 def _holds_refcounted(ty: Any) -> bool:
     """Does a value of numba type ``ty`` carry an NRT reference (an array, a list, a tuple
     holding one, ...)?"""
-    from numba.core.registry import cpu_target
-
     return bool(cpu_target.target_context.data_model_manager[ty].contains_nrt_meminfo())
 
 
@@ -91,8 +91,6 @@ class BorrowingKernel(CPUDispatcher):
 
     def compile(self, sig: Any) -> Any:
         entry = super().compile(sig)
-        from numba.core import sigutils
-
         args, _ = sigutils.normalize_signature(sig)
         result = self.overloads[tuple(args)].signature.return_type
         if _holds_refcounted(result):
@@ -115,4 +113,3 @@ def njit_borrowing(**options: Any) -> Callable[[Callable[..., Any]], BorrowingKe
         return dispatcher
 
     return decorate
-

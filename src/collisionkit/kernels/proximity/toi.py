@@ -392,14 +392,14 @@ def _normal_step(T, P, orient, blk, th, ra, rb, tgt, slack):
 # forceinline: per node pair (see _gap_step); borrowing (kernels/core/jit.py): it reads the
 # tree's array without refcount operations.
 @njit_borrowing(nogil=True, forceinline=True)
-def _node_radius(kind, bv, i, mr):
-    """Largest distance of a point of node i from the rotation centre (widened); ``mr``:
+def _node_radius(kind, bv, i, centre):
+    """Largest distance of a point of node i from the rotation centre (widened); ``centre``:
     the centre and the widening, ``_centre_of``."""
     cx, cy, cz, hx, hy, hz = node_extent(kind, bv, i)
-    dx = cx - mr[0]
-    dy = cy - mr[1]
-    dz = cz - mr[2]
-    return math.sqrt(dx * dx + dy * dy + dz * dz) + math.sqrt(hx * hx + hy * hy + hz * hz) + mr[3]
+    dx = cx - centre[0]
+    dy = cy - centre[1]
+    dz = cz - centre[2]
+    return math.sqrt(dx * dx + dy * dy + dz * dz) + math.sqrt(hx * hx + hy * hy + hz * hz) + centre[3]
 
 
 # forceinline: one site, min_step's child loop (issue 16: as a call, time of impact ran 10-12%
@@ -407,16 +407,16 @@ def _node_radius(kind, bv, i, mr):
 # again inside min_step) time of impact ran 3-5% slower per motion and min_step took
 # 2.9 against 2.6 CPU s to compile (issue 32, 2026-12-07).
 @njit_borrowing(nogil=True, forceinline=True)
-def _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack, blk_a, blk_b, th, speed, mra, mrb, tgt, cut, tol2):
+def _pair_step(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack, blk_a, blk_b, th, speed, ca, cb, tgt, cut, tol2):
     """(step, squared distance bound) of node pair (ia, ib); every kind but OBB is read
     as its enclosing box (``kernels/volumes/access.py``)."""
     is_obb = kind == BV_OBB
     ra = 0.0
     rb = 0.0
     if th[0] > 0.0 or is_obb:
-        ra = _node_radius(kind, bv_a, ia, mra)
+        ra = _node_radius(kind, bv_a, ia, ca)
     if th[1] > 0.0 or is_obb:
-        rb = _node_radius(kind, bv_b, ib, mrb)
+        rb = _node_radius(kind, bv_b, ib, cb)
     if is_obb:
         lb2 = node_lower_bound2(kind, R, AbsR, t, bv_a, ia, bv_b, ib, slack)
         rate = speed + th[0] * ra + th[1] * rb
@@ -495,11 +495,11 @@ def min_step(
     lower = math.inf
     n_pairs = np.int64(0)
     n_tri = np.int64(0)
-    rot_a = ctx[_CX_THA] > 0.0
-    rot_b = ctx[_CX_THB] > 0.0
     blk_a = _block(ctx, np.int64(0))
     blk_b = _block(ctx, np.int64(_CX_B))
     th = (ctx[_CX_THA], ctx[_CX_THB])
+    rot_a = th[0] > 0.0
+    rot_b = th[1] > 0.0
     speed = ctx[_CX_SPEED]
     ca = _centre_of(mra)
     cb = _centre_of(mrb)
