@@ -240,12 +240,22 @@ def test_common_motion_general_sweep(a, b, o, Ta, Tb, M):
 # --- batches and threads -------------------------------------------------------------------------
 
 
+ORACLE_POSES = 8
+
+
 def check_batch(a, b, o, Ta, Tb):
     ma = a.with_options(o)
     c = ck.contacts(ma, b, Ta, Tb)
     n = Tb.shape[0]
     assert c.n_poses == n
-    assert np.array_equal(rows_of(c), brute_pairs(ma, b, Ta, Tb))
+    # The exact oracle decides near-degenerate pairs in rationals, up to ~1 s a pose on
+    # these meshes; a batch of ~70 such poses once ran for 800 s. So it referees a spread
+    # of at most ORACLE_POSES poses; every other pose is held to the one-by-one answers below.
+    sel = np.unique(np.linspace(0, n - 1, min(n, ORACLE_POSES)).round().astype(np.int64))
+    rows = rows_of(c)
+    picked = rows[np.isin(rows[:, 0], sel)]
+    picked[:, 0] = np.searchsorted(sel, picked[:, 0])
+    assert np.array_equal(picked, brute_pairs(ma, b, Ta if Ta.ndim == 2 else Ta[sel], Tb[sel]))
     hits = ck.intersects(ma, b, Ta, Tb)
     assert np.array_equal(hits, c.colliding)
     for k in range(n):
