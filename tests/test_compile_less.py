@@ -42,7 +42,9 @@ def test_an_internal_kernel_refuses_a_python_call_instead_of_crashing():
 
 def _is_njit(dec: ast.expr) -> bool:
     f = dec.func if isinstance(dec, ast.Call) else dec
-    return (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in ("njit", "njit_internal", "njit_driver", "njit_borrowing")
+    return (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in (
+        "njit", "njit_internal", "njit_driver", "njit_borrowing", "njit_lazy",
+    )  # fmt: skip
 
 
 def _python_names(tree: ast.AST) -> set[str]:

@@ -37,6 +37,7 @@ from tests.brute import PARALLEL_BATCH
 import collisionkit as ck
 import collisionkit.kernels as kernels_pkg
 from collisionkit import Descent
+from collisionkit.kernels.core.lazy import LazyKernel
 
 
 def kernel_dispatchers() -> dict[str, CPUDispatcher]:
@@ -47,6 +48,8 @@ def kernel_dispatchers() -> dict[str, CPUDispatcher]:
     for info in pkgutil.walk_packages(kernels_pkg.__path__, kernels_pkg.__name__ + "."):
         mod = importlib.import_module(info.name)
         for name, obj in vars(mod).items():
+            if isinstance(obj, LazyKernel):  # a cold path's entry: its own dispatcher
+                obj = obj.dispatcher
             if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
                 found[id(obj)] = (f"{info.name.rsplit('.', 1)[1]}.{name}", obj)
     return dict(found.values())

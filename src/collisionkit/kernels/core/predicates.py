@@ -55,9 +55,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from .jit import njit_internal
+from .lazy import njit_lazy
 
 _EPS = 2.0**-53
 #: Shewchuk's static bound for the 2x2 determinant of differences.
@@ -316,7 +317,9 @@ def _orient2d_aligned(ax, ay, bx, by, cx, cy):
     return False, 0.0
 
 
-@njit(cache=True, nogil=True)
+# Cold: compiled on the first call that needs it (kernels/core/lazy.py); the float filter
+# decides generic inputs, so most first queries never compile the exact path.
+@njit_lazy(types.float64(*[types.float64] * 6), nogil=True)
 def _orient2d_fallback(ax, ay, bx, by, cx, cy):
     """Exact sign of orient2d after the float filter failed: shortcuts, then expansions."""
     s = ax + ay + bx + by + cx + cy
@@ -385,7 +388,8 @@ def _orient3d_aligned(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     return False, 0.0
 
 
-@njit(cache=True, nogil=True)
+# Cold, as _orient2d_fallback.
+@njit_lazy(types.float64(*[types.float64] * 12), nogil=True)
 def _orient3d_fallback(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     """Exact sign of orient3d after the float filter failed: shortcuts, then expansions.
 

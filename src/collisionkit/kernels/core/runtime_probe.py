@@ -6,7 +6,8 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True, parallel=True)
+# nogil as every parallel kernel (kernels/core/lazy.py)
+@njit(cache=True, parallel=True, nogil=True)
 def probe(n):
     out = np.zeros(n)
     for i in prange(n):

@@ -35,10 +35,11 @@ EXACT: no fastmath: the exact predicates rely on IEEE round-to-nearest.
 
 from __future__ import annotations
 
-from numba import njit
+from numba import njit, types
 
 from ...constants import TRI_TEST_GUIGUE, TRI_TEST_MOLLER
 from ..core.jit import njit_internal
+from ..core.lazy import njit_lazy
 from ..core.predicates import (
     normal_products,
     orient2d,
@@ -180,7 +181,12 @@ def _tri_tri_2d(a0x, a0y, a1x, a1y, a2x, a2y, b0x, b0y, b1x, b1y, b2x, b2y):
     return False
 
 
-@njit_internal(nogil=True)
+# Cold entries (kernels/core/lazy.py): coplanar and degenerate pairs compile on the first
+# query that meets one; a 9-tuple is one triangle's coordinates.
+_TRI = types.UniTuple(types.float64, 9)
+
+
+@njit_lazy(types.boolean(_TRI, _TRI, types.int64), nogil=True)
 def _coplanar_on_axis(P, Q, k):
     """2-D test of P and Q (9-tuples) projected along axis k (dropping coordinate k)."""
     i = (k + 1) % 3
@@ -281,7 +287,7 @@ def _extremes(T):
 # --- exact path for segment / point primitives ----------------------------------------
 
 
-@njit_internal(nogil=True)
+@njit_lazy(types.boolean(_TRI, types.int64, _TRI), nogil=True)
 def _tri_vs_degenerate(T, k, S):
     """Proper triangle T (injective axis k) against degenerate S (segment or point)."""
     i0, i1 = _extremes(S)
@@ -301,7 +307,7 @@ def _tri_vs_degenerate(T, k, S):
     return not (has_pos and has_neg)
 
 
-@njit_internal(nogil=True)
+@njit_lazy(types.boolean(_TRI, _TRI, types.int64, types.int64), nogil=True)
 def _intersect_degenerate(A, B, ka, kb):
     """Exact test when A or B (9-tuples) is degenerate; ka, kb from _injective_axis."""
     if ka >= 0:

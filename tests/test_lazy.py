@@ -1,0 +1,136 @@
+"""Cold paths compiled on their first call (``kernels/core/lazy.njit_lazy``, issue 32 item 2)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numba import njit, prange, types
+from numba.core.errors import TypingError
+from tests.test_dispatch import kernel_dispatchers
+
+from collisionkit.kernels.core import lazy
+from collisionkit.kernels.core.lazy import LazyKernel, njit_lazy
+
+
+@njit_lazy(types.float64(types.float64, types.int64), nogil=True)
+def _scaled(x, k):
+    if k < 0:
+        raise ValueError("k must not be negative")
+    return x * k
+
+
+@njit(nogil=True)
+def _maybe_scaled(x, k, cold):
+    if cold:
+        return _scaled(x, k)
+    return x
+
+
+@njit_lazy(types.float64(types.float64), nogil=True)
+def _squared(x):
+    return x * x
+
+
+@njit(parallel=True, nogil=True)
+def _all_squared(xs):
+    out = np.empty_like(xs)
+    for i in prange(xs.shape[0]):
+        out[i] = _squared(xs[i])
+    return out
+
+
+def test_a_caller_compiles_without_the_cold_path_and_calls_it_when_needed():
+    assert not _scaled.compiled()
+    assert _maybe_scaled(1.5, 2, False) == 1.5
+    assert not _scaled.compiled()  # the caller compiled, and ran, without it
+    assert _maybe_scaled(1.5, np.int32(2), True) == 3.0  # arguments converted to the declared types
+    assert _scaled.compiled()
+    assert _maybe_scaled(2.5, 4, True) == 10.0
+    with pytest.raises(ValueError, match="must not be negative"):  # the entry's exception, propagated
+        _maybe_scaled(1.0, -1, True)
+
+
+def test_a_cold_path_first_met_by_parallel_threads_compiles_once():
+    xs = np.linspace(-3.0, 3.0, 4096)
+    assert not _squared.compiled()
+    assert np.array_equal(_all_squared(xs), xs * xs)
+    assert _squared.compiled()
+    assert len(_squared.dispatcher.overloads) == 1
+
+
+def test_a_call_that_does_not_match_the_declared_signature_is_a_typing_error():
+    @njit
+    def bad(a):
+        return _scaled(a, 1)
+
+    with pytest.raises(TypingError, match=r"_scaled: called with \(array.*declared"):
+        bad(np.zeros(3))
+
+
+def test_python_calls_run_the_entry():
+    assert _scaled(2.0, 3) == 6.0
+    assert _scaled.py_func(2.0, 3) == 6.0
+    assert "lazy kernel _scaled" in repr(_scaled)
+
+
+def test_every_parallel_kernel_releases_the_gil():
+    """A cold path met inside a ``prange`` compiles in a callback that takes the GIL; a
+    parallel kernel that held it would wait for its workers while they wait for it."""
+    parallel = {n: d for n, d in kernel_dispatchers().items() if d.targetoptions.get("parallel")}
+    assert len(parallel) >= 10, sorted(parallel)  # the walk finds them
+    assert not [n for n, d in parallel.items() if not d.targetoptions.get("nogil")]
+
+
+def test_the_package_declares_its_cold_paths_and_the_warmup_compiles_them():
+    from collisionkit import warmup
+
+    kernel_dispatchers()  # imports every kernel module
+    names = {k.__name__ for k in lazy.ENTRIES}
+    assert {"_orient3d_fallback", "_orient2d_fallback", "_coplanar_on_axis", "_tri_vs_degenerate"} <= names
+    assert all(isinstance(k, LazyKernel) for k in lazy.ENTRIES)
+    warmup.GROUPS["exact"]()
+    assert all(k.compiled() for k in lazy.ENTRIES if k.__module__.startswith("collisionkit."))
+
+
+_COLD_QUERIES = """
+import numpy as np, collisionkit as ck
+from collisionkit.kernels.core import lazy
+from collisionkit.kernels.triangle import tri_tri
+from collisionkit.kernels.core import predicates
+box = ck.primitives.box_mesh([1.0, 1.0, 1.0])
+generic = ck.random_poses(64, radius=1.5, seed=4)
+hits = ck.intersects(box, ck.primitives.uv_sphere_mesh(0.6, 8, 12), None, generic)
+assert 0 < hits.sum() < 64
+assert not any(k.compiled() for k in lazy.ENTRIES), [k.__name__ for k in lazy.ENTRIES if k.compiled()]
+# face to face (exactly touching), then 2**-40 apart
+for threads in (1, 2):
+    T = np.tile(ck.translation([1.0, 0.25, 0.0]), (64, 1, 1))
+    assert ck.intersects(box, box, None, T, threads=threads).all()
+    T[:, 0, 3] += 2.0 ** -40
+    assert not ck.intersects(box, box, None, T, threads=threads).any()
+# a vertex exactly in a slanted face's plane (y = z): the float filter cannot sign it
+face = ck.Mesh([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 1.0]], [[0, 1, 2]])
+tip = ck.Mesh([[0.2, 0.3, 0.3], [0.2, 0.3, -1.0], [0.25, 1.0, -0.3]], [[0, 1, 2]])  # one vertex in it
+assert not predicates._orient3d_fallback.compiled()
+assert ck.intersects(face, tip, None, None)
+assert not ck.intersects(face, tip, None, ck.translation([0.0, 2.0 ** -30, -(2.0 ** -30)]))
+assert predicates._orient3d_fallback.compiled()
+# a segment (a degenerate triangle) through a face, and a point on one
+seg = ck.Mesh([[0.3, 0.1, 0.2], [0.3, 0.1, 0.2], [0.7, 0.13, 0.21]], [[0, 1, 2]])
+pt = ck.Mesh([[0.5, 0.1, 0.2]] * 3, [[0, 1, 2]])
+assert ck.intersects(box, seg, None, None) and not ck.intersects(box, seg, None, ck.translation([0.3, 0.0, 0.0]))
+assert ck.intersects(box, pt, None, None) and not ck.intersects(box, pt, None, ck.translation([1e-12, 0, 0]))
+assert tri_tri._tri_vs_degenerate.compiled() and tri_tri._coplanar_on_axis.compiled()
+print("ok")
+"""
+
+
+def test_a_fresh_process_meets_the_cold_paths_only_where_the_input_needs_them():
+    """Generic poses compile (or load) none of the cold entries; a vertex in a slanted face's
+    plane, a segment through a face and a point on one reach them, with the exact answers."""
+    run = subprocess.run([sys.executable, "-c", _COLD_QUERIES], capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().endswith("ok")
