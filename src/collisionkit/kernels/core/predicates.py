@@ -575,7 +575,14 @@ def orient3d_sides_float(T, P):
     return d0, d1, d2, c0, c1, c2
 
 
-@njit_internal(nogil=True)
+#: one triangle's coordinates as a flat 9-tuple (x0, y0, z0, x1, ..., z2)
+TRI_TUPLE = types.UniTuple(types.float64, 9)
+
+
+# Cold, as _orient2d_fallback: generic pairs leave no vertex uncertain.
+@njit_lazy(
+    types.UniTuple(types.float64, 3)(TRI_TUPLE, TRI_TUPLE, *[types.float64] * 3, *[types.boolean] * 3), nogil=True
+)
 def orient3d_sides_settle(T, P, d0, d1, d2, c0, c1, c2):
     """Exact signs for the vertices the float pass left uncertain (c_i False).
 

@@ -41,6 +41,7 @@ from ...constants import TRI_TEST_GUIGUE, TRI_TEST_MOLLER
 from ..core.jit import njit_internal
 from ..core.lazy import njit_lazy
 from ..core.predicates import (
+    TRI_TUPLE,
     normal_products,
     orient2d,
     orient2d_filter,
@@ -182,8 +183,8 @@ def _tri_tri_2d(a0x, a0y, a1x, a1y, a2x, a2y, b0x, b0y, b1x, b1y, b2x, b2y):
 
 
 # Cold entries (kernels/core/lazy.py): coplanar and degenerate pairs compile on the first
-# query that meets one; a 9-tuple is one triangle's coordinates.
-_TRI = types.UniTuple(types.float64, 9)
+# query that meets one.
+_TRI = TRI_TUPLE
 
 
 @njit_lazy(types.boolean(_TRI, _TRI, types.int64), nogil=True)
