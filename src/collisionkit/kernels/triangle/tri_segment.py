@@ -38,11 +38,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from ..core.jit import njit_internal
+from ..core.lazy import njit_lazy
 from ..core.linalg import map_triangle, relative_pose
-from ..core.predicates import normal_products, orient2d, orient3d
+from ..core.predicates import TRI_TUPLE, normal_products, orient2d, orient3d
 from .tri_distance import seg_seg_closest
 from .tri_tri import injective_axis
 
@@ -89,7 +90,9 @@ def _add_crossing(buf, n, px, py, pz, qx, qy, qz, fp, fq):
     return n + 1
 
 
-@njit_internal(nogil=True)
+# Cold entries (kernels/core/lazy.py): a vertex on the other's plane and an edge in it
+# need exact 2-D tests that crossing planes never reach.
+@njit_lazy(types.boolean(TRI_TUPLE, types.int64, types.float64, types.float64, types.float64), nogil=True)
 def _in_tri_2d(T, k, px, py, pz):
     """Closed point-in-triangle, exact, for p on T's plane, projected along axis k."""
     i = (k + 1) % 3
@@ -110,8 +113,6 @@ def _edges_vs_triangle(E, T, k, buf, n):
     nx = m1 - m2
     ny = m3 - m4
     nz = m5 - m6
-    i2 = (k + 1) % 3
-    j2 = (k + 2) % 3
     s = (
         orient3d(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], E[0], E[1], E[2]),
         orient3d(T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], E[3], E[4], E[5]),
@@ -141,27 +142,38 @@ def _edges_vs_triangle(E, T, k, buf, n):
                 dq = nx * (qx - T[0]) + ny * (qy - T[1]) + nz * (qz - T[2])
                 n = _add_crossing(buf, n, px, py, pz, qx, qy, qz, dp, dq)
         elif sp == 0.0 and sq == 0.0:
-            # edge in T's plane: proper crossings with T's edges (2-D, exact decisions)
-            a2 = (px, py, pz)
-            b2 = (qx, qy, qz)
-            for f in range(3):
-                f1 = (f + 1) % 3
-                cx, cy, cz = _pt(T, f)
-                dx, dy, dz = _pt(T, f1)
-                c2 = (cx, cy, cz)
-                d2 = (dx, dy, dz)
-                oc = orient2d(a2[i2], a2[j2], b2[i2], b2[j2], c2[i2], c2[j2])
-                od = orient2d(a2[i2], a2[j2], b2[i2], b2[j2], d2[i2], d2[j2])
-                if not ((oc > 0.0 and od < 0.0) or (oc < 0.0 and od > 0.0)):
-                    continue
-                oa = orient2d(c2[i2], c2[j2], d2[i2], d2[j2], a2[i2], a2[j2])
-                ob = orient2d(c2[i2], c2[j2], d2[i2], d2[j2], b2[i2], b2[j2])
-                if not ((oa > 0.0 and ob < 0.0) or (oa < 0.0 and ob > 0.0)):
-                    continue
-                # float parameter along [p, q] from 2-D cross products
-                ca = (d2[i2] - c2[i2]) * (a2[j2] - c2[j2]) - (d2[j2] - c2[j2]) * (a2[i2] - c2[i2])
-                cb = (d2[i2] - c2[i2]) * (b2[j2] - c2[j2]) - (d2[j2] - c2[j2]) * (b2[i2] - c2[i2])
-                n = _add_crossing(buf, n, px, py, pz, qx, qy, qz, ca, cb)
+            n = _in_plane_crossings(T, k, px, py, pz, qx, qy, qz, buf, n)
+    return n
+
+
+@njit_lazy(
+    types.int64(TRI_TUPLE, types.int64, *[types.float64] * 6, types.float64[:, ::1], types.int64), nogil=True
+)
+def _in_plane_crossings(T, k, px, py, pz, qx, qy, qz, buf, n):
+    """Edge [p, q] in T's plane: its proper crossings with T's edges (2-D along axis k, exact
+    decisions), appended to buf[n:]; returns the new count."""
+    i2 = (k + 1) % 3
+    j2 = (k + 2) % 3
+    a2 = (px, py, pz)
+    b2 = (qx, qy, qz)
+    for f in range(3):
+        f1 = (f + 1) % 3
+        cx, cy, cz = _pt(T, f)
+        dx, dy, dz = _pt(T, f1)
+        c2 = (cx, cy, cz)
+        d2 = (dx, dy, dz)
+        oc = orient2d(a2[i2], a2[j2], b2[i2], b2[j2], c2[i2], c2[j2])
+        od = orient2d(a2[i2], a2[j2], b2[i2], b2[j2], d2[i2], d2[j2])
+        if not ((oc > 0.0 and od < 0.0) or (oc < 0.0 and od > 0.0)):
+            continue
+        oa = orient2d(c2[i2], c2[j2], d2[i2], d2[j2], a2[i2], a2[j2])
+        ob = orient2d(c2[i2], c2[j2], d2[i2], d2[j2], b2[i2], b2[j2])
+        if not ((oa > 0.0 and ob < 0.0) or (oa < 0.0 and ob > 0.0)):
+            continue
+        # float parameter along [p, q] from 2-D cross products
+        ca = (d2[i2] - c2[i2]) * (a2[j2] - c2[j2]) - (d2[j2] - c2[j2]) * (a2[i2] - c2[i2])
+        cb = (d2[i2] - c2[i2]) * (b2[j2] - c2[j2]) - (d2[j2] - c2[j2]) * (b2[i2] - c2[i2])
+        n = _add_crossing(buf, n, px, py, pz, qx, qy, qz, ca, cb)
     return n
 
 
