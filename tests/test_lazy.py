@@ -89,7 +89,10 @@ def test_the_package_declares_its_cold_paths_and_the_warmup_compiles_them():
 
     kernel_dispatchers()  # imports every kernel module
     names = {k.__name__ for k in lazy.ENTRIES}
-    assert {"_orient3d_fallback", "_orient2d_fallback", "_coplanar_on_axis", "_tri_vs_degenerate"} <= names
+    assert {
+        "_orient3d_fallback", "_orient2d_fallback", "orient3d_sides_settle", "_coplanar_on_axis",
+        "_tri_vs_degenerate", "_intersect_degenerate", "_in_tri_2d", "_in_plane_crossings",
+    } <= names  # fmt: skip
     assert all(isinstance(k, LazyKernel) for k in lazy.ENTRIES)
     warmup.GROUPS["exact"]()
     assert all(k.compiled() for k in lazy.ENTRIES if k.__module__.startswith("collisionkit."))

@@ -244,9 +244,14 @@ def _exact() -> None:
     """The cold paths: the exact predicates' expansions and the triangle test's coplanar and
     degenerate pairs. A query compiles them on its first need (``kernels/core/lazy.py``);
     here up front, so that the cache and the shipped kernels hold them."""
-    from .kernels.core import lazy
-    from .kernels.triangle import tri_tri  # noqa: F401  (declares its entries, and the predicates')
+    import importlib
+    import pkgutil
 
+    from . import kernels
+    from .kernels.core import lazy
+
+    for info in pkgutil.walk_packages(kernels.__path__, kernels.__name__ + "."):
+        importlib.import_module(info.name)  # every module that declares entries (compiles nothing)
     lazy.compile_all()
 
 
