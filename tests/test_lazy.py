@@ -137,3 +137,20 @@ def test_a_fresh_process_meets_the_cold_paths_only_where_the_input_needs_them():
     run = subprocess.run([sys.executable, "-c", _COLD_QUERIES], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().endswith("ok")
+
+
+def test_the_warm_up_groups_at_turned_poses_still_reach_the_containment_test():
+    """The groups' poses are turned off the axes (no coplanar faces, so no cold path); the
+    classify group still compiles the winding numbers, which shipped wheels need for the
+    first ``classify`` or ``penetration`` of meshes apart (found missing by
+    ``benchmarks.cold_start`` once)."""
+    code = (
+        "from collisionkit import warmup\n"
+        "from collisionkit.kernels.core import lazy\n"
+        "from collisionkit.kernels.triangle import point_in_mesh\n"
+        "warmup.GROUPS['classify']()\n"
+        "print(len(point_in_mesh.winding_numbers_posed.signatures), sum(k.compiled() for k in lazy.ENTRIES))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["1", "0"]

@@ -102,9 +102,12 @@ def _penetration() -> None:
 
 
 def _classify() -> None:
+    from .geometry.primitives import box_mesh
     from .query.classify import classify
 
-    _one_and_batch(classify)
+    a, _, _ = _one_and_batch(classify)
+    # surfaces apart: the containment test (winding numbers), a small box inside the big one
+    classify(a, box_mesh([0.2, 0.2, 0.2]), None, _turned([0.1, 0.0, 0.0], 0.5))
 
 
 def _strategies() -> None:
