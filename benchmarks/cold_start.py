@@ -75,6 +75,11 @@ QUERIES = {
     "m.min_distance_internal(); m.in_collision_single(tb, T); m.min_distance_single(tb, T)",
     "Robot.check": "robot = ck.Robot.load(URDF); w = ck.World(); w.add('wall', ck.Box([0.1, 1, 1]), "
     "translation([0.3, 0, 0.3])); robot.check(np.zeros(robot.dof), w); robot.check(np.zeros((256, robot.dof)), w)",
+    "intersects(margin=)": "ck.intersects(a, b, None, T, margin=0.05); ck.intersects(a, b, None, poses, margin=0.05)",
+    "Robot margin and edges": "robot = ck.Robot.load(URDF); w = ck.World(); "
+    "w.add('plate', ck.primitives.box_mesh([0.1, 1, 1]), translation([0.3, 0, 0.3])); q = np.zeros(robot.dof); "
+    "robot.check(q, w, margin=0.02); robot.check(np.zeros((256, robot.dof)), w, margin=0.02); "
+    "robot.clearance(q, w); robot.check_motion(q, np.full(robot.dof, 0.5), w)",
 }
 TARGET_S = {"intersects": 5.0, "contacts": 5.0, "collisionkit check a.stl b.stl": 5.0}
 OTHER_TARGET_S = 10.0

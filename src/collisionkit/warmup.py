@@ -221,8 +221,8 @@ ARM_URDF = """<robot name="warmup"><link name="base"><collision><geometry><box s
 <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint></robot>"""
 
 
-def _robot(bv: str | None = None) -> None:
-    """The robot checker (``bv``: its volume kind option; None, the default, box trees)."""
+def _arm_and_wall() -> tuple[Any, Any, np.ndarray]:
+    """The two-link arm, a wall beside it, and a sweep of its joint (the robot groups)."""
     import tempfile
     from pathlib import Path
 
@@ -237,10 +237,43 @@ def _robot(bv: str | None = None) -> None:
         robot = Robot.load(path)
     w = World()
     w.add("wall", Box([0.1, 1.0, 1.0]), translation([0.3, 0.0, 0.3]))
-    q = np.linspace(-1.5, 1.5, 4 * PARALLEL_MIN_POSES)[:, None]
+    return robot, w, np.linspace(-1.5, 1.5, 4 * PARALLEL_MIN_POSES)[:, None]
+
+
+def _robot(bv: str | None = None) -> None:
+    """The robot checker (``bv``: its volume kind option; None, the default, box trees)."""
+    robot, w, q = _arm_and_wall()
     robot.check(q[0], w, bv=bv)
     for threads in (1, None):
         robot.check(q, w, self_collision=True, threads=threads, bv=bv)
+
+
+def _margins() -> None:
+    """Distance thresholds and certified motions: ``intersects(margin=)`` (one pose and the
+    batch kernels), ``check_motion``, and the robot's margin check, clearance and certified
+    edges (``Robot.check_motion``)."""
+    from .query.motion import check_motion
+    from .query.pair import intersects
+
+    a, b, T, poses = _meshes()
+    for p in (T, _turned([1.3, 0.0, 0.0])):
+        intersects(a, b, None, p, margin=0.05)
+    for threads in (1, None):
+        intersects(a, b, None, poses, margin=0.05, threads=threads)
+    check_motion(a, b, None, None, _turned([3.0, 0.0, 0.0]), _turned([0.5, 0.0, 0.0]))
+    from .geometry.primitives import box_mesh
+    from .world import World
+
+    robot, wall, q = _arm_and_wall()
+    robot.check(q[0], wall, margin=0.02)  # a convex obstacle: the per-pair path
+    w = World()  # a mesh obstacle: the compiled margin, clearance and edge kernels (a convex
+    w.add("plate", box_mesh([0.1, 1.0, 1.0]), _turned([0.3, 0.0, 0.3], 0.2))  # one: per pair)
+    robot.check(q[0], w, margin=0.02)
+    for threads in (1, None):
+        robot.check(q, w, margin=0.02, self_collision=True, threads=threads)
+    robot.clearance(q[0], w)
+    robot.check_motion(q[0], q[-1], w)
+    robot.check_motion(q[0], q[-1], w, margin=0.02)
 
 
 def _exact() -> None:
@@ -275,6 +308,7 @@ GROUPS: dict[str, Callable[[], None]] = {
     "penetration": _penetration,
     "time_of_impact": _time_of_impact,
     "robot": _robot,
+    "margins": _margins,
 }
 
 
