@@ -252,8 +252,10 @@ def _margins() -> None:
     """Distance thresholds and certified motions: ``intersects(margin=)`` (one pose and the
     batch kernels), ``check_motion``, and the robot's margin check, clearance and certified
     edges (``Robot.check_motion``)."""
+    from .geometry.primitives import box_mesh
     from .query.motion import check_motion
     from .query.pair import intersects
+    from .world import World
 
     a, b, T, poses = _meshes()
     for p in (T, _turned([1.3, 0.0, 0.0])):
@@ -261,13 +263,11 @@ def _margins() -> None:
     for threads in (1, None):
         intersects(a, b, None, poses, margin=0.05, threads=threads)
     check_motion(a, b, None, None, _turned([3.0, 0.0, 0.0]), _turned([0.5, 0.0, 0.0]))
-    from .geometry.primitives import box_mesh
-    from .world import World
-
     robot, wall, q = _arm_and_wall()
     robot.check(q[0], wall, margin=0.02)  # a convex obstacle: the per-pair path
-    w = World()  # a mesh obstacle: the compiled margin, clearance and edge kernels (a convex
-    w.add("plate", box_mesh([0.1, 1.0, 1.0]), _turned([0.3, 0.0, 0.3], 0.2))  # one: per pair)
+    # a mesh obstacle: the compiled margin, clearance and certified-edge kernels
+    w = World()
+    w.add("plate", box_mesh([0.1, 1.0, 1.0]), _turned([0.3, 0.0, 0.3], 0.2))
     robot.check(q[0], w, margin=0.02)
     for threads in (1, None):
         robot.check(q, w, margin=0.02, self_collision=True, threads=threads)
