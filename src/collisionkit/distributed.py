@@ -169,11 +169,15 @@ def kernel_signatures() -> dict[str, list[str]]:
 def _dispatchers() -> dict[str, Any]:
     from numba.core.registry import CPUDispatcher
 
+    from .kernels.core.lazy import LazyKernel
+
     found = {}
     for mod_name, mod in list(sys.modules.items()):
         if not mod_name.startswith("collisionkit.kernels") or mod is None:
             continue
         for obj in list(vars(mod).values()):
+            if isinstance(obj, LazyKernel):  # an entry called through slots: its dispatcher
+                obj = obj.dispatcher
             if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod_name:
                 found[f"{mod_name}.{obj.py_func.__name__}"] = obj
     return found

@@ -288,7 +288,9 @@ def _exact() -> None:
 
     for info in pkgutil.walk_packages(kernels.__path__, kernels.__name__ + "."):
         importlib.import_module(info.name)  # every module that declares entries (compiles nothing)
-    lazy.compile_all()
+    for entry in lazy.ENTRIES:
+        if entry.cold:  # the shared hot entries (collide_task, ...): by the groups whose queries call them
+            entry.publish_all()
 
 
 #: Query groups, in the order they are started: distance beside the collision kernels

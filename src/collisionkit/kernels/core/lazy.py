@@ -1,4 +1,4 @@
-"""Cold paths compiled on their first call (issue 32, compile less).
+"""Kernels called through a slot, compiled on their first call (issue 32, compile less).
 
 numba compiles a kernel together with every kernel it calls, before its first run: the
 first ``intersects`` compiled the exact predicates' expansion arithmetic and the triangle
@@ -6,11 +6,12 @@ test's degenerate and coplanar cases (about 4 of its 18 CPU s on 2026-12-07), an
 query family that tests triangles linked them into its kernels again, although generic
 poses of generic meshes never reach them.
 
-``njit_lazy(signature)`` makes such a cold path's entry a call through a slot:
+``njit_lazy(signature)`` makes such a cold path's entry a call through a slot
+(``kernels/core/slots.py``):
 
-* At import it creates, per entry, one process-wide slot (an int64 published to LLVM under
-  a name made of the entry's module, name and signature, the same in every process) and
-  compiles nothing.
+* At import it creates, per entry and declared signature, one process-wide slot (an int64
+  published to LLVM under a name made of the entry's module, name and signature, the same
+  in every process) and compiles nothing.
 * A kernel that calls the entry loads the slot. While it is zero (the entry never compiled
   in this process) the kernel calls back into Python (a ctypes callback, which takes the
   GIL), and the callback compiles the entry, or loads it from numba's cache, and writes its
@@ -22,6 +23,15 @@ poses of generic meshes never reach them.
   as numba converts them for any call; one that cannot convert is a typing error naming
   the entry.
 * From Python the entry runs as an ordinary ``@njit`` kernel.
+
+The same call serves a hot kernel that many callers share (``cold=False``): the descent of
+one (tree a, tree b) task (``descent.collide_task``) and its distance twin
+(``distance.distance_task``), called once per task by the batch chunks, the per-call
+entries, the robot checker and time of impact. Linked, each caller optimised and generated
+their code again (2.4 of the classify group's 31 CPU s, 2026-12-07). Such an entry may
+declare several signatures (options by type: ``collide_task``'s triangle test ``None`` or a
+code); a call takes the first one its arguments match exactly, else the first they convert
+to. The indirect call costs nothing next to a descent.
 
 The callback takes the GIL, so a thread that holds the GIL must never wait for a kernel
 that reaches a cold path on another thread: every ``parallel=True`` kernel of the package
@@ -36,7 +46,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import inspect
 import sys
 import traceback
@@ -45,17 +54,19 @@ from typing import Any
 
 from llvmlite import binding as llvm
 from llvmlite import ir
-from numba import njit, types
+from numba import njit
 from numba.core import cgutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.core.extending import _Intrinsic
 
+from .slots import call_address, compiled_address, new_slot, slot_global, slot_name
+
 #: the callback kernels call for an entry whose slot is still zero (module notes)
 RESOLVER_SYMBOL = "collisionkit_lazy_resolve"
 
-#: address of an entry's slot -> the entry
-_BY_SLOT: dict[int, LazyKernel] = {}
+#: address of a slot -> (the entry, the index of its signature)
+_BY_SLOT: dict[int, tuple[LazyKernel, int]] = {}
 #: every entry, in the order they were declared
 ENTRIES: list[LazyKernel] = []
 
@@ -63,7 +74,8 @@ ENTRIES: list[LazyKernel] = []
 def _resolve(slot_address: int) -> int:
     """The ctypes callback: compile the entry whose slot lives at ``slot_address``."""
     try:
-        return _BY_SLOT[slot_address].publish()
+        kernel, i = _BY_SLOT[slot_address]
+        return kernel.publish(i)
     except BaseException:  # noqa: BLE001 - a callback must not raise; the kernel raises instead
         traceback.print_exc(file=sys.stderr)
         return 0
@@ -74,78 +86,84 @@ llvm.add_symbol(RESOLVER_SYMBOL, ctypes.cast(_RESOLVER, ctypes.c_void_p).value)
 
 
 class LazyKernel(_Intrinsic):
-    """A cold path's entry: typed from its declared signature, compiled on first call."""
+    """An entry called through slots: typed from its declared signatures, compiled on first call."""
 
     dispatcher: Any
-    signature: Any
-    slot: ctypes.c_int64
-    slot_name: str
+    signatures: tuple[Any, ...]
+    slots: tuple[ctypes.c_int64, ...]
+    slot_names: tuple[str, ...]
+    #: a cold path (compiled only where the input needs it), not a shared hot kernel
+    cold: bool
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.dispatcher(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<lazy kernel {self._name}{self.signature}>"
+        return f"<lazy kernel {self._name}{', '.join(map(str, self.signatures))}>"
 
     @property
     def py_func(self) -> Callable[..., Any]:
         return self.dispatcher.py_func
 
     def compiled(self) -> bool:
-        """Whether this process has compiled (or loaded) the entry and published it."""
-        return self.slot.value != 0
+        """Whether this process has compiled (or loaded) the entry for any of its signatures."""
+        return any(slot.value != 0 for slot in self.slots)
 
-    def publish(self) -> int:
-        """Compile (or load from the cache) the entry for its signature; publish its address.
+    def publish(self, i: int = 0) -> int:
+        """Compile (or load from the cache) the entry for its ``i``-th signature; publish its
+        address.
 
-        Under numba's compiler lock, so that two threads meeting the cold path at once
-        compile it once."""
-        if self.slot.value:
-            return self.slot.value
+        Under numba's compiler lock, so that two threads meeting the entry at once compile
+        it once."""
+        slot, sig = self.slots[i], self.signatures[i]
+        if slot.value:
+            return slot.value
         with global_compiler_lock:
-            if not self.slot.value:
-                args = tuple(self.signature.args)
-                self.dispatcher.compile(self.signature)
-                cres = self.dispatcher.overloads[args]
-                if cres.signature.return_type != self.signature.return_type:
+            if not slot.value:
+                args = tuple(sig.args)
+                self.dispatcher.compile(sig)
+                returned = self.dispatcher.overloads[args].signature.return_type
+                if returned != sig.return_type:
                     # compiled earlier from Python, where the result type is inferred: the
                     # kernels' calls would read a result of another type
-                    raise TypeError(
-                        f"{self._name} returns {cres.signature.return_type}, declared "
-                        f"{self.signature.return_type} (njit_lazy)"
-                    )
-                address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
-                if not address:  # pragma: no cover - numba always exposes a compiled function
-                    raise RuntimeError(f"no compiled code for {self._name}{self.signature}")
-                self.slot.value = address
-        return self.slot.value
+                    raise TypeError(f"{self._name} returns {returned}, declared {sig.return_type} (njit_lazy)")
+                slot.value = compiled_address(self.dispatcher, args)
+        return slot.value
+
+    def publish_all(self) -> None:
+        """Compile (or load) the entry for every declared signature."""
+        for i in range(len(self.signatures)):
+            self.publish(i)
 
 
-def _slot_name(func: Callable[..., Any], signature: Any) -> str:
-    text = f"{func.__module__}.{func.__qualname__}{signature}"
-    return "collisionkit.lazy." + hashlib.sha256(text.encode()).hexdigest()[:32]
+def _match(typingctx: Any, args: tuple, signatures: tuple) -> int:
+    """The signature a call takes: the first its argument types equal, else the first they
+    convert to; -1 for none."""
+    fits = [
+        i for i, sig in enumerate(signatures)
+        if len(args) == len(sig.args) and all(typingctx.can_convert(a, d) is not None for a, d in zip(args, sig.args, strict=True))
+    ]  # fmt: skip
+    exact = [i for i in fits if tuple(args) == tuple(signatures[i].args)]
+    return (exact or fits or [-1])[0]
 
 
 def _typer(kernel_ref: list[LazyKernel]) -> Callable[..., Any]:
     def typer(typingctx: Any, *args: Any) -> Any:
         kernel = kernel_ref[0]
-        sig = kernel.signature
-        if len(args) != len(sig.args) or not all(
-            typingctx.can_convert(a, d) is not None for a, d in zip(args, sig.args, strict=False)
-        ):
+        i = _match(typingctx, args, kernel.signatures)
+        if i < 0:
             raise TypingError(
                 f"{kernel._name}: called with ({', '.join(map(str, args))}); it is declared "
-                f"{sig} (njit_lazy, kernels/core/lazy.py)"
+                f"{' or '.join(map(str, kernel.signatures))} (njit_lazy, kernels/core/lazy.py)"
             )
+        sig, name = kernel.signatures[i], kernel.slot_names[i]
 
         def codegen(context: Any, builder: Any, signature: Any, llargs: Any) -> Any:
-            module = builder.module
             i64 = ir.IntType(64)
-            slot = module.globals.get(kernel.slot_name)
-            if slot is None:
-                slot = cgutils.add_global_variable(module, i64, kernel.slot_name)  # resolved at load
+            slot = slot_global(builder, name)
             address = builder.load(slot)
             with cgutils.if_unlikely(builder, cgutils.is_null(builder, address)):
+                module = builder.module
                 resolve = cgutils.get_or_insert_function(module, ir.FunctionType(i64, [i64]), RESOLVER_SYMBOL)
                 builder.call(resolve, [builder.ptrtoint(slot, i64)])
             address = builder.load(slot)
@@ -153,22 +171,21 @@ def _typer(kernel_ref: list[LazyKernel]) -> Callable[..., Any]:
                 context.call_conv.return_user_exc(
                     builder, RuntimeError, (f"{kernel._name} could not be compiled (see the traceback above)",)
                 )
-            fnty = context.call_conv.get_function_type(sig.return_type, sig.args)
-            fn = builder.inttoptr(address, fnty.as_pointer())
-            status, result = context.call_conv.call_function(builder, fn, sig.return_type, sig.args, llargs)
-            with cgutils.if_unlikely(builder, status.is_error):
-                context.call_conv.return_status_propagate(builder, status)
-            return result
+            return call_address(context, builder, address, sig.return_type, sig.args, llargs)
 
         return sig, codegen
 
     return typer
 
 
-def njit_lazy(signature: Any, **options: Any) -> Callable[[Callable[..., Any]], LazyKernel]:
-    """``@njit(cache=True, **options)`` for a cold path's entry, compiled on its first call
-    from a kernel or from Python (module notes). ``signature``: a numba signature such as
-    ``types.float64(types.float64, types.float64)``, the one the entry compiles for."""
+def njit_lazy(*signatures: Any, cold: bool = True, **options: Any) -> Callable[[Callable[..., Any]], LazyKernel]:
+    """``@njit(cache=True, **options)`` for an entry called through slots, compiled on its
+    first call from a kernel or from Python (module notes). ``signatures``: one or more numba
+    signatures such as ``types.float64(types.float64, types.float64)``, the ones the entry
+    compiles for. ``cold``: a path generic inputs never reach (False: a hot kernel shared by
+    many callers, kept out of their code)."""
+    if not signatures:
+        raise TypeError("njit_lazy: declare at least one signature")
 
     def decorate(func: Callable[..., Any]) -> LazyKernel:
         ref: list[LazyKernel] = []
@@ -182,13 +199,14 @@ def njit_lazy(signature: Any, **options: Any) -> Callable[[Callable[..., Any]], 
         kernel = LazyKernel(func.__name__, typer)
         functools.update_wrapper(kernel, func)  # the entry's name, module and docstring
         kernel.dispatcher = njit(cache=True, **options)(func)
-        kernel.signature = signature
-        kernel.slot = ctypes.c_int64(0)
-        kernel.slot_name = _slot_name(func, signature)
+        kernel.signatures = tuple(signatures)
+        kernel.cold = cold
+        kernel.slot_names = tuple(slot_name("lazy", f"{func.__module__}.{func.__qualname__}{sig}") for sig in signatures)
+        kernel.slots = tuple(new_slot(name) for name in kernel.slot_names)
         ref.append(kernel)
         kernel._register()
-        llvm.add_symbol(kernel.slot_name, ctypes.addressof(kernel.slot))
-        _BY_SLOT[ctypes.addressof(kernel.slot)] = kernel
+        for i, slot in enumerate(kernel.slots):
+            _BY_SLOT[ctypes.addressof(slot)] = (kernel, i)
         ENTRIES.append(kernel)
         return kernel
 
@@ -196,9 +214,9 @@ def njit_lazy(signature: Any, **options: Any) -> Callable[[Callable[..., Any]], 
 
 
 def compile_all() -> None:
-    """Compile (or load) every cold path's entry and publish it (the warm-up's last step)."""
+    """Compile (or load) every entry for every signature and publish it (the warm-up's step)."""
     for kernel in ENTRIES:
-        kernel.publish()
+        kernel.publish_all()
 
 
-__all__ = ["ENTRIES", "LazyKernel", "compile_all", "njit_lazy", "types"]
+__all__ = ["ENTRIES", "LazyKernel", "compile_all", "njit_lazy"]

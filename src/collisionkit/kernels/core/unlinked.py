@@ -29,23 +29,18 @@ chunk into the driver before either: the chunk is a function of its own in numba
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import re
 from collections.abc import Callable
 from typing import Any
 
-from llvmlite import binding as llvm
-from llvmlite import ir
 from numba import njit, types
-from numba.core import cgutils, sigutils
+from numba.core import sigutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
-#: slot name -> the int64 holding the chunk's address (kept alive: LLVM holds its address)
-_SLOTS: dict[str, ctypes.c_int64] = {}
+from .slots import SLOTS, call_address, compiled_address, new_slot, slot_global, slot_name
 
 
 def _type_text(t: Any) -> str:
@@ -61,8 +56,7 @@ def _type_text(t: Any) -> str:
 
 def _slot_name(chunk: Any, argtypes: tuple) -> str:
     f = chunk.py_func
-    text = f"{f.__module__}.{f.__qualname__}({', '.join(map(_type_text, argtypes))})"
-    return "collisionkit.unlinked." + hashlib.sha256(text.encode()).hexdigest()[:32]
+    return slot_name("unlinked", f"{f.__module__}.{f.__qualname__}({', '.join(map(_type_text, argtypes))})")
 
 
 def _chunk_types(driver_args: tuple) -> tuple:
@@ -76,19 +70,13 @@ def publish(chunk: Any, argtypes: tuple) -> None:
     otherwise both publish, and the second slot would replace (and free) the first while a
     driver compiled against it."""
     name = _slot_name(chunk, argtypes)
-    if name in _SLOTS:
+    if name in SLOTS:
         return
     with global_compiler_lock:
-        if name in _SLOTS:
+        if name in SLOTS:
             return
         chunk.compile(argtypes)
-        cres = chunk.overloads[tuple(argtypes)]
-        address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
-        if not address:  # pragma: no cover - numba always exposes a compiled function
-            raise RuntimeError(f"no compiled code for {chunk.py_func.__qualname__}{argtypes}")
-        slot = ctypes.c_int64(address)
-        llvm.add_symbol(name, ctypes.addressof(slot))
-        _SLOTS[name] = slot
+        new_slot(name, compiled_address(chunk, argtypes))
 
 
 class DriverKernel(CPUDispatcher):
@@ -122,7 +110,7 @@ def call_unlinked(typingctx: Any, chunk: Any, c: Any, nchunks: Any, args: Any) -
         return None
     argtypes = (types.int64, types.int64, *args.types)
     name = _slot_name(chunk.dispatcher, argtypes)
-    if name not in _SLOTS:
+    if name not in SLOTS:
         raise TypingError(
             f"call_unlinked: no published slot for {chunk.dispatcher.py_func.__qualname__}{argtypes}: "
             "call it from an njit_driver whose arguments are the chunk's, in order, then nchunks"
@@ -136,15 +124,7 @@ def call_unlinked(typingctx: Any, chunk: Any, c: Any, nchunks: Any, args: Any) -
             context.cast(builder, n_v, signature.args[2], types.int64),
             *(builder.extract_value(tup, i) for i in range(len(args.types))),
         ]
-        module = builder.module
-        slot = module.globals.get(name)
-        if slot is None:
-            slot = cgutils.add_global_variable(module, ir.IntType(64), name)  # a declaration: resolved at load
-        fnty = context.call_conv.get_function_type(types.none, argtypes)
-        fn = builder.inttoptr(builder.load(slot), fnty.as_pointer())
-        status, _ = context.call_conv.call_function(builder, fn, types.none, argtypes, vals)
-        with cgutils.if_unlikely(builder, status.is_error):
-            context.call_conv.return_status_propagate(builder, status)
+        call_address(context, builder, builder.load(slot_global(builder, name)), types.none, argtypes, vals)
         return context.get_dummy_value()
 
     return sig, codegen

@@ -34,11 +34,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
 from ...constants import BV_OBB
 from ..core.jit import njit_borrowing, njit_internal
-from ..core.layout import META_DEPTH, META_FANOUT
+from ..core.layout import BV_T, META_DEPTH, META_FANOUT, POSE_T, TOPO_T, TRIS_T
+from ..core.lazy import njit_lazy
 from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import OUT_OF_BAND, in_band
 from ..core.tri_rows import box_misses, leaf_pair, mapped_box_row, mapped_row, pop_pair, pose_code, root_pair, tri_row
@@ -411,7 +412,21 @@ def child_pairs(topo_a, ia, leaf_a, topo_b, ib, leaf_b):
 # cut, warm-start seeds, stack, counters) lives in locals and changes at every leaf; the
 # node-pair bound is one inlined call site (_pair_lb2, issue 16) and the triangle distance a
 # call. Split further, the loop would pass that state through arrays on every node pair.
-@njit(cache=True, nogil=True)
+# Called through a slot (kernels/core/lazy.py, not cold): its callers (the chunks, the
+# per-call entry, the robot's clearance, time of impact) do not each compile it again.
+_TREE_T = (TOPO_T, BV_T, TRIS_T, POSE_T)  # one tree's arguments
+_F64, _I64, _F2D = types.float64, types.int64, types.Array(types.float64, 2, "C")
+_STATS_T = types.Array(types.int64, 2, "C")
+
+
+@njit_lazy(
+    _F64(
+        *_TREE_T, *_TREE_T, _F64, _I64, _F64, _F64, _I64, _I64,
+        _STATS_T, types.Array(types.float64, 1, "C"), _F2D, _F2D, _STATS_T, _I64,
+    ),
+    cold=False,
+    nogil=True,
+)  # fmt: skip
 def distance_task(
     topo_a,
     bv_a,

@@ -21,8 +21,10 @@ whose test only needs the fixed relative rotation).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
 from ...constants import (
     BV_AABB,
@@ -36,16 +38,24 @@ from ...constants import (
 from ..core.atomics import fetch_add
 from ..core.jit import njit_internal
 from ..core.layout import (
+    BV_T,
+    IDS_T,
     META_DEPTH,
     META_FACES,
     META_FANOUT,
     META_NODE_OFF,
+    META_T,
     META_TRI_OFF,
+    POSE_T,
+    SCALE_T,
     STAT_BV_TESTS,
     STAT_BV_UPDATES,
     STAT_NODE_PAIRS,
     STAT_TRI_TESTS,
+    TOPO_T,
+    TRIS_T,
 )
+from ..core.lazy import njit_lazy
 from ..core.linalg import first_bad_pose, pose_error, relative_pose
 from ..core.tri_rows import box_misses, box_outside_aabb, leaf_pair, mapped_box_row, row_offset, tri_row
 from ..core.unlinked import call_unlinked, njit_driver
@@ -95,7 +105,20 @@ def _add_stats(stats, srow, n_bv, n_tri, n_pairs, n_upd):
 # early exit) lives in locals; the node tests, triangle tests and row bookkeeping are calls already.
 # Splitting the loop body would pass that state through arrays (an atomic refcount per array
 # argument per call) or need inline="always" (compile time multiplies, issue 16).
-@njit(cache=True, nogil=True)
+_SIDE_T = (TOPO_T, BV_T, TRIS_T, IDS_T, META_T, SCALE_T, types.int64, POSE_T)  # one tree's arguments
+_I64, _I64_1D, _I64_2D = types.int64, types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
+
+
+def _collide_signature(tri_test: Any) -> Any:
+    return types.UniTuple(_I64, 2)(
+        *_SIDE_T, *_SIDE_T, _I64, tri_test, _I64, _I64,
+        _I64_1D, _I64, _I64, types.Array(types.int32, 2, "C"), _I64, _I64, _I64_2D, _I64,
+    )  # fmt: skip
+
+
+# Called through a slot (kernels/core/lazy.py, not cold): its callers (the chunks, the
+# per-call entries, the robot checker) do not each compile it again.
+@njit_lazy(_collide_signature(types.none), _collide_signature(types.int64), cold=False, nogil=True)
 def collide_task(
     topo_a, bv_a, tris_a, ids_a, meta_a, scale_a, tree_a, Ta,
     topo_b, bv_b, tris_b, ids_b, meta_b, scale_b, tree_b, Tb,

@@ -184,10 +184,9 @@ def _tri_tri_2d(a0x, a0y, a1x, a1y, a2x, a2y, b0x, b0y, b1x, b1y, b2x, b2y):
 
 # Cold entries (kernels/core/lazy.py): coplanar and degenerate pairs compile on the first
 # query that meets one.
-_TRI = TRI_TUPLE
 
 
-@njit_lazy(types.boolean(_TRI, _TRI, types.int64), nogil=True)
+@njit_lazy(types.boolean(TRI_TUPLE, TRI_TUPLE, types.int64), nogil=True)
 def _coplanar_on_axis(P, Q, k):
     """2-D test of P and Q (9-tuples) projected along axis k (dropping coordinate k)."""
     i = (k + 1) % 3
@@ -288,7 +287,7 @@ def _extremes(T):
 # --- exact path for segment / point primitives ----------------------------------------
 
 
-@njit_lazy(types.boolean(_TRI, types.int64, _TRI), nogil=True)
+@njit_lazy(types.boolean(TRI_TUPLE, types.int64, TRI_TUPLE), nogil=True)
 def _tri_vs_degenerate(T, k, S):
     """Proper triangle T (injective axis k) against degenerate S (segment or point)."""
     i0, i1 = _extremes(S)
@@ -308,7 +307,7 @@ def _tri_vs_degenerate(T, k, S):
     return not (has_pos and has_neg)
 
 
-@njit_lazy(types.boolean(_TRI, _TRI, types.int64, types.int64), nogil=True)
+@njit_lazy(types.boolean(TRI_TUPLE, TRI_TUPLE, types.int64, types.int64), nogil=True)
 def _intersect_degenerate(A, B, ka, kb):
     """Exact test when A or B (9-tuples) is degenerate; ka, kb from _injective_axis."""
     if ka >= 0:
