@@ -204,3 +204,21 @@ def test_the_warm_up_groups_at_turned_poses_still_reach_the_containment_test():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split() == ["1", "0"]
+
+
+def test_the_warm_up_reaches_the_robot_checkers_sweep():
+    """Robots of ``SWEEP_MIN_LINKS`` meshed links or more find self pairs by a sweep, whose
+    kernels no group reached (a platform wheel's user compiled them on a first check); the
+    strategies group runs them on the two-link arm with the threshold lowered, then restores it."""
+    code = (
+        "from collisionkit import warmup\n"
+        "from collisionkit.robot import checker\n"
+        "from collisionkit.kernels.robot import checker as k\n"
+        "saved = checker.SWEEP_MIN_LINKS\n"
+        "warmup._robot_sweep()\n"
+        "print(checker.SWEEP_MIN_LINKS == saved, [len(getattr(k, n).signatures) for n in "
+        "('check_one_sweep', 'check_sweep_serial', 'check_sweep_parallel')])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "True [1, 1, 1]"

@@ -139,6 +139,7 @@ def _strategies() -> None:
     refit(a, a.vertices * 1.01)
     _general_descent(a, b, T, poses)
     _robot(bv="kdop14")  # the robot checker's general variant (other volume kinds)
+    _robot_sweep()  # and its sweep of self pairs (robots of many links)
 
 
 def _general_descent(a: Any, b: Any, T: np.ndarray, poses: np.ndarray) -> None:
@@ -246,6 +247,23 @@ def _robot(bv: str | None = None) -> None:
     robot.check(q[0], w, bv=bv)
     for threads in (1, None):
         robot.check(q, w, self_collision=True, threads=threads, bv=bv)
+
+
+def _robot_sweep() -> None:
+    """The robot checker's sort-and-sweep of self pairs (``kernels.robot.checker._self_sweep``),
+    which robots of ``SWEEP_MIN_LINKS`` meshed links or more take: the two-link arm, with the
+    threshold lowered for these calls (the kernels' types do not depend on the link count)."""
+    from .robot import checker
+
+    robot, w, q = _arm_and_wall()
+    saved = checker.SWEEP_MIN_LINKS
+    checker.SWEEP_MIN_LINKS = 2
+    try:
+        robot.check(q[0], w, self_collision=True)
+        for threads in (1, None):
+            robot.check(q, w, self_collision=True, threads=threads)
+    finally:
+        checker.SWEEP_MIN_LINKS = saved
 
 
 def _margins() -> None:
