@@ -16,6 +16,14 @@ from collisionkit.kernels.core import lazy
 from collisionkit.kernels.core.lazy import LazyKernel, njit_lazy
 
 
+def _python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (its own process state: which entries compiled);
+    return its stdout, failing the test on an error."""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout
+
+
 @njit_lazy(types.float64(types.float64, types.int64), nogil=True)
 def _scaled(x, k):
     if k < 0:
@@ -142,9 +150,7 @@ def test_the_warm_up_groups_compile_every_signature_of_the_hot_entries():
         "    warmup.GROUPS[g]()\n"
         "print(sorted(f'{k.__name__}:{i}' for k in lazy.ENTRIES if not k.cold for i, s in enumerate(k.slots) if not s.value))\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.split()[-1] == "[]"
+    assert _python(code).split()[-1] == "[]"
 
 
 _COLD_QUERIES = """
@@ -184,9 +190,7 @@ print("ok")
 def test_a_fresh_process_meets_the_cold_paths_only_where_the_input_needs_them():
     """Generic poses compile (or load) none of the cold entries; a vertex in a slanted face's
     plane, a segment through a face and a point on one reach them, with the exact answers."""
-    run = subprocess.run([sys.executable, "-c", _COLD_QUERIES], capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.strip().endswith("ok")
+    assert _python(_COLD_QUERIES).strip().endswith("ok")
 
 
 def test_the_warm_up_groups_at_turned_poses_still_reach_the_containment_test():
@@ -201,9 +205,7 @@ def test_the_warm_up_groups_at_turned_poses_still_reach_the_containment_test():
         "warmup.GROUPS['classify']()\n"
         "print(len(point_in_mesh.winding_numbers_posed.signatures), sum(k.compiled() for k in lazy.ENTRIES if k.cold))\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.split() == ["1", "0"]
+    assert _python(code).split() == ["1", "0"]
 
 
 def test_the_warm_up_reaches_the_robot_checkers_sweep():
@@ -219,6 +221,4 @@ def test_the_warm_up_reaches_the_robot_checkers_sweep():
         "print(checker.SWEEP_MIN_LINKS == saved, [len(getattr(k, n).signatures) for n in "
         "('check_one_sweep', 'check_sweep_serial', 'check_sweep_parallel')])\n"
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.strip() == "True [1, 1, 1]"
+    assert _python(code).strip() == "True [1, 1, 1]"
