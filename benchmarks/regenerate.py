@@ -436,6 +436,16 @@ def block_cold_start() -> str:
         + (", with nothing compiled" if compiled == 0 else f", with {compiled} kernels compiled")
         + f" ([benchmarks/results/cold_start.md](benchmarks/results/cold_start.md): {pv})."
     )
+    warm = re.search(
+        r"Warm start \(medians of (\d+) .*?`import collisionkit` ([\d.]+) s .*?answer .*? ([\d.]+) s \(target",
+        _read("cold_start.md"), re.S,
+    )  # fmt: skip
+    if warm:
+        text += (
+            f" A later process, its kernels loaded from the cache, finished `import collisionkit` "
+            f"{warm.group(2)} s and answered its first `intersects` {warm.group(3)} s after `python` "
+            f"started (medians of {warm.group(1)})."
+        )
     return _wrap(text)
 
 

@@ -7,6 +7,9 @@ True
 """
 
 # isort: off
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from . import _numba
 
 _numba.configure()  # numba's cache folder and threading layer, before any kernel module loads
@@ -52,12 +55,31 @@ from .query.strategies.oaabb import OAABB  # noqa: E402
 from .query.surfaces import NodeVisits, SurfaceContacts, node_visits, surface_contacts  # noqa: E402
 from .query.toi import time_of_impact  # noqa: E402
 from .render import render_scene  # noqa: E402
-from .robot import Robot  # noqa: E402
 from .runtime import set_num_threads, threading_layer  # noqa: E402
 from .strategies import Descent  # noqa: E402  (strategy "descent", the default)
-from .world import World  # noqa: E402
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # pragma: no cover - imported on first use below
+    from .robot import Robot
+    from .world import World
+
+#: names imported on first use (issue 32 item 3: ``import collisionkit`` leaves the robot
+#: and scene machinery, ~0.1 s of its import on 2026-12-07, to the programs that use them)
+_ON_FIRST_USE = {"Robot": ".robot", "World": ".world"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'collisionkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups find it directly
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ON_FIRST_USE))
 
 
 __all__ = [

@@ -39,6 +39,8 @@ import ctypes
 import gc
 import glob
 import hashlib
+import importlib.abc
+import importlib.util
 import logging
 import os
 import pickle
@@ -595,6 +597,66 @@ def _cached_kernels_keep_reload_init() -> None:
     cls._collisionkit_reload_init = True
 
 
+class _BlasProbeFromFiles(importlib.abc.MetaPathFinder):
+    """Answer numba's import-time BLAS probe from scipy's installed files (issue 32 item 3).
+
+    PERF: a process's first kernel load makes numba import its own implementations, among
+    them ``numba.np.arraymath``, whose import runs ``_check_blas()``: ``ensure_blas()``
+    imports ``scipy.linalg.cython_blas`` only to learn whether BLAS is there, and that
+    runs ``scipy.linalg``'s whole package import (0.27 of the 1.4 s from ``python``
+    starting to a warm process's first ``intersects`` answer, 2026-12-07). No collisionkit
+    kernel calls BLAS. So when ``numba.np.linalg`` is imported, its ``ensure_blas`` is
+    wrapped: the first call (that probe; nothing calls it earlier) answers yes when
+    scipy's ``linalg/cython_blas`` extension is installed, without importing it; every
+    other call, and the probe when the file is missing, runs numba's own. A kernel that
+    does use BLAS still imports it when it compiles (numba's ``ensure_blas``) and runs
+    (numba's C helper imports ``cython_blas`` itself).
+    """
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "numba.np.linalg":
+            return None
+        sys.meta_path.remove(self)  # once; and find_spec below must not come back here
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            real = getattr(module, "ensure_blas", None)
+            if real is None:  # another numba: nothing to wrap
+                return
+            probed = False
+
+            def ensure_blas() -> None:
+                nonlocal probed
+                if not probed:
+                    probed = True
+                    if _cython_blas_installed():
+                        return
+                real()
+
+            module.ensure_blas = ensure_blas
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's loader only
+        return spec
+
+
+def _cython_blas_installed() -> bool:
+    """Whether scipy's ``linalg/cython_blas`` extension is installed (nothing imported)."""
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    return any(glob.glob(os.path.join(folder, "linalg", "cython_blas*")) for folder in spec.submodule_search_locations)
+
+
+def _defer_blas_probe() -> None:
+    """Install :class:`_BlasProbeFromFiles` (before numba imports ``numba.np.linalg``)."""
+    if "numba.np.linalg" not in sys.modules and not any(isinstance(f, _BlasProbeFromFiles) for f in sys.meta_path):
+        sys.meta_path.insert(0, _BlasProbeFromFiles())
+
+
 def configure() -> None:
     """Point numba at the keyed cache folder and choose the threading layer.
 
@@ -610,6 +672,7 @@ def configure() -> None:
     _process_unique_function_ids()
     _cached_kernels_keep_reload_init()
     _install_compile_listener()
+    _defer_blas_probe()
     if _preload_tbb():
         try:
             from numba.np.ufunc import tbbpool  # type: ignore[attr-defined]  # noqa: F401  (a compiled module, raises if TBB is unusable)
