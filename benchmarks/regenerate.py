@@ -443,8 +443,8 @@ def block_cold_start() -> str:
     if warm:
         text += (
             f" A later process, its kernels loaded from the cache, finished `import collisionkit` "
-            f"{warm.group(2)} s and answered its first `intersects` {warm.group(3)} s after `python` "
-            f"started (medians of {warm.group(1)})."
+            f"{warm.group(2)} s after `python` started and answered its first `intersects` at "
+            f"{warm.group(3)} s (medians of {warm.group(1)})."
         )
     return _wrap(text)
 
