@@ -7,7 +7,7 @@ True
 """
 
 # isort: off
-import importlib
+import importlib as _importlib
 from typing import TYPE_CHECKING, Any
 
 from . import _numba
@@ -73,7 +73,7 @@ def __getattr__(name: str) -> Any:
     module = _ON_FIRST_USE.get(name)
     if module is None:
         raise AttributeError(f"module 'collisionkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(_importlib.import_module(module, __name__), name)
     globals()[name] = value  # later lookups find it directly
     return value
 
