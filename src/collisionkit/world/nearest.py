@@ -177,7 +177,10 @@ def pair_measure(shapes_a: Sequence[Any], poses_a: NDArray[np.float64], shapes_b
         for rows in groups.values():
             r = np.array(rows, dtype=_I64)
             a, b = shapes_a[int(ii[r[0]])], shapes_b[int(jj[r[0]])]
-            res = distance(a, b, np.ascontiguousarray(poses_a[ii[r]]), np.ascontiguousarray(poses_b[jj[r]]), upper_bound=upper)
+            if len(rows) == 1:  # PERF: one pose pair takes distance's per-call path (same row)
+                res = distance(a, b, poses_a[ii[r[0]]], poses_b[jj[r[0]]], upper_bound=upper)
+            else:
+                res = distance(a, b, np.ascontiguousarray(poses_a[ii[r]]), np.ascontiguousarray(poses_b[jj[r]]), upper_bound=upper)
             d[r] = res.distance
             pa[r], pb[r] = res.point_a, res.point_b
             fa[r], fb[r] = res.face_a, res.face_b
