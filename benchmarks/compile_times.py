@@ -210,6 +210,57 @@ def _first_world() -> None:
     w.colliding_pairs()
 
 
+def _first_robot(call: str, **options: Any) -> Callable[[], None]:
+    """A planner's first call of ``Robot.<call>`` (one configuration, or one edge for
+    ``check_motion``): the warm-up's two-link arm beside a mesh plate, self-collision on."""
+
+    def run() -> None:
+        from collisionkit.warmup import _arm_and_plate
+
+        robot, w, q = _arm_and_plate()
+        if call == "check_motion":
+            robot.check_motion(q[0], q[-1], w, **options)
+        elif call == "clearance":
+            robot.clearance(q[0], w)
+        else:
+            robot.check(q[0], w, self_collision=True, **options)
+
+    run.__doc__ = f"A planner's first ``Robot.{call}`` ({options or 'default options'})."
+    return run
+
+
+def _first_drop_in() -> None:
+    """A trimesh user's first calls after the one-import switch: a manager of two boxes,
+    ``in_collision_internal``, then ``min_distance_single`` with a probe box."""
+    import trimesh
+
+    from collisionkit.trimesh import CollisionManager
+    from collisionkit.warmup import _turned
+
+    box = trimesh.creation.box([1.0, 1.0, 1.0])
+    m = CollisionManager()
+    m.add_object("a", box)
+    m.add_object("b", box, _turned([0.8, 0.0, 0.0]))
+    m.in_collision_internal()
+    m.min_distance_single(box, _turned([0.0, 2.0, 0.0]))
+
+
+def _first_nearest() -> None:
+    """A user's first ``World.nearest_pair``: two meshes and a box (the default broad phase),
+    no colliding pairs asked first."""
+    import collisionkit as ck
+    from collisionkit.convex import Box
+    from collisionkit.geometry.transforms import translation
+    from collisionkit.warmup import _meshes
+
+    a, _, T, _ = _meshes()
+    w = ck.World()
+    w.add("mesh", a)
+    w.add("near", a, T)
+    w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 2.0, 0.0]))
+    w.nearest_pair()
+
+
 #: Entry points beyond the warm-up groups: what a user's first call of one query compiles
 #: (``--group first-intersects``; ``--first`` runs them all). A warm-up group compiles a
 #: query's every path (one pose, the serial and parallel batches, its options) or several
@@ -224,6 +275,12 @@ ENTRY_POINTS: dict[str, Callable[[], None]] = {
     "first-penetration-nonconvex": _first_penetration_nonconvex,
     "first-time-of-impact": _first_time_of_impact,
     "first-world": _first_world,
+    "first-nearest": _first_nearest,
+    "first-robot-check": _first_robot("check"),
+    "first-robot-margin": _first_robot("check", margin=0.02),
+    "first-robot-clearance": _first_robot("clearance"),
+    "first-robot-motion": _first_robot("check_motion"),
+    "first-drop-in": _first_drop_in,
 }
 
 

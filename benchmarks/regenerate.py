@@ -473,11 +473,15 @@ def block_compile_times() -> str:
         f"{float(total['CPU s before']):.0f} for the kernels before the change, measured side by side that day"
         if total and total.get("CPU s before") else ""
     )
+    # the planner's calls (issue 32, wave three's users): a configuration, an edge
+    calls = {"robot_check": "`Robot.check`", "robot_motion": "`Robot.check_motion`"}
+    robot = [(name, cpu[k]) for k, name in calls.items() if k in cpu]
+    planner = (", a planner's first " + " and ".join(f"{name} {t:.0f}" for name, t in robot)) if robot else ""
     out = (
         f"About {first:.0f} CPU seconds before the first `intersects`, "
         f"{min(cpu[k] for k in slow):.0f} to {max(cpu[k] for k in slow):.0f} before the first "
         + ", ".join(f"`{k}`" for k in slow[:-1])
-        + f" or `{slow[-1]}`, at most {rss:.0f} MiB per group "
+        + f" or `{slow[-1]}`{planner}, at most {rss:.0f} MiB per group "
         f"([benchmarks/results/compile_times.md](benchmarks/results/compile_times.md): {where}, "
         f"`python -m benchmarks.compile_times --first`{same_day})."
     )

@@ -242,3 +242,25 @@ def test_unknown_broadphase_and_options():
         ck.World("tree", rel_margin=float("nan"))
     with pytest.raises(TypeError, match="margin"):  # renamed: a fraction, not a length
         ck.World("tree", margin=0.2)  # type: ignore[call-arg]
+
+
+def test_box_pairs_across_grows_past_its_first_buffer():
+    """``box_pairs_across`` (the drop-in's pairs across managers) starts with room for 16 pairs
+    and doubles: over many overlapping and touching boxes it lists exactly numpy's closed
+    overlaps, in order of i then j."""
+    from collisionkit.kernels.broadphase.common import box_pairs_across
+
+    rng = np.random.default_rng(11)
+    lo_a = rng.uniform(-1.0, 1.0, (40, 3))
+    hi_a = lo_a + rng.uniform(0.1, 1.0, (40, 3))
+    lo_b = rng.uniform(-1.0, 1.0, (30, 3))
+    hi_b = lo_b + rng.uniform(0.1, 1.0, (30, 3))
+    lo_b[0] = [hi_a[5, 0], lo_a[5, 1], lo_a[5, 2]]  # touches a's box 5 on its face x = hi
+    hi_b[0] = lo_b[0] + 0.3
+    overlap = np.all((lo_a[:, None] <= hi_b[None]) & (lo_b[None] <= hi_a[:, None]), axis=2)
+    for r0, r1 in ((0, 40), (3, 17)):
+        want = np.argwhere(overlap[r0:r1]) + [r0, 0]
+        got = box_pairs_across(lo_a, hi_a, lo_b, hi_b, r0, r1)
+        assert len(want) > 16
+        np.testing.assert_array_equal(got, want)
+    assert [5, 0] in box_pairs_across(lo_a, hi_a, lo_b, hi_b, 0, 40).tolist()

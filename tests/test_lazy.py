@@ -146,7 +146,7 @@ def test_the_warm_up_groups_compile_every_signature_of_the_hot_entries():
     code = (
         "from collisionkit import warmup\n"
         "from collisionkit.kernels.core import lazy\n"
-        "for g in ('intersects', 'distance', 'strategies'):\n"
+        "for g in ('intersects', 'distance', 'volume_kinds'):\n"
         "    warmup.GROUPS[g]()\n"
         "print(sorted(f'{k.__name__}:{i}' for k in lazy.ENTRIES if not k.cold for i, s in enumerate(k.slots) if not s.value))\n"
     )
@@ -211,13 +211,13 @@ def test_the_warm_up_groups_at_turned_poses_still_reach_the_containment_test():
 def test_the_warm_up_reaches_the_robot_checkers_sweep():
     """Robots of ``SWEEP_MIN_LINKS`` meshed links or more find self pairs by a sweep, whose
     kernels no group reached (a platform wheel's user compiled them on a first check); the
-    strategies group runs them on the two-link arm with the threshold lowered, then restores it."""
+    robot_sweep group runs them on the two-link arm with the threshold lowered, then restores it."""
     code = (
         "from collisionkit import warmup\n"
         "from collisionkit.robot import checker\n"
         "from collisionkit.kernels.robot import checker as k\n"
         "saved = checker.SWEEP_MIN_LINKS\n"
-        "warmup._robot_sweep()\n"
+        "warmup.GROUPS['robot_sweep']()\n"
         "print(checker.SWEEP_MIN_LINKS == saved, [len(getattr(k, n).signatures) for n in "
         "('check_one_sweep', 'check_sweep_serial', 'check_sweep_parallel')])\n"
     )

@@ -303,6 +303,7 @@ def test_tree_candidates_equal_brute_force_candidates(seed):
     """The kernel's candidate set is every allowed pair with lower bound <= the least upper
     bound (and < upper_bound): the block scan's set, on boxes of every kind of layout."""
     rng = np.random.default_rng(seed)
+    most = 0
     for trial in range(12):
         n = int(rng.integers(2, 200))
         scale = 10.0 ** rng.uniform(-120, 120) if trial % 3 == 0 else 1.0
@@ -323,6 +324,7 @@ def test_tree_candidates_equal_brute_force_candidates(seed):
         assert cap == pytest.approx(ref_cap, rel=1e-9) or cap == ref_cap
         got = set(zip(ii.tolist(), jj.tolist(), strict=True))
         assert got == ref, (trial, len(got), len(ref))
+        most = max(most, len(got))
         assert np.all(ii < jj)
         # a threshold (a distance some allowed pair reaches) keeps exactly the pairs below it
         if ups.size and np.isfinite(ups.min()):
@@ -333,6 +335,7 @@ def test_tree_candidates_equal_brute_force_candidates(seed):
         i0, j0, _, u0 = kn.seed_pair(tree, group, mask, excluded)
         if i0 >= 0:  # an allowed pair, its upper bound at least the least one
             assert i0 < j0 and u0 >= cap - 1e-9 * abs(cap)
+    assert most > 512  # past half the kernel's first 1,024 rows: its candidate buffers grew
 
 
 def test_nearest_pair_of_20k_separated_boxes_is_not_quadratic():

@@ -110,47 +110,88 @@ def _classify() -> None:
     classify(a, box_mesh([0.2, 0.2, 0.2]), None, _turned([0.1, 0.0, 0.0], 0.5))
 
 
-def _strategies() -> None:
-    from .bvh.refit import refit
-    from .convex import Box, Sphere
-    from .query.distance import distance
+def _bfs() -> None:
+    """The breadth-first strategy (``strategy="bfs"``, serial and parallel frontiers)."""
     from .query.pair import contacts, intersects
     from .query.strategies.bfs import BFS
 
     a, b, T, poses = _meshes()
-    for strategy in ("oaabb", "bfs", BFS(parallel=True), BFS(parallel=False)):
+    for strategy in ("bfs", BFS(parallel=True), BFS(parallel=False)):
         for p in (T, poses):
             intersects(a, b, None, p, strategy=strategy)
             contacts(a, b, None, p, strategy=strategy)
+
+
+def _oaabb() -> None:
+    """The on-the-fly AABB strategy (``strategy="oaabb"``), and double-box on two boxes."""
+    from .convex import Box
+    from .query.pair import contacts, intersects
+
+    a, b, T, poses = _meshes()
+    for p in (T, poses):
+        intersects(a, b, None, p, strategy="oaabb")
+        contacts(a, b, None, p, strategy="oaabb")
     box = Box([1.0, 1.0, 1.0])
     for p in (T, poses):
         intersects(box, box, None, p, strategy="double-box")
-    for threads in (1, None):  # convex shapes (GJK), one launch over a batch
+
+
+def _convex() -> None:
+    """Convex shapes: GJK over a batch (one launch), and a convex shape against a mesh
+    (surfaces, then containment)."""
+    from .convex import Box, Sphere
+    from .query.distance import distance
+    from .query.pair import intersects
+
+    a, _, T, poses = _meshes()
+    box = Box([1.0, 1.0, 1.0])
+    for threads in (1, None):
         intersects(box, Sphere(0.5), None, poses, threads=threads)
         distance(box, Sphere(0.5), None, poses, threads=threads)
     far = T.copy()
     far[:3, 3] += 10.0
-    for p in (far, poses):  # a convex shape and a mesh: surfaces, then containment
+    for p in (far, poses):
         intersects(box, a, None, p)
         intersects(a, box, p, None)
-    # the other tree builds, and refitting a tree to moved vertices
+
+
+def _builds() -> None:
+    """The other tree builds (``build="bottomup"``, ``"incremental"``)."""
+    from .query.pair import intersects
+
+    a, b, _, poses = _meshes()
     for build in ("bottomup", "incremental"):
         intersects(a.with_options(build=build), b, None, poses[:2])
-    refit(a, a.vertices * 1.01)
-    _general_descent(a, b, T, poses)
-    _robot(bv="kdop14")  # the robot checker's general variant (other volume kinds)
-    _robot_sweep()  # and its sweep of self pairs (robots of many links)
 
 
-def _general_descent(a: Any, b: Any, T: np.ndarray, poses: np.ndarray) -> None:
+def _splits() -> None:
+    """The top-down build's other split rule (``split="median"``), AABB and OBB trees."""
+    from .query.pair import intersects
+
+    a, b, T, _ = _meshes()
+    for bv in ("aabb", "obb"):
+        intersects(a.with_options(bv=bv, split="median"), b, None, T)
+
+
+def _refit() -> None:
+    """Refitting a tree to moved vertices (``bvh.refit``), then a query on it."""
+    from .bvh.refit import refit
+    from .query.pair import intersects
+
+    a, b, T, _ = _meshes()
+    intersects(a, b, None, T)  # builds a's tree, which refit then refits
+    intersects(refit(a, a.vertices * 1.01), b, None, T)
+
+
+def _volume_kinds() -> None:
     """The options compiled apart from the common case (issue 32, options by type): the
     volume kinds other than boxes and Moller's test take the descent kernels' general
-    variant (``query.strategies.descent.descent_tri``); split rules other than SAH the
-    build's."""
+    variant (``query.strategies.descent.descent_tri``)."""
     from .constants import MODE_ALL, MODE_ANY
     from .query.pair import contacts, intersects
     from .strategies import Descent
 
+    a, b, T, poses = _meshes()
     ka, kb = a.with_options(bv="kdop14"), b.with_options(bv="kdop14")
     intersects(ka, kb, None, T)
     contacts(ka, kb, None, T)
@@ -160,8 +201,6 @@ def _general_descent(a: Any, b: Any, T: np.ndarray, poses: np.ndarray) -> None:
     for mode in (MODE_ANY, MODE_ALL):
         _split(ka, kb, T, mode)  # MODE_ANY: also a large per-call boolean's kernels
     intersects(a, b, None, T, strategy=Descent(tri_test="moller"))
-    for bv in ("aabb", "obb"):
-        intersects(a.with_options(bv=bv, split="median"), b, None, T)
 
 
 def _time_of_impact() -> None:
@@ -172,23 +211,45 @@ def _time_of_impact() -> None:
     time_of_impact(a, b, None, None, translation([3.0, 0, 0]), translation([0.5, 0, 0]))
 
 
-def _world() -> None:
+def _scene(broadphase: str, pairs: bool = True) -> Any:
+    """A scene of two meshes, a box and a sphere (its mesh's rings, too) under
+    ``broadphase``; with ``pairs``, its colliding pairs, one object moved, the pairs again."""
     from .convex import Box, Sphere
     from .world import World
-    from .world.broadphases import BROADPHASES
 
     a, _, T, _ = _meshes()
-    for broadphase in BROADPHASES:  # each broad phase's own kernels: build, pairs, update
-        w = World(broadphase)
-        w.add("mesh", a)
-        w.add("near", a, T)
-        w.add("box", Box([1.0, 1.0, 1.0]), _turned([0.0, 0.75, 0.0], 0.5))
-        w.add("ball", Sphere(0.5), _turned([0.0, 0.0, 0.75], 0.7))  # its mesh's rings, too
+    w = World(broadphase)
+    w.add("mesh", a)
+    w.add("near", a, T)
+    w.add("box", Box([1.0, 1.0, 1.0]), _turned([0.0, 0.75, 0.0], 0.5))
+    w.add("ball", Sphere(0.5), _turned([0.0, 0.0, 0.75], 0.7))
+    if pairs:
         w.colliding_pairs()
         w.set_pose("ball", _turned([0.0, 0.0, 0.5], 0.7))
         w.colliding_pairs()
-    w.nearest_pair()  # the nearest-pair tree's kernels (kernels/broadphase/nearest.py)
-    _drop_in()
+    return w
+
+
+def _world() -> None:
+    """A scene with the default broad phase: its colliding pairs."""
+    _scene("sap")
+
+
+def _nearest() -> None:
+    """The nearest pair of a scene, and of one object (``World.nearest_pair``,
+    ``kernels/broadphase/nearest.py``); a query of its own: no colliding pairs asked."""
+    w = _scene("sap", pairs=False)
+    w.nearest_pair()
+    w.nearest_pair("ball")
+
+
+def _broadphases() -> None:
+    """Every other broad phase's own kernels: build, pairs, update."""
+    from .world.broadphases import BROADPHASES
+
+    for broadphase in BROADPHASES:
+        if broadphase != "sap":
+            _scene(broadphase)
 
 
 def _drop_in() -> None:
@@ -249,6 +310,11 @@ def _robot(bv: str | None = None) -> None:
         robot.check(q, w, self_collision=True, threads=threads, bv=bv)
 
 
+def _robot_volumes() -> None:
+    """The robot checker's general variant (volume kinds other than boxes)."""
+    _robot(bv="kdop14")
+
+
 def _robot_sweep() -> None:
     """The robot checker's sort-and-sweep of self pairs (``kernels.robot.checker._self_sweep``),
     which robots of ``SWEEP_MIN_LINKS`` meshed links or more take: the two-link arm, with the
@@ -267,29 +333,54 @@ def _robot_sweep() -> None:
 
 
 def _margins() -> None:
-    """Distance thresholds and certified motions: ``intersects(margin=)`` (one pose and the
-    batch kernels), ``check_motion``, and the robot's margin check, clearance and certified
-    edges (``Robot.check_motion``)."""
-    from .geometry.primitives import box_mesh
-    from .query.motion import check_motion
+    """Distance thresholds: ``intersects(margin=)``, at one pose and over a batch."""
     from .query.pair import intersects
-    from .world import World
 
     a, b, T, poses = _meshes()
     for p in (T, _turned([1.3, 0.0, 0.0])):
         intersects(a, b, None, p, margin=0.05)
     for threads in (1, None):
         intersects(a, b, None, poses, margin=0.05, threads=threads)
+
+
+def _motion() -> None:
+    """A certified motion of one mesh past another: ``check_motion``."""
+    from .query.motion import check_motion
+
+    a, b, _, _ = _meshes()
     check_motion(a, b, None, None, _turned([3.0, 0.0, 0.0]), _turned([0.5, 0.0, 0.0]))
-    robot, wall, q = _arm_and_wall()
-    robot.check(q[0], wall, margin=0.02)  # a convex obstacle: the per-pair path
-    # a mesh obstacle: the compiled margin, clearance and certified-edge kernels
+
+
+def _arm_and_plate() -> tuple[Any, Any, np.ndarray]:
+    """The two-link arm beside a mesh plate (the compiled margin, clearance and edge kernels)."""
+    from .geometry.primitives import box_mesh
+    from .world import World
+
+    robot, _, q = _arm_and_wall()
     w = World()
     w.add("plate", box_mesh([0.1, 1.0, 1.0]), _turned([0.3, 0.0, 0.3], 0.2))
+    return robot, w, q
+
+
+def _robot_margins() -> None:
+    """The robot's margin check: a convex obstacle (the per-pair path), then a mesh one."""
+    robot, wall, q = _arm_and_wall()
+    robot.check(q[0], wall, margin=0.02)
+    robot, w, q = _arm_and_plate()
     robot.check(q[0], w, margin=0.02)
     for threads in (1, None):
         robot.check(q, w, margin=0.02, self_collision=True, threads=threads)
+
+
+def _robot_clearance() -> None:
+    """The robot's clearance (``Robot.clearance``)."""
+    robot, w, q = _arm_and_plate()
     robot.clearance(q[0], w)
+
+
+def _robot_motion() -> None:
+    """The robot's certified edges (``Robot.check_motion``), without and with a margin."""
+    robot, w, q = _arm_and_plate()
     robot.check_motion(q[0], q[-1], w)
     robot.check_motion(q[0], q[-1], w, margin=0.02)
 
@@ -311,24 +402,40 @@ def _exact() -> None:
             entry.publish_all()
 
 
-#: Query groups, in the order they are started: distance beside the collision kernels
-#: first; then strategies, the longest (60-70 s here), as soon as intersects has cached
-#: the tree build and descent kernels it shares with them, so that it does not run alone
-#: at the end (two processes, from an empty cache: 118 s wall with it last, 94 s here,
-#: the same CPU time); time of impact, which calls the distance kernels, late, so it
-#: mostly loads what distance compiled rather than compiling it a second time.
+#: Query groups, in the order they are started. Each is what one query, or one option of
+#: a query, compiles on its first use: its one-pose and batch paths, from an empty cache
+#: (``python -m benchmarks.compile_times``). Two processes at a time share one cache, so
+#: the order lets later groups load what earlier ones compiled: distance beside the
+#: collision kernels first (tree build, descent), then what builds on them; the robot
+#: checker before its options, a scene before the scene's other queries; time of impact
+#: and the motions, which call the distance kernels, late.
 GROUPS: dict[str, Callable[[], None]] = {
     "distance": _distance,
     "intersects": _intersects,
     "exact": _exact,
-    "strategies": _strategies,
     "contacts": _contacts,
-    "classify": _classify,
-    "world": _world,
-    "penetration": _penetration,
-    "time_of_impact": _time_of_impact,
     "robot": _robot,
+    "bfs": _bfs,
+    "oaabb": _oaabb,
+    "volume_kinds": _volume_kinds,
+    "world": _world,
+    "builds": _builds,
+    "splits": _splits,
+    "refit": _refit,
+    "convex": _convex,
+    "classify": _classify,
+    "nearest": _nearest,
+    "broadphases": _broadphases,
+    "penetration": _penetration,
+    "drop_in": _drop_in,
+    "time_of_impact": _time_of_impact,
     "margins": _margins,
+    "robot_volumes": _robot_volumes,
+    "robot_sweep": _robot_sweep,
+    "motion": _motion,
+    "robot_margins": _robot_margins,
+    "robot_clearance": _robot_clearance,
+    "robot_motion": _robot_motion,
 }
 
 

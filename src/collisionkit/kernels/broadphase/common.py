@@ -232,7 +232,11 @@ def box_pairs_across(lo_a, hi_a, lo_b, hi_b, r0, r1):
             ):
                 if k == out.shape[0]:
                     grown = np.empty((2 * k, 2), np.int64)
-                    grown[:k] = out
+                    # NOTE: a loop, not grown[:k] = out: an array's slice copy compiles numba's
+                    # shape-mismatch message (string formatting: ~2 CPU s of a first scene, issue 32)
+                    for r in range(k):
+                        grown[r, 0] = out[r, 0]
+                        grown[r, 1] = out[r, 1]
                     out = grown
                 out[k, 0] = i
                 out[k, 1] = j
@@ -277,8 +281,9 @@ def deeper_neighbours(i, lo, hi, centres, radii, skip, floor):
         if k == js.shape[0]:
             js2 = np.empty(2 * k, np.int64)
             b2 = np.empty(2 * k, np.float64)
-            js2[:k] = js
-            b2[:k] = bounds
+            for r in range(k):  # NOTE: a loop, not a slice copy (as box_pairs_across)
+                js2[r] = js[r]
+                b2[r] = bounds[r]
             js, bounds = js2, b2
         js[k] = j
         bounds[k] = b

@@ -338,7 +338,10 @@ def nearest_candidates(tree, group, mask, excluded, upper_bound, threshold, i_lo
                                 ki2 = np.empty(size, np.int64)
                                 kj2 = np.empty(size, np.int64)
                                 kl2 = np.empty(size)
-                                ki2[:k], kj2[:k], kl2[:k] = ki[:k], kj[:k], kl[:k]
+                                # NOTE: a loop, not slice copies: an array's slice copy compiles
+                                # numba's shape-mismatch message (string formatting, issue 32)
+                                for r in range(k):
+                                    ki2[r], kj2[r], kl2[r] = ki[r], kj[r], kl[r]
                                 ki, kj, kl = ki2, kj2, kl2
                         ki[k] = ia
                         kj[k] = ib

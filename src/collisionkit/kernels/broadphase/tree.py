@@ -261,7 +261,9 @@ def tree_pairs(lo, hi, nlo, nhi, c1, c2, height, nslot, st, out):
         visits += 1
         if top + 3 > size:
             bigger = np.empty((2 * size, 2), np.int64)
-            bigger[:size] = stack
+            for r in range(size):  # NOTE: a loop, not bigger[:size] = stack: a slice copy of an
+                bigger[r, 0] = stack[r, 0]  # array compiles numba's shape-mismatch message
+                bigger[r, 1] = stack[r, 1]  # (string formatting, ~2 CPU s of a first use, issue 32)
             stack = bigger
             size *= 2
         if a == b:

@@ -132,7 +132,11 @@ def oriented_pair(T, p, a, b, lc, lh, oc, oh, slack):
 def _grow(x, n):
     """x (S, P) float64 in a larger (n, P) array (rows past S undefined)."""
     y = np.empty((n, x.shape[1]))
-    y[: x.shape[0]] = x
+    # NOTE: loops, not y[: x.shape[0]] = x: an array's slice copy compiles numba's
+    # shape-mismatch message (string formatting: ~3 CPU s of a first edge check, issue 32)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            y[i, j] = x[i, j]
     return y
 
 
@@ -414,10 +418,11 @@ def edge_search(
         if n_pts >= pt_t.shape[0]:
             nn = 2 * pt_t.shape[0]
             t2 = np.empty(nn)
-            t2[:n_pts] = pt_t[:n_pts]
-            pt_t = t2
             d2 = np.zeros(nn, np.int64)
-            d2[:n_pts] = pt_done[:n_pts]
+            for i in range(n_pts):  # NOTE: loops, not slice copies (_grow)
+                t2[i] = pt_t[i]
+                d2[i] = pt_done[i]
+            pt_t = t2
             pt_done = d2
             pt_lb = _grow(pt_lb, nn)
             pt_ub = _grow(pt_ub, nn)
