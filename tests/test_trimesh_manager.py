@@ -541,3 +541,39 @@ def test_batches_equal_single_calls():
 @pytest.mark.parametrize("seed", range(3, 13))
 def test_convex_scenes_equal_fcl_sweep(seed):
     test_convex_scene_equals_fcl(seed, require_overlap=False)
+
+
+@pytest.mark.parametrize("depth", ["lower", "bounds"])
+def test_deepest_of_many_instances_batches_equal_one_call_a_pair(depth, monkeypatch):
+    """Many instances of one convex mesh through another (pegs through a plate, each turned
+    about the plate's normal, so every depth is a hair below its box bound and the search
+    measures them all): ``_deepest`` measures runs of same-mesh pairs in batched calls; every
+    signed depth it keeps equals ``_depth`` of the pair alone, bit for bit, and the answer
+    is the deepest pair of that one-pair-a-call reference (first of equal depths in the
+    search's order)."""
+    from collisionkit.trimesh import _depth, _signed
+
+    rng = np.random.default_rng(5)
+    plate = trimesh.creation.box([12.0, 12.0, 0.5])
+    peg = trimesh.creation.box([0.2, 0.3, 2.0])
+    c = CollisionManager(depth=depth)
+    c.add_object("plate", plate)
+    for k in range(40):
+        R = trimesh.transformations.rotation_matrix(rng.uniform(-3.0, 3.0), [0.0, 0.0, 1.0])[:3, :3]
+        c.add_object(f"peg{k}", peg, T(*rng.uniform(-5.0, 5.0, 2), 0.5, R=R))
+    import collisionkit.trimesh as ckt
+
+    calls = []
+    monkeypatch.setattr(ckt, "penetration", lambda *a, **k: calls.append(1) or ck.penetration(*a, **k))
+    s, names = c.min_distance_internal(return_names=True)
+    monkeypatch.undo()
+    memo = c._depths
+    plate_pairs = [key for key in memo if "plate" in (key[0].name, key[1].name)]
+    assert len(plate_pairs) > 8 and len(calls) < len(plate_pairs) / 3  # runs of pairs, one call each
+    for a, b in memo:
+        assert memo[(a, b)] == _signed(_depth(a.mesh, b.mesh, a.transform, b.transform, depth))
+    want = min(memo.values())
+    assert s == want < 0
+    assert memo[tuple(c._objs[n] for n in sorted(names, key=lambda n: n != "plate"))] == want or memo[
+        tuple(c._objs[n] for n in sorted(names, key=lambda n: n == "plate"))
+    ] == want

@@ -1039,10 +1039,14 @@ class CollisionManager:
         """
         bound = _depth_bound(boxes_a, boxes_b, spheres)
         best, arg = math.inf, -1
-        for k in np.argsort(-bound, kind="stable").tolist():
+        order = np.argsort(-bound, kind="stable").tolist()
+        run = 1
+        for pos, k in enumerate(order):
             if arg >= 0 and bound[k] <= -best:
                 break
             a, b, _, _ = pairs[k]
+            if pos and memo is not None and (a, b) not in memo:
+                run = self._measure_run(pairs, order, pos, memo, run)
             s = self._signed_depth(a, b, memo)
             if arg < 0 or s < best:
                 best, arg = s, k
@@ -1052,6 +1056,35 @@ class CollisionManager:
                 del memo[key]
         a, b, na, nb = pairs[arg]
         return _deepest_answer(best, a, b, na, nb, points)
+
+    def _measure_run(self, pairs: list, order: list[int], pos: int, memo: dict, run: int) -> int:
+        """Fill ``memo`` for up to ``run`` pairs from ``order[pos]`` on that share its two
+        meshes, in one batched ``penetration`` call; returns the next run's length.
+
+        PERF: the search reaches this only past its first pair, and the run grows (x4, at
+        most 256) while the search goes on, so it measures at most a few pairs more than the
+        one-pair-a-call loop would. Many instances of one mesh in one other (64 pegs through a
+        plate: every box bound a hair above the depth) took 64 calls of ~0.1 ms each. Only
+        the batched branch of ``_depth`` (two convex meshes, or the opt-in upper ends): the
+        same kernels answer each pose as a single call does.
+        """
+        a0, b0, _, _ = pairs[order[pos]]
+        ma, mb, mode = a0.mesh, b0.mesh, self._depth_mode
+        if run < 2 or not (_closed(ma) and _closed(mb)) or (mode == "lower" and not (is_convex(ma) and is_convex(mb))):
+            return min(4 * run, 256)
+        ks = []
+        for k in order[pos:]:
+            a, b, _, _ = pairs[k]
+            if a.mesh is not ma or b.mesh is not mb or (a, b) in memo or len(ks) == run:
+                break
+            ks.append(k)
+        if len(ks) > 1:
+            Ta = np.stack([pairs[k][0].transform for k in ks])
+            Tb = np.stack([pairs[k][1].transform for k in ks])
+            depths = penetration(ma, mb, Ta, Tb, refine=mode == "refined").depth
+            for k, d in zip(ks, depths.tolist(), strict=True):
+                memo[(pairs[k][0], pairs[k][1])] = _signed(d)
+        return min(4 * run, 256)
 
     def _deepest_after_moves(self, points: bool):
         """``min_distance_internal()``'s answer from the last one and the objects moved since

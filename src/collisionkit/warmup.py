@@ -173,7 +173,7 @@ def _splits() -> None:
         intersects(a.with_options(bv=bv, split="median"), b, None, T)
 
 
-def _refit() -> None:
+def _refitting() -> None:
     """Refitting a tree to moved vertices (``bvh.refit``), then a query on it."""
     from .bvh.refit import refit
     from .query.pair import intersects
@@ -421,7 +421,7 @@ GROUPS: dict[str, Callable[[], None]] = {
     "world": _world,
     "builds": _builds,
     "splits": _splits,
-    "refit": _refit,
+    "refit": _refitting,
     "convex": _convex,
     "classify": _classify,
     "nearest": _nearest,
