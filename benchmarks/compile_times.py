@@ -192,9 +192,8 @@ def _first_time_of_impact() -> None:
     _time_of_impact()
 
 
-def _first_world() -> None:
-    """A user's first scene: a ``World`` with its default broad phase, two meshes and a box,
-    the colliding pairs, one object moved, the pairs again."""
+def _first_scene(box_at: list[float]) -> Any:
+    """A ``World`` with its default broad phase: two meshes and a box at ``box_at``."""
     import collisionkit as ck
     from collisionkit.convex import Box
     from collisionkit.geometry.transforms import translation
@@ -204,7 +203,16 @@ def _first_world() -> None:
     w = ck.World()
     w.add("mesh", a)
     w.add("near", a, T)
-    w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 0.75, 0.0]))
+    w.add("box", Box([1.0, 1.0, 1.0]), translation(box_at))
+    return w
+
+
+def _first_world() -> None:
+    """A user's first scene: two meshes and a box, the colliding pairs, one object moved,
+    the pairs again."""
+    from collisionkit.geometry.transforms import translation
+
+    w = _first_scene([0.0, 0.75, 0.0])
     w.colliding_pairs()
     w.set_pose("box", translation([0.0, 0.0, 0.5]))
     w.colliding_pairs()
@@ -246,19 +254,8 @@ def _first_drop_in() -> None:
 
 
 def _first_nearest() -> None:
-    """A user's first ``World.nearest_pair``: two meshes and a box (the default broad phase),
-    no colliding pairs asked first."""
-    import collisionkit as ck
-    from collisionkit.convex import Box
-    from collisionkit.geometry.transforms import translation
-    from collisionkit.warmup import _meshes
-
-    a, _, T, _ = _meshes()
-    w = ck.World()
-    w.add("mesh", a)
-    w.add("near", a, T)
-    w.add("box", Box([1.0, 1.0, 1.0]), translation([0.0, 2.0, 0.0]))
-    w.nearest_pair()
+    """A user's first ``World.nearest_pair`` (two meshes and a box), no colliding pairs asked first."""
+    _first_scene([0.0, 2.0, 0.0]).nearest_pair()
 
 
 #: Entry points beyond the warm-up groups: what a user's first call of one query compiles

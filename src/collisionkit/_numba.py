@@ -129,13 +129,13 @@ def cache_dir() -> Path:
 #: What compiles, by kernel package, and roughly how long on 2 cores (issue 16): the
 #: distance family compiles apart from (and after) the collision kernels. The seconds are
 #: what each adds to a user's first call from an empty cache (``python -m
-#: benchmarks.compile_times --first``, 2026-12-07, CPU s: intersects 11, contacts 13;
-#: distance 20, penetration of non-convex meshes 22, time of impact 27, each including
-#: the collision kernels' 11).
+#: benchmarks.compile_times --first``, 2026-12-07, CPU s: intersects 11-12, contacts 13, a
+#: scene's pairs or a robot check 20-25; distance 16-20, penetration of non-convex meshes
+#: 20-22, time of impact 22-27, each including the collision kernels' 11-12).
 _GROUPS = {
     "proximity": ("distance / penetration / time-of-impact", 15),
 }
-_DEFAULT_GROUP = ("collision (intersects, contacts, tree build)", 15)
+_DEFAULT_GROUP = ("collision (intersects, contacts, tree build)", 20)
 _announced: set[str] = set()
 _compile_depth = 0
 

@@ -1064,15 +1064,16 @@ class CollisionManager:
         PERF: the search reaches this only past its first pair, and the run grows (x4, at
         most 256) while the search goes on, so it measures at most a few pairs more than the
         one-pair-a-call loop would. Many instances of one mesh in one other (64 pegs through a
-        plate: every box bound a hair above the depth) took 64 calls of ~0.1 ms each. Only
-        the batched branch of ``_depth`` (two convex meshes, or the opt-in upper ends): the
-        same kernels answer each pose as a single call does.
+        plate: every box bound a hair above the depth) took 64 calls of ~0.1 ms each. Two
+        closed convex meshes only, where ``_depth`` is ``penetration``'s convex method in
+        every depth mode: the same kernels answer each pose as a single call does
+        (tests/test_trimesh_manager.py checks it bit for bit). Other pairs: one call each.
         """
         a0, b0, _, _ = pairs[order[pos]]
         ma, mb, mode = a0.mesh, b0.mesh, self._depth_mode
-        if run < 2 or not (_closed(ma) and _closed(mb)) or (mode == "lower" and not (is_convex(ma) and is_convex(mb))):
+        if run < 2 or not (_closed(ma) and _closed(mb) and is_convex(ma) and is_convex(mb)):
             return min(4 * run, 256)
-        ks = []
+        ks: list[int] = []
         for k in order[pos:]:
             a, b, _, _ = pairs[k]
             if a.mesh is not ma or b.mesh is not mb or (a, b) in memo or len(ks) == run:
@@ -1081,7 +1082,7 @@ class CollisionManager:
         if len(ks) > 1:
             Ta = np.stack([pairs[k][0].transform for k in ks])
             Tb = np.stack([pairs[k][1].transform for k in ks])
-            depths = penetration(ma, mb, Ta, Tb, refine=mode == "refined").depth
+            depths = np.asarray(penetration(ma, mb, Ta, Tb, refine=mode == "refined").depth, np.float64)
             for k, d in zip(ks, depths.tolist(), strict=True):
                 memo[(pairs[k][0], pairs[k][1])] = _signed(d)
         return min(4 * run, 256)
