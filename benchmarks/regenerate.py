@@ -468,8 +468,10 @@ def block_compile_times() -> str:
     first = cpu.get("first-intersects", cpu["intersects"])
     # CPU seconds depend on the day's machine: the same-day sums before and after, where measured
     total = next((r for r in rows if r["entry point"].startswith("**")), None)
+    cpu_rows = [r for r in rows if not r["entry point"].startswith("**")]
     same_day = (
-        f"; all warm-up groups together {float(total['CPU s after']):.0f} CPU s, against "
+        f"; all {len(cpu_rows)} warm-up groups, each from an empty cache, together "
+        f"{float(total['CPU s after']):.0f} CPU s, against "
         f"{float(total['CPU s before']):.0f} for the kernels before the change, measured side by side that day"
         if total and total.get("CPU s before") else ""
     )
