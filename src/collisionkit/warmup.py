@@ -128,11 +128,10 @@ def _oaabb() -> None:
     from .query.pair import contacts, intersects
 
     a, b, T, poses = _meshes()
+    box = Box([1.0, 1.0, 1.0])
     for p in (T, poses):
         intersects(a, b, None, p, strategy="oaabb")
         contacts(a, b, None, p, strategy="oaabb")
-    box = Box([1.0, 1.0, 1.0])
-    for p in (T, poses):
         intersects(box, box, None, p, strategy="double-box")
 
 
@@ -211,14 +210,15 @@ def _time_of_impact() -> None:
     time_of_impact(a, b, None, None, translation([3.0, 0, 0]), translation([0.5, 0, 0]))
 
 
-def _scene(broadphase: str, pairs: bool = True) -> Any:
+def _scene(broadphase: str | None = None, pairs: bool = True) -> Any:
     """A scene of two meshes, a box and a sphere (its mesh's rings, too) under
-    ``broadphase``; with ``pairs``, its colliding pairs, one object moved, the pairs again."""
+    ``broadphase`` (None: the default); with ``pairs``, its colliding pairs, one object
+    moved, the pairs again."""
     from .convex import Box, Sphere
     from .world import World
 
     a, _, T, _ = _meshes()
-    w = World(broadphase)
+    w = World() if broadphase is None else World(broadphase)
     w.add("mesh", a)
     w.add("near", a, T)
     w.add("box", Box([1.0, 1.0, 1.0]), _turned([0.0, 0.75, 0.0], 0.5))
@@ -232,23 +232,25 @@ def _scene(broadphase: str, pairs: bool = True) -> Any:
 
 def _world() -> None:
     """A scene with the default broad phase: its colliding pairs."""
-    _scene("sap")
+    _scene()
 
 
 def _nearest() -> None:
     """The nearest pair of a scene, and of one object (``World.nearest_pair``,
     ``kernels/broadphase/nearest.py``); a query of its own: no colliding pairs asked."""
-    w = _scene("sap", pairs=False)
+    w = _scene(pairs=False)
     w.nearest_pair()
     w.nearest_pair("ball")
 
 
 def _broadphases() -> None:
     """Every other broad phase's own kernels: build, pairs, update."""
+    from .world import World
     from .world.broadphases import BROADPHASES
 
+    default = World().broadphase  # the world group's
     for broadphase in BROADPHASES:
-        if broadphase != "sap":
+        if broadphase != default:
             _scene(broadphase)
 
 
