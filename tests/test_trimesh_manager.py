@@ -543,10 +543,10 @@ def test_convex_scenes_equal_fcl_sweep(seed):
     test_convex_scene_equals_fcl(seed, require_overlap=False)
 
 
-@pytest.mark.parametrize("depth", ["lower", "bounds"])
-def test_deepest_of_many_instances_batches_equal_one_call_a_pair(depth, monkeypatch):
+@pytest.mark.parametrize(("depth", "scale"), [("lower", 1.0), ("bounds", 1.0), ("refined", 1.0), ("lower", 1e-6), ("lower", 1e6)])
+def test_deepest_of_many_instances_batches_equal_one_call_a_pair(depth, scale, monkeypatch):
     """Many instances of one convex mesh through another (pegs through a plate, each turned
-    about the plate's normal, so every depth is a hair below its box bound and the search
+    about the plate's normal, at unit, tiny and huge scale, so every depth is a hair below its box bound and the search
     measures them all): ``_deepest`` measures runs of same-mesh pairs in batched calls; every
     signed depth it keeps equals ``_depth`` of the pair alone, bit for bit, and the answer
     is the deepest pair of that one-pair-a-call reference (first of equal depths in the
@@ -554,13 +554,13 @@ def test_deepest_of_many_instances_batches_equal_one_call_a_pair(depth, monkeypa
     from collisionkit.trimesh import _depth, _signed
 
     rng = np.random.default_rng(5)
-    plate = trimesh.creation.box([12.0, 12.0, 0.5])
-    peg = trimesh.creation.box([0.2, 0.3, 2.0])
+    plate = trimesh.creation.box(np.array([12.0, 12.0, 0.5]) * scale)
+    peg = trimesh.creation.box(np.array([0.2, 0.3, 2.0]) * scale)
     c = CollisionManager(depth=depth)
     c.add_object("plate", plate)
     for k in range(40):
         R = trimesh.transformations.rotation_matrix(rng.uniform(-3.0, 3.0), [0.0, 0.0, 1.0])[:3, :3]
-        c.add_object(f"peg{k}", peg, T(*rng.uniform(-5.0, 5.0, 2), 0.5, R=R))
+        c.add_object(f"peg{k}", peg, T(*(rng.uniform(-5.0, 5.0, 2) * scale), 0.5 * scale, R=R))
     import collisionkit.trimesh as ckt
 
     calls = []
