@@ -264,3 +264,36 @@ def test_box_pairs_across_grows_past_its_first_buffer():
         assert len(want) > 16
         np.testing.assert_array_equal(got, want)
     assert [5, 0] in box_pairs_across(lo_a, hi_a, lo_b, hi_b, 0, 40).tolist()
+
+
+def test_tree_pairs_grows_its_stack():
+    """``tree_pairs`` sizes its stack from the tree's height and doubles it when a descent
+    needs more (a defensive path: a height-sized stack suffices for a tree whose heights are
+    right). With the root's height understated to 0 the stack starts at 8 rows, and over 120
+    mutually overlapping boxes (every node pair overlaps, so the self-descent pushes three
+    pairs per level it goes down) it must grow several times: the pairs still equal the
+    correct height's answer and numpy's closed overlaps."""
+    from collisionkit.kernels.broadphase import tree as kt
+    from collisionkit.world.broadphases import DynamicTree
+
+    rng = np.random.default_rng(5)
+    n = 120
+    lo = rng.uniform(-0.1, 0.1, (n, 3))
+    hi = lo + rng.uniform(0.3, 0.6, (n, 3))  # every box holds (0.1, 0.1, 0.1)...(0.2, 0.2, 0.2)
+    slots = np.arange(n, dtype=np.int64)
+    bp = DynamicTree()
+    bp.update(lo, hi, slots, np.zeros(0, np.int64), slots)
+    root = int(bp.st[0])
+    assert bp.height[root] >= 6  # so the descent goes > 8 rows deep
+
+    def pairs(height):
+        out = np.empty((n * n, 2), np.int64)
+        k, _ = kt.tree_pairs(lo, hi, bp.nlo, bp.nhi, bp.c1, bp.c2, height, bp.nslot, bp.st, out)
+        return {tuple(sorted(p)) for p in out[:k].tolist()}
+
+    low = bp.height.copy()
+    low[root] = 0
+    want = {(i, j) for i in range(n) for j in range(i + 1, n)}  # all overlap (see hi above)
+    assert np.all((lo[:, None] <= hi[None]) & (lo[None] <= hi[:, None]))
+    assert pairs(bp.height) == want
+    assert pairs(low) == want

@@ -23,6 +23,13 @@ Here the driver calls the chunk through a function pointer instead:
   less the trailing ``nchunks``: ``call_unlinked`` refuses, at compile time, a slot the
   driver did not publish.
 
+A one-call entry (``robot.checker.check_one``: one configuration from Python) is a driver
+too: it builds its chunk's arguments itself (the configuration as a batch of one, its output
+array), so ``njit_driver(chunk, chunk_args=f)`` names them: ``f`` maps the entry's argument
+types to the chunk's (less ``c`` and ``nchunks``), the slot published before it compiles or
+loads. Linked, each such entry optimised and generated the chunk's whole chain once more (the
+robot's ``margin_one`` 1.2 CPU s, ``check_one`` 0.6, of a first use from an empty cache).
+
 The cost at run time: one load and an indirect call per chunk (LLVM could not inline the
 chunk into the driver before either: the chunk is a function of its own in numba's IR).
 """
@@ -60,7 +67,8 @@ def _slot_name(chunk: Any, argtypes: tuple) -> str:
 
 
 def _chunk_types(driver_args: tuple) -> tuple:
-    return (types.int64, types.int64, *driver_args[:-1])
+    """A batch driver's chunk arguments: the driver's own less the trailing ``nchunks``."""
+    return driver_args[:-1]
 
 
 def publish(chunk: Any, argtypes: tuple) -> None:
@@ -83,21 +91,30 @@ class DriverKernel(CPUDispatcher):
     """A batch driver's dispatcher: publishes its chunk before each compile (module notes)."""
 
     _chunk: Any = None
+    #: the chunk's argument types from the driver's (module notes); None: ``_chunk_types``
+    _chunk_args: Callable[..., tuple] | None = None
 
     def compile(self, sig: Any) -> Any:
         args, _ = sigutils.normalize_signature(sig)
-        publish(self._chunk, _chunk_types(tuple(args)))
+        chunk_args = _chunk_types(tuple(args)) if self._chunk_args is None else self._chunk_args(*args)
+        publish(self._chunk, (types.int64, types.int64, *chunk_args))
         return super().compile(sig)
 
 
-def njit_driver(chunk: Any, **options: Any) -> Callable[[Callable[..., Any]], DriverKernel]:
+def njit_driver(
+    chunk: Any, chunk_args: Callable[..., tuple] | None = None, **options: Any
+) -> Callable[[Callable[..., Any]], DriverKernel]:
     """``@njit(cache=True, nogil=True, **options)`` for a driver that calls ``chunk`` through
-    ``call_unlinked`` (module notes)."""
+    ``call_unlinked`` (module notes). ``chunk_args``: for a one-call entry, a function from its
+    argument types to the chunk's (less ``c`` and ``nchunks``); a type it gets wrong makes
+    ``call_unlinked`` refuse at compile time (no published slot), never a wrong call."""
 
     def decorate(func: Callable[..., Any]) -> DriverKernel:
-        dispatcher = njit(cache=True, nogil=True, **options)(func)
+        options.setdefault("nogil", True)
+        dispatcher = njit(cache=True, **options)(func)
         dispatcher.__class__ = DriverKernel  # same layout: a subclass that only adds compile
         dispatcher._chunk = chunk
+        dispatcher._chunk_args = chunk_args
         return dispatcher
 
     return decorate

@@ -30,7 +30,7 @@ pair's answer is ``intersects``'s bit for bit.
 
 A robot with many links (``robot/checker.py``'s ``SWEEP_MIN_LINKS``) lists no self pair:
 the entries ``check_one_sweep``, ``check_sweep_serial`` and ``check_sweep_parallel`` run the
-listed pairs (``_worker``), then a second pass (``_sweep_worker``) that finds the self pairs
+listed pairs (``_run``), then a second pass (``_run_sweep``) that finds the self pairs
 per configuration by a sort-and-sweep of the link boxes (``_self_sweep``), skipping the sorted
 keys of the adjacent and allowed pairs (``ib``'s sweep section, ``_unpack_sweep``): memory
 linear in the links (issue 31 item 6).
@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
 from ...constants import BV_OBB, MODE_ANY, NO_BUDGET, WORLD_BOX_SLACK
 from ..broadphase.common import padded_box
@@ -143,129 +143,6 @@ def _scratch(n_steps, n_links, n_local, stack_rows):
         np.zeros((1, 4), np.int64),
         np.zeros(1, np.int64),
     )
-
-
-@njit_internal(nogil=True)
-def _worker(
-    c, nchunks, Q,
-    base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
-    local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
-    topo, bv, tris, ids, meta, scale, stack_rows,
-    mode, out, detail, work, shared, tri,
-):
-    """Configurations of worker ``c``: claimed dynamically (``shared[1]`` a cursor, one worker
-    a thread) when ``shared`` has two entries, else c, c + nchunks, ... (serial: one chunk).
-
-    ``out[k]`` = 1 when configuration k collides (CHECK_ANY, CHECK_DETAIL, and CHECK_FIRST
-    for the configurations it tests); ``detail[row, k]`` the pair's hit (CHECK_DETAIL).
-    CHECK_FIRST: ``shared[0]`` is the smallest colliding index found so far (n: none); a
-    configuration after it is skipped (the value is always some colliding index, so a
-    stale read costs work, never an answer), and the caller takes the first k with out[k].
-    ``work[p]`` (when it has a row per pair; serial calls only) adds up the node pairs and
-    triangle tests of pair p's descents: what ``robot/checker.py`` orders the pairs by.
-    """
-    n = Q.shape[0]
-    n_steps = parents.shape[0]
-    n_links = link_row.shape[0]
-    values, poses, lbox, stack, stats, keys = _scratch(n_steps, n_links, local.shape[0], stack_rows)
-    zero = np.int64(0)
-    one = np.int64(1)
-    mode_any = np.int64(MODE_ANY)
-    no_cap = np.int64(-1)
-    budget = np.int64(NO_BUDGET)
-    count_work = work.shape[0] == pairs.shape[0]
-    k = c - nchunks
-    while True:
-        k = _claim(shared, np.int64(1), k, nchunks, n, mode == CHECK_FIRST)
-        if k < 0:
-            break
-        link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
-        _link_boxes(local, link_row, poses, lbox)
-        hit = 0
-        for p in range(pairs.shape[0]):
-            ra = pairs[p, PAIR_A_BOX]
-            rb = pairs[p, PAIR_B_BOX]
-            is_self = pairs[p, PAIR_SELF] != 0
-            if is_self:
-                apart = (
-                    lbox[ra, 0] > lbox[rb, 3] or lbox[rb, 0] > lbox[ra, 3]
-                    or lbox[ra, 1] > lbox[rb, 4] or lbox[rb, 1] > lbox[ra, 4]
-                    or lbox[ra, 2] > lbox[rb, 5] or lbox[rb, 2] > lbox[ra, 5]
-                )  # fmt: skip
-            else:
-                apart = (
-                    lbox[ra, 0] > obj_box[rb, 3] or obj_box[rb, 0] > lbox[ra, 3]
-                    or lbox[ra, 1] > obj_box[rb, 4] or obj_box[rb, 1] > lbox[ra, 4]
-                    or lbox[ra, 2] > obj_box[rb, 5] or obj_box[rb, 2] > lbox[ra, 5]
-                )  # fmt: skip
-            if apart:
-                continue
-            a = pairs[p, PAIR_A]
-            b = pairs[p, PAIR_B]
-            Ta = poses[a, 0]
-            Tb = poses[b, 0] if is_self else obj_poses[b]
-            # PERF: the two local oriented boxes (15-axis test, the descent's slack): most pairs
-            # whose world boxes overlap end here, without a descent call
-            if is_self:
-                if not _local_boxes_overlap(Ta, Tb, link_obb, ra, link_obb, rb, 0.0):
-                    continue
-            elif not _local_boxes_overlap(Ta, Tb, link_obb, ra, obj_obb, rb, 0.0):
-                continue
-            stack[0, 0] = 0
-            stack[0, 1] = 0
-            before = stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS]
-            found, _ = collide_task(
-                topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_A], Ta,
-                topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_B], Tb,
-                pairs[p, PAIR_KIND], tri, mode_any, no_cap,
-                keys, zero, zero, stack, one, budget, stats, zero,
-            )  # fmt: skip
-            if count_work:
-                work[p] += stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS] - before
-            if found > 0:
-                hit = 1
-                if mode != CHECK_DETAIL:
-                    break
-                detail[pairs[p, PAIR_ROW], k] = True
-        if hit:
-            out[k] = 1  # NOTE: only ever set: the sweep's pass may have set it (out starts zeroed)
-        if hit and mode == CHECK_FIRST and k < shared[0]:
-            shared[0] = k  # NOTE: a plain store; only ever a colliding index (see above)
-
-
-# LENGTH (~50 lines): the sweep's per-configuration loop (as ``_worker``'s).
-@njit_internal(nogil=True)
-def _sweep_worker(
-    c, nchunks, Q,
-    base_link, base, parents, children, kinds, H, vsrc, vmul, vdepth,
-    local, link_row, link_obb, topo, bv, tris, ids, meta, scale, stack_rows,
-    mode, out, shared, ib, found, tri,
-):  # fmt: skip
-    """The self pairs of a robot past the checker's link-count threshold (``ib``'s sweep
-    section), after ``_worker`` answered the listed pairs: worker ``c``'s configurations
-    (claimed with the cursor ``shared[2]`` when ``shared`` has three entries, else c, c +
-    nchunks, ...), each not already colliding (every one in CHECK_DETAIL) swept by
-    ``_self_sweep``; ``out[k]`` and CHECK_FIRST's ``shared[0]`` as ``_worker`` sets them.
-
-    PERF: a pass of its own, not a call inside ``_worker``: with the sweep's call site in it,
-    the listed path (the Panda's) cost 0.4 us a configuration more. The link poses and boxes
-    are computed again (linear in the links; the sweep costs more).
-    """
-    n = Q.shape[0]
-    n_links = link_row.shape[0]
-    values, poses, lbox, stack, stats, keys = _scratch(parents.shape[0], n_links, local.shape[0], stack_rows)
-    k = c - nchunks
-    while True:
-        k = _claim(shared, np.int64(2), k, nchunks, n, mode == CHECK_FIRST)
-        if k < 0:
-            break
-        if mode == CHECK_DETAIL or out[k] == 0:
-            link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
-            _link_boxes(local, link_row, poses, lbox)
-            if _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found, tri):
-                out[k] = 1
-                if mode == CHECK_FIRST and k < shared[0]:
-                    shared[0] = k  # NOTE: a plain store; only ever a colliding index (as _worker's)
 
 
 #: columns of a ``link_kind`` row (the sweep's self pairs): the mesh's own volume kind code
@@ -548,40 +425,153 @@ def _finite(Q):
     return True
 
 
+# LENGTH (~90 lines): the whole per-configuration loop of one worker (kinematics, boxes,
+# pairs) on the packed buffers. PERF: one function, not a call to a helper taking the unpacked
+# arrays: compiled apart, that helper's collision chain was optimised and generated twice (as
+# its own library and linked into this one; issue 32, compile time).
 @njit(cache=True, nogil=True)
 def _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri):
-    """``_worker`` on the packed buffers."""
+    """The packed checker's configurations of worker ``c``: claimed dynamically (``shared[1]`` a cursor, one worker
+    a thread) when ``shared`` has two entries, else c, c + nchunks, ... (serial: one chunk).
+
+    ``out[k]`` = 1 when configuration k collides (CHECK_ANY, CHECK_DETAIL, and CHECK_FIRST
+    for the configurations it tests); ``detail[row, k]`` the pair's hit (CHECK_DETAIL).
+    CHECK_FIRST: ``shared[0]`` is the smallest colliding index found so far (n: none); a
+    configuration after it is skipped (the value is always some colliding index, so a
+    stale read costs work, never an answer), and the caller takes the first k with out[k].
+    ``work[p]`` (when it has a row per pair; serial calls only) adds up the node pairs and
+    triangle tests of pair p's descents: what ``robot/checker.py`` orders the pairs by.
+    """
     (
         base, parents, children, kinds, H, vsrc, vmul, vdepth,
         local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
     ) = _unpack(fb, wb, ib)  # fmt: skip
-    _worker(
-        c, nchunks, Q,
-        ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
-        local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs,
-        topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
-        mode, out, detail, work, shared, tri,
-    )  # fmt: skip
+    base_link = ib[H_BASE_LINK]
+    ids = topo[0]
+    stack_rows = ib[H_STACK]
+    n = Q.shape[0]
+    n_steps = parents.shape[0]
+    n_links = link_row.shape[0]
+    values, poses, lbox, stack, stats, keys = _scratch(n_steps, n_links, local.shape[0], stack_rows)
+    zero = np.int64(0)
+    one = np.int64(1)
+    mode_any = np.int64(MODE_ANY)
+    no_cap = np.int64(-1)
+    budget = np.int64(NO_BUDGET)
+    count_work = work.shape[0] == pairs.shape[0]
+    k = c - nchunks
+    while True:
+        k = _claim(shared, np.int64(1), k, nchunks, n, mode == CHECK_FIRST)
+        if k < 0:
+            break
+        link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
+        _link_boxes(local, link_row, poses, lbox)
+        hit = 0
+        for p in range(pairs.shape[0]):
+            ra = pairs[p, PAIR_A_BOX]
+            rb = pairs[p, PAIR_B_BOX]
+            is_self = pairs[p, PAIR_SELF] != 0
+            if is_self:
+                apart = (
+                    lbox[ra, 0] > lbox[rb, 3] or lbox[rb, 0] > lbox[ra, 3]
+                    or lbox[ra, 1] > lbox[rb, 4] or lbox[rb, 1] > lbox[ra, 4]
+                    or lbox[ra, 2] > lbox[rb, 5] or lbox[rb, 2] > lbox[ra, 5]
+                )  # fmt: skip
+            else:
+                apart = (
+                    lbox[ra, 0] > obj_box[rb, 3] or obj_box[rb, 0] > lbox[ra, 3]
+                    or lbox[ra, 1] > obj_box[rb, 4] or obj_box[rb, 1] > lbox[ra, 4]
+                    or lbox[ra, 2] > obj_box[rb, 5] or obj_box[rb, 2] > lbox[ra, 5]
+                )  # fmt: skip
+            if apart:
+                continue
+            a = pairs[p, PAIR_A]
+            b = pairs[p, PAIR_B]
+            Ta = poses[a, 0]
+            Tb = poses[b, 0] if is_self else obj_poses[b]
+            # PERF: the two local oriented boxes (15-axis test, the descent's slack): most pairs
+            # whose world boxes overlap end here, without a descent call
+            if is_self:
+                if not _local_boxes_overlap(Ta, Tb, link_obb, ra, link_obb, rb, 0.0):
+                    continue
+            elif not _local_boxes_overlap(Ta, Tb, link_obb, ra, obj_obb, rb, 0.0):
+                continue
+            stack[0, 0] = 0
+            stack[0, 1] = 0
+            before = stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS]
+            found, _ = collide_task(
+                topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_A], Ta,
+                topo, bv, tris, ids, meta, scale, pairs[p, PAIR_TREE_B], Tb,
+                pairs[p, PAIR_KIND], tri, mode_any, no_cap,
+                keys, zero, zero, stack, one, budget, stats, zero,
+            )  # fmt: skip
+            if count_work:
+                work[p] += stats[0, STAT_NODE_PAIRS] + stats[0, STAT_TRI_TESTS] - before
+            if found > 0:
+                hit = 1
+                if mode != CHECK_DETAIL:
+                    break
+                detail[pairs[p, PAIR_ROW], k] = True
+        if hit:
+            out[k] = 1  # NOTE: only ever set: the sweep's pass may have set it (out starts zeroed)
+        if hit and mode == CHECK_FIRST and k < shared[0]:
+            shared[0] = k  # NOTE: a plain store; only ever a colliding index (see above)
 
 
+# LENGTH (~55 lines): the sweep's per-configuration loop (as ``_run``'s, and one function
+# for the same reason).
 @njit_internal(nogil=True)
 def _run_sweep(c, nchunks, Q, fb, wb, ib, topo, mode, out, shared, found, tri):
-    """``_sweep_worker`` on the packed buffers (after ``_run``: the listed pairs)."""
+    """The self pairs of a robot past the checker's link-count threshold (``ib``'s sweep
+    section), after ``_run`` answered the listed pairs: worker ``c``'s configurations
+    (claimed with the cursor ``shared[2]`` when ``shared`` has three entries, else c, c +
+    nchunks, ...), each not already colliding (every one in CHECK_DETAIL) swept by
+    ``_self_sweep``; ``out[k]`` and CHECK_FIRST's ``shared[0]`` as ``_run`` sets them.
+
+    PERF: a pass of its own, not a call inside ``_run``: with the sweep's call site in it,
+    the listed path (the Panda's) cost 0.4 us a configuration more. The link poses and boxes
+    are computed again (linear in the links; the sweep costs more).
+    """
     (
         base, parents, children, kinds, H, vsrc, vmul, vdepth,
         local, link_row, link_obb, obj_poses, obj_box, obj_obb, pairs, bv, tris, meta, scale,
     ) = _unpack(fb, wb, ib)  # fmt: skip
-    _sweep_worker(
-        c, nchunks, Q,
-        ib[H_BASE_LINK], base, parents, children, kinds, H, vsrc, vmul, vdepth,
-        local, link_row, link_obb, topo, bv, tris, topo[0], meta, scale, ib[H_STACK],
-        mode, out, shared, ib, found, tri,
-    )  # fmt: skip
+    base_link = ib[H_BASE_LINK]
+    ids = topo[0]
+    stack_rows = ib[H_STACK]
+    n = Q.shape[0]
+    n_links = link_row.shape[0]
+    values, poses, lbox, stack, stats, keys = _scratch(parents.shape[0], n_links, local.shape[0], stack_rows)
+    k = c - nchunks
+    while True:
+        k = _claim(shared, np.int64(2), k, nchunks, n, mode == CHECK_FIRST)
+        if k < 0:
+            break
+        if mode == CHECK_DETAIL or out[k] == 0:
+            link_poses_of(Q, k, vsrc, vdepth, vmul, base, base_link, parents, children, kinds, H, values, poses)
+            _link_boxes(local, link_row, poses, lbox)
+            if _self_sweep(k, lbox, poses, link_obb, n_links, ib, topo, bv, tris, ids, meta, scale, stack, keys, stats, mode, found, tri):
+                out[k] = 1
+                if mode == CHECK_FIRST and k < shared[0]:
+                    shared[0] = k  # NOTE: a plain store; only ever a colliding index (as _run's)
+
+
+def _one_config(q: types.Array) -> types.Array:
+    """The type of ``q.reshape((1, dof))``: one configuration as a batch of one."""
+    return q.copy(ndim=2, layout="C")
+
+
+_I8 = types.Array(types.int8, 1, "C")
+_I64 = types.Array(types.int64, 1, "C")
+_BOOL2 = types.Array(types.bool_, 2, "C")
 
 
 # PERF: no nogil on the per-call entry (as kernels.traverse.descent.intersect_one): releasing
-# and retaking the GIL costs about 0.5 us.
-@njit(cache=True)
+# and retaking the GIL costs about 0.5 us. It calls its chunk unlinked (kernels/core/unlinked.py):
+# linked, it optimised the whole checker again (0.6 of a first check's 21 CPU s, 2026-12-07).
+@njit_driver(_run, lambda q, fb, wb, ib, topo, tri: (
+    _one_config(q), fb, wb, ib, topo, types.int64, _I8, _BOOL2, _I64, _I64, tri
+), nogil=False)  # fmt: skip
 def check_one(q, fb, wb, ib, topo, tri):
     """One configuration q (dof,) against the packed checker (``fb``, ``wb``, ``ib``, ``topo``, built
     by ``robot/checker.py``): 1 (collides), 0 (free), -1 (q holds a non-finite value).
@@ -594,27 +584,14 @@ def check_one(q, fb, wb, ib, topo, tri):
         return -1
     out = np.zeros(1, np.int8)
     none = np.zeros(0, np.int64)
-    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none, tri)
-    return np.int64(out[0])
-
-
-@njit(cache=True)
-def check_one_sweep(q, fb, wb, ib, topo, tri):
-    """``check_one`` for a checker that sweeps its self pairs: the listed pairs, then the sweep."""
-    Q = q.reshape((1, q.shape[0]))
-    if not _finite(Q):
-        return -1
-    out = np.zeros(1, np.int8)
-    none = np.zeros(0, np.int64)
-    _run(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none, tri)
-    if out[0] == 0:
-        _run_sweep(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, none, none, tri)
+    args = (Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none, tri)
+    call_unlinked(_run, np.int64(0), np.int64(1), args)
     return np.int64(out[0])
 
 
 @njit_driver(_run)
 def check_serial(Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri, nchunks):
-    """A batch Q (N, dof) on the calling thread: ``_worker``'s outputs for every configuration
+    """A batch Q (N, dof) on the calling thread: ``_run``'s outputs for every configuration
     (``shared``: [n] for CHECK_FIRST, else empty)."""
     args = (Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)  # fmt: skip
     for c in range(nchunks):
@@ -636,6 +613,22 @@ def _run_both(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, 
     """A sweeping checker's chunk: ``_run`` (the listed pairs), then ``_run_sweep``."""
     _run(c, nchunks, Q, fb, wb, ib, topo, mode, out, detail, work, shared, tri)
     _run_sweep(c, nchunks, Q, fb, wb, ib, topo, mode, out, shared, found, tri)
+
+
+@njit_driver(_run_both, lambda q, fb, wb, ib, topo, tri: (
+    _one_config(q), fb, wb, ib, topo, types.int64, _I8, _BOOL2, _I64, _I64, _I64, tri
+), nogil=False)  # fmt: skip
+def check_one_sweep(q, fb, wb, ib, topo, tri):
+    """``check_one`` for a checker that sweeps its self pairs: the listed pairs, then (when
+    they found nothing) the sweep (``_run_both``, called unlinked as ``check_one``'s chunk)."""
+    Q = q.reshape((1, q.shape[0]))
+    if not _finite(Q):
+        return -1
+    out = np.zeros(1, np.int8)
+    none = np.zeros(0, np.int64)
+    args = (Q, fb, wb, ib, topo, np.int64(CHECK_ANY), out, np.zeros((1, 1), np.bool_), none, none, none, tri)
+    call_unlinked(_run_both, np.int64(0), np.int64(1), args)
+    return np.int64(out[0])
 
 
 # PERF: the sweep's drivers call ``_run_both`` unlinked (kernels/core/unlinked.py): linked,

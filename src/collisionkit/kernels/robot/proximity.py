@@ -35,6 +35,8 @@ from ..proximity.threshold import _RIGID_WIDEN, WITHIN, within_pooled
 from ..proximity.threshold import stack_rows as within_stack_rows
 from ..traverse.descent import collide_task
 from .checker import (
+    _I8,
+    _I64,
     H_BASE_LINK,
     H_STACK,
     PAIR_A,
@@ -48,6 +50,7 @@ from .checker import (
     _claim,
     _link_boxes,
     _local_boxes_overlap,
+    _one_config,
     _unpack,
     link_poses_of,
 )  # fmt: skip
@@ -139,7 +142,9 @@ def _pair_bound(p, Ta, Tb, u, shrink, seed_a, seed_b, pairs, meta, topo, bv, tri
     return d, (d if shrink >= 1.0 else min(d, math.sqrt(row[0, 11])))
 
 
-@njit_internal(nogil=True)
+# inline: its one caller is ``pair_distances``; compiled apart, the distance chain it links was
+# optimised and generated once more (issue 32: compile time)
+@njit_internal(nogil=True, inline="always")
 def _pair_distance(p, Ta, Tb, u, pairs, meta, topo, bv, tris, scale, link_obb, obj_obb, stack, lbs, buf, row, stats):
     """Pair p's distance at poses Ta, Tb searched below u > 0: the distance (closest points
     in ``row[0, 1:7]``, a's frame), inf when it is not below u, NaN when the pair's extent
@@ -206,7 +211,7 @@ def pair_distances(T, fb, wb, ib, topo, sel, upper, thr, mode, best, out):
     return who
 
 
-# LENGTH (~80 lines): the whole per-configuration loop of one worker (as checker._worker:
+# LENGTH (~80 lines): the whole per-configuration loop of one worker (as checker._run:
 # kinematics, boxes, pairs), its arrays passed once per worker, not per pair helper.
 @njit_internal(nogil=True)
 def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
@@ -319,7 +324,11 @@ def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
         out[k] = got
 
 
-@njit(cache=True)
+# PERF: its chunk called unlinked (kernels/core/unlinked.py): linked, it optimised the whole
+# margin check again (1.2 of the robot_margins warm-up group's 33 CPU s, 2026-12-07)
+@njit_driver(_margin_worker, lambda q, fb, wb, ib, topo, thr: (
+    _one_config(q), fb, wb, ib, topo, thr, _I8, _I64
+), nogil=False)  # fmt: skip
 def margin_one(q, fb, wb, ib, topo, thr):
     """One configuration q (dof,): 1 (some pair within its threshold), 0 (none), -1 (none,
     but a pair outside the kernel's band: the caller decides), -2 (q holds a non-finite
@@ -329,7 +338,8 @@ def margin_one(q, fb, wb, ib, topo, thr):
         if not math.isfinite(q[j]):
             return np.int64(-2)
     out = np.zeros(1, np.int8)
-    _margin_worker(np.int64(0), np.int64(1), Q, fb, wb, ib, topo, thr, out, np.zeros(0, np.int64))
+    args = (Q, fb, wb, ib, topo, thr, out, np.zeros(0, np.int64))
+    call_unlinked(_margin_worker, np.int64(0), np.int64(1), args)
     return np.int64(out[0])
 
 
