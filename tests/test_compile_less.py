@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from benchmarks.compile_times import ENTRY_POINTS as COMPILE_ENTRY_POINTS
+from numba import njit, types
+from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 from tests.test_dispatch import kernel_dispatchers
 
@@ -22,7 +24,7 @@ import collisionkit as ck
 from collisionkit.bvh import pair_trees
 from collisionkit.constants import BV_AABB, BV_KINDS, BV_OBB, BV_SAABB, NO_BUDGET, TRI_TEST_GUIGUE, TRI_TEST_MOLLER
 from collisionkit.kernels.core.jit import BorrowingKernel, InternalKernel, njit_borrowing
-from collisionkit.kernels.core.unlinked import DriverKernel
+from collisionkit.kernels.core.unlinked import DriverKernel, call_unlinked, njit_driver
 from collisionkit.kernels.traverse import descent as kt
 from collisionkit.query.strategies.descent import descent_tri
 
@@ -268,6 +270,88 @@ def test_batch_drivers_call_their_chunk_unlinked_and_only_from_python():
         tuples = [n for n in ast.walk(fn) if isinstance(n, ast.Tuple) and isinstance(n.ctx, ast.Load)]
         assert [[e.id for e in t.elts] for t in tuples] == [params[:-1]], name  # type: ignore[attr-defined]
     assert one_call >= 3  # check_one, check_one_sweep, margin_one
+
+
+@njit(nogil=True)
+def _sum_rows_chunk(c, nchunks, Q, out):
+    """A chunk for the one-call entry tests: out[k] = the sum of row k of Q."""
+    for k in range(c, Q.shape[0], nchunks):
+        out[k] = Q[k].sum()
+
+
+@njit_driver(_sum_rows_chunk, lambda q: (q.copy(ndim=2, layout="C"), types.Array(types.float64, 1, "C")))
+def _sum_one(q):
+    out = np.zeros(1)
+    call_unlinked(_sum_rows_chunk, np.int64(0), np.int64(1), (q.reshape((1, q.shape[0])), out))
+    return out[0]
+
+
+# wrong on purpose: the chunk's ``out`` declared int64, the entry passes float64
+@njit_driver(_sum_rows_chunk, lambda q: (q.copy(ndim=2, layout="C"), types.Array(types.int64, 1, "C")))
+def _sum_one_mistyped(q):
+    out = np.zeros(1)
+    call_unlinked(_sum_rows_chunk, np.int64(0), np.int64(1), (q.reshape((1, q.shape[0])), out))
+    return out[0]
+
+
+def _calls_only_its_declared_slot(entry, sig, monkeypatch) -> None:
+    """Compile a copy of the one-call ``entry`` for ``sig`` with only the slot its
+    ``chunk_args`` declare published: ``call_unlinked`` refuses (TypingError) a body that
+    calls another. (With every slot visible a mistake could pass: another driver of the same
+    chunk may have published the types the body uses; a process loading the entry from the
+    cache without that driver would then lack the slot its code names.)"""
+    from collisionkit.kernels.core import unlinked
+
+    declared = unlinked._slot_name(entry._chunk, (types.int64, types.int64, *entry._chunk_args(*sig)))
+    assert declared in unlinked.SLOTS  # the entry published it before it compiled
+    from numba.core.registry import cpu_target
+
+    with monkeypatch.context() as m:
+        m.setattr(unlinked, "SLOTS", {declared: unlinked.SLOTS[declared]})
+        # numba keeps each intrinsic's typing per argument types: forget it, so the copy's
+        # call is typed (and its slot looked up) again
+        for template in cpu_target.typing_context.resolve_value_type(call_unlinked).templates:
+            m.setattr(template, "_impl_cache", {})
+        njit(entry.py_func).compile(sig)
+
+
+def test_one_call_entries_call_the_chunk_slot_they_declare(monkeypatch):
+    """A one-call entry (``njit_driver(chunk, chunk_args=f)``) builds its chunk's arguments
+    itself; ``f`` must name their types, since the entry publishes the slot of ``f``'s types
+    before it compiles or loads from the cache. Checked for the library's entries (the robot's
+    ``check_one``, ``check_one_sweep``, ``margin_one``, after a first use of each) and for a
+    small entry, which also answers for two input types; a mistyped ``f`` is refused."""
+    from collisionkit.robot import checker as robot_checker
+    from collisionkit.warmup import _arm_and_plate
+
+    robot, w, q = _arm_and_plate()
+    robot.check(q[0], w)
+    robot.check(q[0], w, margin=0.02)
+    saved = robot_checker.SWEEP_MIN_LINKS
+    robot_checker.SWEEP_MIN_LINKS = 2  # the sweeping checker's entry (types do not depend on the links)
+    try:
+        robot, w, q = _arm_and_plate()  # a new checker (one is kept per robot and world)
+        robot.check(q[0], w, self_collision=True)
+    finally:
+        robot_checker.SWEEP_MIN_LINKS = saved
+    entries = {n: d for n, d in kernel_dispatchers().items() if isinstance(d, DriverKernel) and d._chunk_args}
+    assert {n.split(".")[-1] for n in entries} >= {"check_one", "check_one_sweep", "margin_one"}
+    checked = 0
+    for d in entries.values():
+        for sig in d.signatures:
+            _calls_only_its_declared_slot(d, sig, monkeypatch)
+            checked += 1
+    assert checked >= 3
+
+    assert _sum_one(np.array([1.5, 2.0, -0.25])) == 3.25
+    assert _sum_one(np.array([1.5, 2.0], np.float32)) == 3.5
+    for sig in _sum_one.signatures:
+        _calls_only_its_declared_slot(_sum_one, sig, monkeypatch)
+    # the mistyped entry: with _sum_one's slot published it even runs in this process, but
+    # it does not call the slot it declares
+    assert _sum_one_mistyped(np.array([1.5, 2.0])) == 3.5
+    with pytest.raises(TypingError, match="no published slot"):
+        _calls_only_its_declared_slot(_sum_one_mistyped, _sum_one_mistyped.signatures[0], monkeypatch)
 
 
 def test_drivers_loaded_from_the_cache_find_their_chunks():
