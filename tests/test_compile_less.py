@@ -17,12 +17,13 @@ import pytest
 from benchmarks.compile_times import ENTRY_POINTS as COMPILE_ENTRY_POINTS
 from numba import njit, types
 from numba.core.errors import TypingError
-from numba.core.registry import CPUDispatcher
+from numba.core.registry import CPUDispatcher, cpu_target
 from tests.test_dispatch import kernel_dispatchers
 
 import collisionkit as ck
 from collisionkit.bvh import pair_trees
 from collisionkit.constants import BV_AABB, BV_KINDS, BV_OBB, BV_SAABB, NO_BUDGET, TRI_TEST_GUIGUE, TRI_TEST_MOLLER
+from collisionkit.kernels.core import unlinked
 from collisionkit.kernels.core.jit import BorrowingKernel, InternalKernel, njit_borrowing
 from collisionkit.kernels.core.unlinked import DriverKernel, call_unlinked, njit_driver
 from collisionkit.kernels.traverse import descent as kt
@@ -300,12 +301,8 @@ def _calls_only_its_declared_slot(entry, sig, monkeypatch) -> None:
     calls another. (With every slot visible a mistake could pass: another driver of the same
     chunk may have published the types the body uses; a process loading the entry from the
     cache without that driver would then lack the slot its code names.)"""
-    from collisionkit.kernels.core import unlinked
-
     declared = unlinked._slot_name(entry._chunk, (types.int64, types.int64, *entry._chunk_args(*sig)))
     assert declared in unlinked.SLOTS  # the entry published it before it compiled
-    from numba.core.registry import cpu_target
-
     with monkeypatch.context() as m:
         m.setattr(unlinked, "SLOTS", {declared: unlinked.SLOTS[declared]})
         # numba keeps each intrinsic's typing per argument types: forget it, so the copy's
