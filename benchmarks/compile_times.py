@@ -220,14 +220,20 @@ def _first_world() -> None:
 
 def _first_robot(call: str, **options: Any) -> Callable[[], None]:
     """A planner's first call of ``Robot.<call>`` (one configuration, or one edge for
-    ``check_motion``): the warm-up's two-link arm beside a mesh plate, self-collision on."""
+    ``check_motion``): the warm-up's two-link arm beside a mesh plate, self-collision on.
+    ``check_motion``'s edge crosses the plate (its witness is confirmed by ``Robot.check``,
+    which compiles the collision chain); ``check_motion_free``'s stops short of it: free,
+    certified by distances (no witness to confirm)."""
 
     def run() -> None:
         from collisionkit.warmup import _arm_and_plate
 
         robot, w, q = _arm_and_plate()
         if call == "check_motion":
-            robot.check_motion(q[0], q[-1], w, **options)
+            assert not robot.check_motion(q[0], q[-1], w, **options).free
+        elif call == "check_motion_free":
+            got = robot.check_motion(q[0], 0.5 * (q[0] + q[-1]), w, **options)
+            assert got.free and got.distance_calls > 0
         elif call == "clearance":
             robot.clearance(q[0], w)
         else:
@@ -277,6 +283,7 @@ ENTRY_POINTS: dict[str, Callable[[], None]] = {
     "first-robot-margin": _first_robot("check", margin=0.02),
     "first-robot-clearance": _first_robot("clearance"),
     "first-robot-motion": _first_robot("check_motion"),
+    "first-robot-motion-free": _first_robot("check_motion_free"),
     "first-drop-in": _first_drop_in,
 }
 

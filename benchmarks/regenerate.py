@@ -476,9 +476,16 @@ def block_compile_times() -> str:
         if total and total.get("CPU s before") else ""
     )
     # the planner's calls (issue 32, wave three's users): a configuration, an edge
-    calls = {"robot_check": "`Robot.check`", "robot_motion": "`Robot.check_motion`"}
+    calls = {
+        "robot_check": "`Robot.check`",
+        "robot_clearance": "`Robot.clearance`",
+        "robot_motion": "`Robot.check_motion`",
+    }
     robot = [(name, cpu[k]) for k, name in calls.items() if k in cpu]
-    planner = (", a planner's first " + " and ".join(f"{name} {t:.0f}" for name, t in robot)) if robot else ""
+    said = [f"{name} {t:.0f}" for name, t in robot]
+    planner = (", a planner's first " + ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]) if said else ""
+    if "robot_motion" in cpu and "robot_motion_free" in cpu:  # the edge's witness confirmed by Robot.check, or none
+        planner += f" (an edge with a witness; {cpu['robot_motion_free']:.0f} for a free one)"
     out = (
         f"About {first:.0f} CPU seconds before the first `intersects`, "
         f"{min(cpu[k] for k in slow):.0f} to {max(cpu[k] for k in slow):.0f} before the first "

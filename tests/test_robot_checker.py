@@ -374,6 +374,27 @@ def test_several_python_threads_share_one_checker(panda):
             np.testing.assert_array_equal(batched, want[part::4])
 
 
+def test_threads_share_a_padded_robots_first_margin_checks(panda):
+    """The first checks of a fresh checker order its pairs (``RobotChecker.order_pairs_once``);
+    margin checks read per-pair thresholds in that order, so threads starting together on a
+    padded robot (thresholds differ per pair) must all see the ordered arrays: the answers
+    of one thread on another fresh world."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    padded = panda.with_padding({"panda_hand": 0.03, "panda_link5": 0.01})
+    q = panda.random_configurations(160, seed=23)
+    world = _world()
+    want = padded.check(q, _world(), margin=0.005, self_collision=False, threads=1)
+    assert 0 < want.sum() < len(q)
+
+    def work(part: int) -> list[bool]:
+        return [bool(padded.check(x, world, margin=0.005, self_collision=False)) for x in q[part::4]]
+
+    with ThreadPoolExecutor(4) as pool:
+        for part, got in enumerate(pool.map(work, range(4))):
+            assert got == want[part::4].tolist()
+
+
 def test_far_from_the_origin_equals_the_per_pair_path(panda):
     """Large coordinates (the robot and its cell 10^5 m from the origin): the slack of the
     pretests grows with the translations; answers stay the per-pair path's."""

@@ -135,3 +135,43 @@ def test_single_edge_and_identical_ends(panda):
     q = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4, 0.04])
     one = panda.check_motion(q, q, world)
     assert one.free and one.t_free == 1.0 and one.witness is None
+
+
+def test_proximity_queries_do_not_order_the_checker_and_answer_the_same_either_way(panda):
+    """``Robot.clearance`` and ``check_motion`` read the prepared checker's arrays in any order,
+    so they leave its pair ordering (which runs the collision kernel: its whole compile from
+    an empty cache) to the first check. Their answers must not depend on whether the check
+    came first, nor on the ordering happening after they took the arrays (their pair set
+    keeps the old arrays, a new pair set takes the ordered ones)."""
+    from collisionkit.robot.checker import checker_for
+
+    q0, q1 = _edges(panda, _scene(), 10, seed=5)
+    qs = panda.random_configurations(64, seed=3)
+
+    def answers(world):
+        clear = np.array([panda.clearance(q, world).distance for q in q0[:4]])
+        edges = panda.check_motion(q0, q1, world, margin=0.01)
+        return clear, edges
+
+    checked_first = _scene()
+    hits = panda.check(qs, checked_first)
+    assert not checker_for(panda, checked_first, {})._order_pending
+    want_clear, want_edges = answers(checked_first)
+
+    later = _scene()
+    chk = checker_for(panda, later, {})
+    unordered = chk._pairs.copy()
+    got_before = answers(later)
+    assert chk._order_pending  # neither query ordered the pairs
+    np.testing.assert_array_equal(panda.check(qs, later), hits)
+    assert not chk._order_pending
+    assert not np.array_equal(chk._pairs, unordered)  # the ordering moved pairs: the case under test
+    got_after = answers(later)  # the pair sets made before the ordering
+    edges_new = panda.check_motion(q0, q1, later, margin=0.02)  # a new pair set: the ordered arrays
+    edges_ref = panda.check_motion(q0, q1, checked_first, margin=0.02)
+    for clear, edges in (got_before, got_after):
+        np.testing.assert_array_equal(clear, want_clear)
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(edges, f), getattr(want_edges, f), err_msg=f)
+    for f in FIELDS:
+        np.testing.assert_array_equal(getattr(edges_new, f), getattr(edges_ref, f), err_msg=f)

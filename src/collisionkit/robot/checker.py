@@ -19,6 +19,7 @@ the same two poses, so every answer equals the per-pair path's bit for bit.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -60,6 +61,9 @@ _ORDER_FEW = 64
 _ORDER_MANY_PAIRS = 4096
 #: listed pairs above which ``_order_pairs`` is skipped (its (C, 64) sample matrix)
 _ORDER_MAX_PAIRS = 200_000
+#: held while a checker orders its pairs (``RobotChecker.order_pairs_once``): threads sharing
+#: a checker wait for the ordered arrays rather than read ``_pairs`` and ``_args`` mid-change
+_ORDER_LOCK = threading.Lock()
 #: links with geometry from which the checker lists no self pairs: the kernel finds them per
 #: configuration by a sort-and-sweep of the link boxes (``kernels.robot.checker._self_sweep``;
 #: issue 31 item 6). Below it the list, ordered by sampled hits, is faster (the Panda's 45
@@ -309,8 +313,11 @@ class RobotChecker:
         self._pack()
         self._dof = robot.dof
         self._shape1 = (robot.dof,)
-        if 1 < pair_arr.shape[0] <= _ORDER_MAX_PAIRS:
-            self._order_pairs()
+        # PERF (issue 32, compile time): ordered on the first check, not here. Ordering runs
+        # the check kernel; the proximity queries that read these arrays in any order
+        # (``Robot.clearance``, ``check_motion``'s edge search: ``motion._PairSet``) would
+        # otherwise compile the whole collision chain (~6 CPU s from an empty cache) for it
+        self._order_pending = 1 < pair_arr.shape[0] <= _ORDER_MAX_PAIRS
 
     def _tail(self, found: NDArray[np.int64]) -> tuple:
         """The last arguments of ``self._kernels`` before the chunk count: the sweep's CHECK_DETAIL
@@ -346,6 +353,11 @@ class RobotChecker:
 
         PERF: a configuration stops at its first colliding pair; with the per-pair path's
         order the Panda's colliding configurations cost more than its free ones.
+
+        Run once, by the first question that stops at a hit (``check``, ``check_detail``,
+        ``first_colliding``, the margin check: ``order_pairs_once``). NOTE: it replaces
+        ``_pairs`` and ``_args``; whoever took them before (``motion._PairSet``) keeps a
+        consistent pair of the old ones (rows index their own arrays).
         """
         samples = _ORDER_SAMPLES if self._pairs.shape[0] <= _ORDER_MANY_PAIRS else _ORDER_FEW
         Q = self.robot.random_configurations(samples, seed=0)
@@ -361,6 +373,15 @@ class RobotChecker:
         order = np.argsort(-rate, kind="stable")
         self._pairs = np.ascontiguousarray(self._pairs[order])
         self._pack()
+        self._order_pending = False  # NOTE: last: a thread that reads False finds the new arrays
+
+    def order_pairs_once(self) -> None:
+        """Order the kernel's pairs if they are not yet (``_order_pairs``); threads that
+        share the checker wait for the one ordering it."""
+        if self._order_pending:
+            with _ORDER_LOCK:
+                if self._order_pending:
+                    self._order_pairs()
 
     def _current(self) -> None:
         """Bring the arrays up to date with the world: its poses alone changed (the same
@@ -388,6 +409,8 @@ class RobotChecker:
         world = self.world
         if world is not None and world.version != self._version:
             self._current()
+        if self._order_pending:
+            self.order_pairs_once()
         # PERF: one writable C-contiguous (dof,) float64 array goes straight to the kernel
         if type(q) is np.ndarray and q.dtype is _F64 and q.shape == self._shape1 and q.flags.c_contiguous and q.flags.writeable:
             qa = q
@@ -408,6 +431,7 @@ class RobotChecker:
         """A ``RobotCheck`` (per link, object and self pair; every pair whose boxes overlap
         is tested), in the form of ``Robot.check_detail``."""
         self._current()
+        self.order_pairs_once()
         qa = _configurations(q, self._dof)
         single = qa.ndim == 1
         Q = qa.reshape(1, -1) if single else qa
@@ -420,6 +444,7 @@ class RobotChecker:
         configurations after it are not tested (on several threads, at most those already
         claimed)."""
         self._current()
+        self.order_pairs_once()
         Q = _configurations(qs, self._dof)
         if Q.ndim != 2:
             raise ValueError(f"qs must have shape (N, {self._dof}), got {Q.shape}")

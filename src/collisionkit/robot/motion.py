@@ -434,6 +434,8 @@ class _PairSet:
 
             chk = checker_for(self.robot, self.world, {**self._options, "listed": True})
             chk._current()
+            # NOTE: the arrays as they are, ordered or not (``RobotChecker._order_pairs``: a
+            # later ordering makes new ones; ``_args`` and these rows stay a consistent pair)
             kp = np.full(self.n, -1, np.int64)
             if chk._n_checks == self.n:  # NOTE: the same pairs in the same order (both built from the same lists)
                 kp[chk._pairs[:, checker_kernel.PAIR_ROW]] = np.arange(chk._pairs.shape[0], dtype=np.int64)
