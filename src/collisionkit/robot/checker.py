@@ -316,7 +316,8 @@ class RobotChecker:
         # PERF (issue 32, compile time): ordered on the first check, not here. Ordering runs
         # the check kernel; the proximity queries that read these arrays in any order
         # (``Robot.clearance``, ``check_motion``'s edge search: ``motion._PairSet``) would
-        # otherwise compile the whole collision chain (~6 CPU s from an empty cache) for it
+        # otherwise compile the whole collision chain for it (a first clearance from an empty
+        # cache 31.7-37.6 -> 24.9-29.9 CPU s, benchmarks/results/compile_times.md, stop 50)
         self._order_pending = 1 < pair_arr.shape[0] <= _ORDER_MAX_PAIRS
 
     def _tail(self, found: NDArray[np.int64]) -> tuple:
