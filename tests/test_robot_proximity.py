@@ -149,3 +149,72 @@ def test_far_from_the_origin_equals_the_python_path(panda, python_path):
     np.testing.assert_allclose(got_c.distance, ref_c.distance, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(got_m, motion.check_with_margin(panda, q, world, margin=0.01, base=far))
     assert np.any(got_c.distance > 0)
+
+
+@pytest.mark.parametrize("kind", ("auto", "obb", "kdop14"))
+def test_the_margin_kernel_records_every_pair_within_its_threshold(panda, kind):
+    """The margin kernel's recording mode (``_margin_worker`` with a ``detail`` matrix: what a
+    margin checker orders its pairs by) marks exactly the pairs within their thresholds, zero
+    thresholds (the checker's exact test) included, and answers each configuration as the
+    stopping mode does."""
+    robot = _with_kind(panda, kind).with_padding({"panda_hand": 0.02, "panda_link5": 0.01})
+    world = _scene(kind)
+    ps = motion._PairSet(robot, world, self_collision=True, allowed=(), ignore=(), base=None, margin=0.0)
+    kp = ps.kernel_pairs()
+    thr = np.empty(ps.n)
+    thr[kp] = ps.thr
+    assert (ps.thr == 0).any() and (ps.thr > 0).any()  # both tests run
+    Q = robot.random_configurations(24, seed=3)
+    n = Q.shape[0]
+    fb, wb, ib, topo = ps._args
+    none = np.zeros(0, np.int64)
+    stop = np.zeros(n, np.int8)
+    proximity.margin_serial(Q, fb, wb, ib, topo, thr, stop, none, np.zeros((0, 0), np.bool_), none, np.int64(1))
+    rec = np.zeros(n, np.int8)
+    detail = np.zeros((ps.n, n), np.bool_)
+    work = np.zeros(ps.n, np.int64)
+    proximity.margin_serial(Q, fb, wb, ib, topo, thr, rec, none, detail, work, np.int64(1))
+    np.testing.assert_array_equal(rec, stop)
+    np.testing.assert_array_equal(rec == 1, detail.any(axis=0))
+    assert 0 < (rec == 1).sum() < n and (ps.thr[detail.any(axis=1)] == 0).any()  # zero thresholds hit too
+    assert (work[kp[detail.any(axis=1)]] > 0).all()  # work is per row of the checker's pairs
+    checked = 0
+    for k in range(n):
+        T = np.ascontiguousarray(robot.link_poses(Q[k]))
+        for p in range(ps.n):
+            a, b, Ta, Tb = ps.shape_a[p], ps.shape_b[p], T[ps.a[p]], ps.pose_b(p, T)
+            if ps.thr[p] == 0.0:
+                want = bool(ck.intersects(a, b, Ta, Tb))
+            else:
+                d = ck.distance(a, b, Ta, Tb).distance
+                if abs(d - ps.thr[p]) < 1e-9:  # a tie within rounding: either answer
+                    continue
+                want = d <= ps.thr[p]
+            assert detail[p, k] == want, (k, p, ps.thr[p])
+            checked += 1
+    assert checked > 0.99 * n * ps.n
+
+
+def test_a_first_margin_check_orders_by_the_margin_kernel(panda, monkeypatch):
+    """A fresh margin checker orders its pairs on its first margin check by the margin kernel's
+    hits, never calling the collision kernel (whose chain it would otherwise compile), and
+    answers as the per-pair path."""
+    from collisionkit.kernels.robot import checker as ckernel
+    from collisionkit.robot import checker, margin
+
+    def refuse(*args):
+        raise AssertionError("the collision kernel ran for a margin check")
+
+    padded = panda.with_padding({"panda_hand": 0.02})
+    world = _scene()
+    q = padded.random_configurations(16, seed=8)
+    want = motion.check_with_margin(padded, q, world, margin=0.01)
+    assert 0 < want.sum() < len(q)
+    monkeypatch.setattr(checker.kernel, "check_serial", refuse)
+    chk = margin._checker(padded, world, {})
+    assert chk._order_pending
+    before = chk._pairs.copy()
+    got = [bool(padded.check(x, world, margin=0.01)) for x in q]
+    assert got == want.tolist() and not chk._order_pending
+    assert sorted(map(tuple, chk._pairs.tolist())) == sorted(map(tuple, before.tolist()))  # the same pairs
+    assert not np.array_equal(chk._pairs[:, ckernel.PAIR_ROW], before[:, ckernel.PAIR_ROW])  # reordered

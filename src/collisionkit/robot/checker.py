@@ -20,7 +20,7 @@ the same two poses, so every answer equals the per-pair path's bit for bit.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ from ..geometry.mesh import Mesh
 from ..kernels.core.layout import META_DEPTH, META_FANOUT, META_NODE_OFF, META_TRI_OFF, META_WIDTH
 from ..kernels.core.linalg import first_bad_pose
 from ..kernels.robot import checker as kernel
+from ..kernels.robot import proximity as pkernel
 from ..kernels.robot.kinematics import JOINT_FIXED
 from ..options import AUTO_BV
 from ..query import batch
@@ -345,12 +346,18 @@ class RobotChecker:
         self._wb = np.ascontiguousarray(np.concatenate([poses.ravel(), box.ravel()]), dtype=np.float64)
         self._object_box = [boxes[n].reshape(6, 1) for n in names]
 
-    def _order_pairs(self) -> None:
+    def _order_pairs(self, thr: NDArray[np.float64] | None = None) -> None:
         """Order the kernel's pairs so that typical hits come early: by hits per unit of
         descent work (node pairs + triangle tests) over ``_ORDER_SAMPLES`` (``_ORDER_FEW`` past
         ``_ORDER_MANY_PAIRS`` pairs) configurations drawn
         with a fixed seed (``Robot.random_configurations``), highest first; pairs never hit
         keep their order after them. Deterministic; answers do not depend on the order.
+        The hits are collisions (the checker's kernel), or with ``thr`` (one threshold per
+        row of ``_pairs``: the first margin check's) pairs within their thresholds (the
+        margin kernel, ``kernels.robot.proximity``): each question orders by its own
+        kernel, so its first call compiles no other (PERF: a first margin check compiled
+        the collision chain only to order its pairs: 15.7 -> 12.6 CPU s on an empty cache,
+        ``benchmarks.compile_times``' first-robot-margin, 2026-12-07).
 
         PERF: a configuration stops at its first colliding pair; with the per-pair path's
         order the Panda's colliding configurations cost more than its free ones.
@@ -366,8 +373,11 @@ class RobotChecker:
         detail = np.zeros((self._n_checks, n), np.bool_)
         work = np.zeros(self._pairs.shape[0], _I64)
         fb, wb, ib, topo = self._args  # the listed pairs only (check_serial): the sweep's come after them
-        kernel.check_serial(Q, fb, wb, ib, topo, _I64(kernel.CHECK_DETAIL), np.zeros(n, np.int8), detail, work,
-                            np.zeros(0, _I64), self._tri, _I64(1))  # fmt: skip
+        out, none, serial = np.zeros(n, np.int8), np.zeros(0, _I64), _I64(1)
+        if thr is None:
+            kernel.check_serial(Q, fb, wb, ib, topo, _I64(kernel.CHECK_DETAIL), out, detail, work, none, self._tri, serial)
+        else:
+            pkernel.margin_serial(Q, fb, wb, ib, topo, thr, out, none, detail, work, serial)
         hits = detail[self._pairs[:, kernel.PAIR_ROW]].sum(axis=1)
         # a descent call costs about as much as a few node pairs besides its own work
         rate = hits / (work + 4.0 * hits + 1.0)
@@ -376,13 +386,14 @@ class RobotChecker:
         self._pack()
         self._order_pending = False  # NOTE: last: a thread that reads False finds the new arrays
 
-    def order_pairs_once(self) -> None:
-        """Order the kernel's pairs if they are not yet (``_order_pairs``); threads that
-        share the checker wait for the one ordering it."""
+    def order_pairs_once(self, thresholds: Callable[[], NDArray[np.float64]] | None = None) -> None:
+        """Order the kernel's pairs if they are not yet (``_order_pairs``; ``thresholds``: for
+        a margin check, a function returning its thresholds for the pairs as they are);
+        threads that share the checker wait for the one ordering it."""
         if self._order_pending:
             with _ORDER_LOCK:
                 if self._order_pending:
-                    self._order_pairs()
+                    self._order_pairs(None if thresholds is None else thresholds())
 
     def _current(self) -> None:
         """Bring the arrays up to date with the world: its poses alone changed (the same

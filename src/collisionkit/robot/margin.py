@@ -107,7 +107,7 @@ def check(robot: Any, q: ArrayLike, world: Any, margin: float, options: dict[str
     if world is not None and world.version != chk._version:
         chk._current()
     if chk._order_pending:  # before the thresholds: they follow the pairs' order
-        chk.order_pairs_once()
+        chk.order_pairs_once(lambda: thresholds(chk, robot, m))  # by the margin kernel's hits
     if chk._external:  # convex-shape obstacles: the per-pair path (options less the volume kind)
         rest = {k: v for k, v in options.items() if k != "bv"}
         return check_with_margin(robot, q, world, margin=m, threads=threads, **rest)

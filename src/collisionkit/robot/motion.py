@@ -702,8 +702,15 @@ def margin_batch(args: tuple, Q: NDArray[np.float64], thr: NDArray[np.float64], 
     if n:
         p = batch.plan(n, batch.thread_count(threads), uniform=True)
         shared = np.zeros(1 if p.parallel else 0, np.int64)
-        batch.launch(p, proximity.margin_serial, proximity.margin_parallel, Q, *args, thr, out, shared)
+        none = np.zeros(0, np.int64)
+        batch.launch(
+            p, proximity.margin_serial, proximity.margin_parallel, Q, *args, thr, out, shared, _NO_DETAIL, none
+        )  # fmt: skip
     return out
+
+
+#: ``margin_batch``'s ``detail``: not recording (``kernels.robot.proximity._margin_worker``)
+_NO_DETAIL = np.zeros((0, 0), np.bool_)
 
 
 def _margin_compiled(ps: _PairSet, T: NDArray, lb: NDArray, pairs: NDArray[np.int64], hit: NDArray[np.bool_]) -> None:

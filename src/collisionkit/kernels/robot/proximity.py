@@ -26,15 +26,16 @@ from numba import njit, prange
 
 from ...constants import MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE
 from ..core.jit import njit_internal
-from ..core.layout import META_DEPTH, META_FANOUT
+from ..core.layout import META_DEPTH, META_FANOUT, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.scaling import in_band
 from ..core.tri_rows import tree_rows
 from ..core.unlinked import call_unlinked, njit_driver
-from ..proximity.distance import N_DSTATS, distance_task
+from ..proximity.distance import DSTAT_NODE_PAIRS, DSTAT_TRI_PAIRS, N_DSTATS, distance_task
 from ..proximity.threshold import _RIGID_WIDEN, WITHIN, within_pooled
 from ..proximity.threshold import stack_rows as within_stack_rows
 from ..traverse.descent import collide_task
 from .checker import (
+    _BOOL2,
     _I8,
     _I64,
     H_BASE_LINK,
@@ -44,6 +45,7 @@ from .checker import (
     PAIR_B,
     PAIR_B_BOX,
     PAIR_KIND,
+    PAIR_ROW,
     PAIR_SELF,
     PAIR_TREE_A,
     PAIR_TREE_B,
@@ -214,12 +216,18 @@ def pair_distances(T, fb, wb, ib, topo, sel, upper, thr, mode, best, out):
 # LENGTH (~80 lines): the whole per-configuration loop of one worker (as checker._run:
 # kinematics, boxes, pairs), its arrays passed once per worker, not per pair helper.
 @njit_internal(nogil=True)
-def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
+def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared, detail, work):
     """Margin check of the configurations of worker ``c`` (claimed dynamically when
     ``shared`` has an entry: a cursor; else c, c + nchunks, ...): ``out[k]`` = 1 when some
     pair of the checker is at most ``thr[p]`` apart (it stops the configuration), 0 when
     none is, -1 when none is but a pair lay outside the kernel's band of scales (the caller
     decides it). ``thr`` (P,) float64 >= 0, one per row of the checker's ``pairs``.
+
+    Recording (``detail`` (C, N), a column per configuration; else (0, 0)): every pair is
+    tested, ``detail[row, k]`` set for each pair within its threshold; ``work[p]`` (when it
+    has a row per pair; serial calls only) adds up pair p's node pairs and triangle tests.
+    What ``robot/checker.py`` orders a margin checker's pairs by, so that its first check
+    compiles no other kernel (as ``checker._run``'s CHECK_DETAIL for the plain check).
 
     Per pair, cheapest first, each test a lower bound of the distance, so a pair it
     separates is more than its threshold apart: the padded world boxes more than thr apart
@@ -254,6 +262,8 @@ def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
     tri_test = np.int64(TRI_TEST_GUIGUE)
     base_link = ib[H_BASE_LINK]
     ids = topo[0]
+    record = n > 0 and detail.shape[1] == n
+    count_work = work.shape[0] == P
     k = c - nchunks
     while True:
         k = _claim(shared, np.int64(0), k, nchunks, n, np.bool_(False))
@@ -297,37 +307,48 @@ def _margin_worker(c, nchunks, Q, fb, wb, ib, topo, thr, out, shared):
             if u == 0.0:
                 cstack[0, 0] = 0
                 cstack[0, 1] = 0
+                before = cstats[0, STAT_NODE_PAIRS] + cstats[0, STAT_TRI_TESTS]
                 found, _ = collide_task(
                     topo, bv, tris, ids, meta, scale, ta, Ta,
                     topo, bv, tris, ids, meta, scale, tb, Tb,
                     pairs[p, PAIR_KIND], tri_test, mode_any, no_cap,
                     keys, zero, zero, cstack, one, budget, cstats, zero,
                 )  # fmt: skip
+                if count_work:
+                    work[p] += cstats[0, STAT_NODE_PAIRS] + cstats[0, STAT_TRI_TESTS] - before
                 if found > 0:
                     got = np.int8(1)
-                    break
+                    if not record:
+                        break
+                    detail[pairs[p, PAIR_ROW], k] = True
                 continue
             s = scale[ta] + scale[tb]
             if not in_band(s, Ta, Tb):
-                got = np.int8(-1)
+                if got == 0:  # NOTE: a hit recorded before it stands
+                    got = np.int8(-1)
                 continue
             # NOTE: no warm start: the pair measured closest by the last configuration's
             # descent (its direction as a bound from the start) cost more than it saved
             # (Panda, margin 0.01: 11.9 vs 11.1 us a configuration)
+            before = dstats[0, DSTAT_NODE_PAIRS] + dstats[0, DSTAT_TRI_PAIRS]
             found, _, _ = within_pooled(
                 topo, bv, tris, meta, ta, Ta, topo, bv, tris, meta, tb, Tb, s, pairs[p, PAIR_KIND], u,
                 none, none, stack, dstats, zero,
             )  # fmt: skip
+            if count_work:
+                work[p] += dstats[0, DSTAT_NODE_PAIRS] + dstats[0, DSTAT_TRI_PAIRS] - before
             if found == WITHIN:
                 got = np.int8(1)
-                break
+                if not record:
+                    break
+                detail[pairs[p, PAIR_ROW], k] = True
         out[k] = got
 
 
 # PERF: its chunk called unlinked (kernels/core/unlinked.py): linked, it optimised the whole
 # margin check again (1.2 of the robot_margins warm-up group's 33 CPU s, 2026-12-07)
 @njit_driver(_margin_worker, lambda q, fb, wb, ib, topo, thr: (
-    _one_config(q), fb, wb, ib, topo, thr, _I8, _I64
+    _one_config(q), fb, wb, ib, topo, thr, _I8, _I64, _BOOL2, _I64
 ), nogil=False)  # fmt: skip
 def margin_one(q, fb, wb, ib, topo, thr):
     """One configuration q (dof,): 1 (some pair within its threshold), 0 (none), -1 (none,
@@ -338,24 +359,26 @@ def margin_one(q, fb, wb, ib, topo, thr):
         if not math.isfinite(q[j]):
             return np.int64(-2)
     out = np.zeros(1, np.int8)
-    args = (Q, fb, wb, ib, topo, thr, out, np.zeros(0, np.int64))
+    none = np.zeros(0, np.int64)
+    args = (Q, fb, wb, ib, topo, thr, out, none, np.zeros((0, 0), np.bool_), none)
     call_unlinked(_margin_worker, np.int64(0), np.int64(1), args)
     return np.int64(out[0])
 
 
 @njit_driver(_margin_worker)
-def margin_serial(Q, fb, wb, ib, topo, thr, out, shared, nchunks):
+def margin_serial(Q, fb, wb, ib, topo, thr, out, shared, detail, work, nchunks):
     """A batch Q (N, dof) (finite, checked by the caller) on the calling thread: ``out`` (N,)
-    int8 as ``_margin_worker`` (``shared`` empty)."""
-    args = (Q, fb, wb, ib, topo, thr, out, shared)  # fmt: skip
+    int8, ``detail`` and ``work`` as ``_margin_worker`` (``shared`` empty)."""
+    args = (Q, fb, wb, ib, topo, thr, out, shared, detail, work)  # fmt: skip
     for c in range(nchunks):
         call_unlinked(_margin_worker, c, nchunks, args)  # kernels/core/unlinked.py
 
 
 @njit_driver(_margin_worker, parallel=True)
-def margin_parallel(Q, fb, wb, ib, topo, thr, out, shared, nchunks):
+def margin_parallel(Q, fb, wb, ib, topo, thr, out, shared, detail, work, nchunks):
     """A batch over numba threads: ``nchunks`` workers (one a thread) claim configurations
-    dynamically (``shared`` = [next configuration]), as ``checker.check_parallel``."""
-    args = (Q, fb, wb, ib, topo, thr, out, shared)  # fmt: skip
+    dynamically (``shared`` = [next configuration]), as ``checker.check_parallel``
+    (``detail`` may record; ``work`` empty)."""
+    args = (Q, fb, wb, ib, topo, thr, out, shared, detail, work)  # fmt: skip
     for c in prange(nchunks):
         call_unlinked(_margin_worker, np.int64(c), nchunks, args)  # kernels/core/unlinked.py
