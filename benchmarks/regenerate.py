@@ -472,7 +472,8 @@ def block_compile_times() -> str:
     same_day = (
         f"; all {len(cpu_rows)} warm-up groups, each from an empty cache, together "
         f"{float(total['CPU s after']):.0f} CPU s, against "
-        f"{float(total['CPU s before']):.0f} for the code before the change, measured side by side that day"
+        f"{float(total['CPU s before']):.0f} for the code before the change, measured side by side that day: "
+        "CPU seconds differ about 2x from one shared VM to another, so compare figures of one day"
         if total and total.get("CPU s before") else ""
     )
     # the planner's calls (issue 32, wave three's users): a configuration, an edge
