@@ -135,3 +135,42 @@ def test_relative_error_lower_bound_never_exceeds_the_distance(bv, shrink):
         assert low2 <= exact * exact * (1 + 1e-12), (low2, exact * exact)  # a lower bound
         checked += 1
     assert checked > 60
+
+
+@pytest.mark.parametrize("bv", ["aabb", "obb"])
+def test_no_point_buffer_gives_the_same_distance_without_contact_points(bv):
+    """``distance_task`` with a (0, 3) point buffer (the robot's edge search, which reads no
+    points and so never compiles the intersection segment): the same distance, triangle pair
+    and lower bound as with the (24, 3) buffer on intersecting and separate poses; the contact
+    point of an intersecting pair NaN instead of the segment's midpoint."""
+    from collisionkit.kernels.proximity.distance import N_DSTATS, _stack_rows, distance_task
+
+    a = ck.primitives.torus_mesh(1.0, 0.25, 24, 12).with_options(bv=bv)
+    b = ck.primitives.uv_sphere_mesh(0.4).with_options(bv=bv)
+    ta, tb = trees(a, b)
+    x, y = ta.arrays, tb.arrays
+    n = _stack_rows(x.meta, y.meta)
+    stack, lbs = np.empty((n, 2), np.int64), np.empty(n)
+    stats = np.zeros((1, N_DSTATS), np.int64)
+    Ta = np.eye(4)
+    crossing = 0
+    for k, Tb in enumerate(ck.random_poses(60, 1.5, seed=9)):
+        rows = []
+        for buf in (np.empty((24, 3)), np.empty((0, 3))):
+            out = np.zeros((1, 12))
+            d2 = distance_task(
+                x.topo, x.bv, x.tris, Ta, y.topo, y.bv, y.tris, Tb,
+                float(x.scale[0] + y.scale[0]), ta.bv_code, math.inf, 1.0, np.int64(-1), np.int64(-1),
+                stack, lbs, buf, out, stats, np.int64(0),
+            )  # fmt: skip
+            rows.append((d2, out[0].copy()))
+        (d_pts, with_pts), (d_none, without) = rows
+        assert d_pts == d_none and with_pts[0] == without[0], k
+        np.testing.assert_array_equal(with_pts[7:12], without[7:12])
+        if d_pts == 0.0:
+            crossing += 1
+            assert bool(ck.intersects(a, b, Ta, Tb))
+            assert np.isfinite(with_pts[1:7]).all() and np.isnan(without[1:7]).all()
+        else:
+            np.testing.assert_array_equal(with_pts[1:7], without[1:7])
+    assert 5 < crossing < 55  # both kinds of pose occur

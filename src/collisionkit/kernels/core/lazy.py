@@ -31,7 +31,10 @@ entries, the robot checker and time of impact. Linked, each caller optimised and
 their code again (2.4 of the classify group's 31 CPU s, 2026-12-07). Such an entry may
 declare several signatures (options by type: ``collide_task``'s triangle test ``None`` or a
 code); a call takes the first one its arguments match exactly, else the first they convert
-to. The indirect call costs nothing next to a descent.
+to. The indirect call costs nothing next to a descent. A hot kernel that only some inputs
+reach is one too: the intersection segment (``tri_segment.tri_tri_segment``), which every
+contact row calls but a distance query only for meshes that intersect, so a first distance
+of separate shapes compiles nothing of it.
 
 The callback takes the GIL, so a thread that holds the GIL must never wait for a kernel
 that reaches a cold path on another thread: every ``parallel=True`` kernel of the package

@@ -461,7 +461,9 @@ def distance_task(
     ja, jb leaf-order triangle indices as floats (-1 when nothing is below
     upper2). Returns d2 (inf when nothing is below upper2). When the meshes
     intersect, pa = pb = the midpoint of the first intersecting pair's
-    intersection segment (``tri_segment``); ``buf`` is its (24, 3) scratch.
+    intersection segment (``tri_segment``); ``buf`` is its (24, 3) scratch, or
+    (0, 3) for a caller that reads no points (NaN then: the robot's edge search,
+    which so never compiles the segment code).
     """
     R, t = relative_pose(Ta, Tb)
     AbsR = (abs(R[0]), abs(R[1]), abs(R[2]), abs(R[3]), abs(R[4]), abs(R[5]), abs(R[6]), abs(R[7]), abs(R[8]))
@@ -590,7 +592,7 @@ def distance_task(
             stack[p, 1] = nb
             lbs[p] = lc
             top += 1
-    if done:
+    if done and buf.shape[0] > 0:
         A = tri_row(tris_a, bja)
         B = mapped_row(R, t, tris_b, bjb)
         _flag, x0, y0, z0, x1, y1, z1 = tri_tri_segment(A, B, buf)

@@ -178,7 +178,9 @@ def edge_search(
     dof = q0.shape[0]
     dq = q1 - q0
     # scratch of the distance descents (proximity.pair_distances')
-    dstack, dlbs, dbuf, drow, dstats = distance_scratch(rows, pairs, meta)
+    dstack, dlbs, _, drow, dstats = distance_scratch(rows, pairs, meta)
+    # no contact points (``distance_task``): the search reads distances and triangle indices only
+    dbuf = np.empty((0, 3))
     # kinematics scratch
     Q = np.empty((1, dof))
     values = np.zeros((parents.shape[0], 1))

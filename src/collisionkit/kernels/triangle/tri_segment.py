@@ -196,7 +196,14 @@ def _extreme_pair(T):
     return bi, bj
 
 
-@njit_internal(nogil=True)
+# PERF: called through a slot (kernels/core/lazy.py), compiled on its first call: the distance
+# family reaches it only for an intersecting pair's contact point, so a first distance query
+# of separate shapes (a robot's clearance, a certified edge) no longer compiles it (issue 32,
+# compile time). Not cold: generic inputs reach it (contacts call it on every row, an
+# indirect call beside an exact segment), so the groups that call it compile it.
+@njit_lazy(
+    types.Tuple((types.int64, *[types.float64] * 6))(TRI_TUPLE, TRI_TUPLE, types.float64[:, ::1]), cold=False, nogil=True
+)
 def tri_tri_segment(A, B, buf):
     """Intersection segment of two intersecting triangles (9-tuples, same frame).
 
