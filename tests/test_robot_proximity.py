@@ -218,3 +218,20 @@ def test_a_first_margin_check_orders_by_the_margin_kernel(panda, monkeypatch):
     assert got == want.tolist() and not chk._order_pending
     assert sorted(map(tuple, chk._pairs.tolist())) == sorted(map(tuple, before.tolist()))  # the same pairs
     assert not np.array_equal(chk._pairs[:, ckernel.PAIR_ROW], before[:, ckernel.PAIR_ROW])  # reordered
+
+
+def test_first_margin_checks_among_convex_obstacles_answer_as_clearance(panda):
+    """A fresh margin checker in a world with convex obstacles (the per-pair path decides
+    them; the margin kernel orders and answers the mesh pairs): one configuration a call
+    and in a batch, plain and padded robots (zero thresholds among the pairs), the answers
+    ``clearance <= margin``."""
+    padded = panda.with_padding({"panda_hand": 0.02})
+    q = panda.random_configurations(24, seed=12)
+    both = 0
+    for robot, margin in ((panda, 0.01), (panda, 0.04), (padded, 0.0), (padded, 0.01)):
+        want = robot.clearance(q, _scene(convex=True)).distance <= margin
+        world = _scene(convex=True)  # a new world: a new checker, ordered by these calls
+        assert [bool(robot.check(x, world, margin=margin)) for x in q] == want.tolist()
+        np.testing.assert_array_equal(robot.check(q, _scene(convex=True), margin=margin, threads=1), want)
+        both += 0 < want.sum() < len(q)
+    assert both >= 2  # both answers occur

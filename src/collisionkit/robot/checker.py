@@ -356,8 +356,8 @@ class RobotChecker:
         row of ``_pairs``: the first margin check's) pairs within their thresholds (the
         margin kernel, ``kernels.robot.proximity``): each question orders by its own
         kernel, so its first call compiles no other (PERF: a first margin check compiled
-        the collision chain only to order its pairs: 15.7 -> 12.6 CPU s on an empty cache,
-        ``benchmarks.compile_times``' first-robot-margin, 2026-12-07).
+        the collision chain only to order its pairs: 16.9 -> 13.9 CPU s on an empty cache,
+        ``benchmarks.compile_times``' first-robot-margin, compile_times.md stop 51).
 
         PERF: a configuration stops at its first colliding pair; with the per-pair path's
         order the Panda's colliding configurations cost more than its free ones.
