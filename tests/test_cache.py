@@ -286,3 +286,45 @@ def test_a_loop_on_a_fresh_stack_chunk_never_calls_across_a_chunk_boundary():
     if sys.version_info < (3, 13):  # no spare chunk kept: at some depth each call maps one (2,000)
         assert plain >= 1000
     assert fresh < 200
+
+
+def test_cheap_flag_comparisons_answer_as_numbas():
+    """``_numba._compare_compile_flags_cheaply``: equality of compile flags compares only the
+    options set in either, hash is one value per class; both agree with numba's own
+    definitions (every option's value compared as a dict) on flag sets that differ, match,
+    or set an option to its default."""
+    import itertools
+
+    from numba.core.compiler import Flags
+
+    import collisionkit  # noqa: F401  (installs the patch)
+
+    assert getattr(Flags.__eq__, "_collisionkit", False)
+
+    def numba_eq(a, b):
+        return a.values() == b.values()
+
+    def flags(**set_options):
+        f = Flags()
+        for name, value in set_options.items():
+            setattr(f, name, value)
+        return f
+
+    variants = [
+        flags(),
+        flags(nrt=True),
+        flags(nrt=False),
+        flags(no_cfunc_wrapper=False),  # set to its default: equal to flags()
+        flags(no_cfunc_wrapper=True),
+        flags(nrt=True, no_cfunc_wrapper=True),
+        flags(no_cfunc_wrapper=True, nrt=True),
+        flags(forceinline=False, error_model="numpy"),
+        flags(error_model="python"),
+    ]
+    pairs = list(itertools.product(variants, repeat=2))
+    assert any(numba_eq(a, b) and a._values != b._values for a, b in pairs)  # not vacuous
+    assert any(not numba_eq(a, b) for a, b in pairs)
+    for a, b in pairs:
+        assert (a == b) is numba_eq(a, b), (a, b)
+        if numba_eq(a, b):
+            assert hash(a) == hash(b)

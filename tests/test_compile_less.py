@@ -216,6 +216,70 @@ def test_no_callee_inherits_borrowing():
     assert not unset, f"callees of borrowing kernels that leave _nrt unset: {unset}"
 
 
+def test_every_kernel_is_compiled_without_the_c_callable_wrapper():
+    """``kernels/core/jit.njit`` sets ``no_cfunc_wrapper`` (the wrapper cost 6-7% of a first
+    edge check's compile): every kernel module imports it, none numba's own ``njit``."""
+    found = kernel_dispatchers()
+    assert len(found) > 300, len(found)  # the walk finds them
+    with_wrapper = sorted(name for name, d in found.items() if not d.targetoptions.get("no_cfunc_wrapper"))
+    assert not with_wrapper, f"kernels compiled with a cfunc wrapper: {with_wrapper}"
+    kernels_dir = Path(ck.__file__).parent / "kernels"
+    direct = []
+    for path in sorted(kernels_dir.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "numba":
+                if any(alias.name == "njit" for alias in node.names) and path.name != "jit.py":
+                    direct.append(str(path.relative_to(kernels_dir)))
+    assert not direct, f"kernel modules importing numba's njit: {direct}"
+
+
+def _has_cfunc_wrapper(dispatcher, args) -> bool:
+    cres = dispatcher.overloads[args]
+    return bool(cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name))
+
+
+def test_what_a_kernel_compiles_inherits_no_cfunc_wrapper_and_a_users_kernel_keeps_it():
+    """numba's own implementations compiled inside a collisionkit kernel's compile drop the
+    wrapper as the kernel does (``_numba._callees_inherit_no_cfunc_wrapper``); a user's
+    ``@njit`` function, and what it compiles, keep numba's default."""
+    from numba.core import event
+
+    from collisionkit.kernels.core.jit import njit as ck_njit
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            compiled.append((ev.data["dispatcher"], tuple(ev.data["args"])))
+
+    def body(n):
+        a = np.empty((n, 7, 3), np.float32)  # a signature no kernel of ours allocates
+        a[0, 0, 0] = 1.0
+        return a[0, 0, 0]
+
+    ours = ck_njit(body)
+    theirs = njit(body)
+    listener = Listener()
+    event.register("numba:compile", listener)
+    try:
+        assert ours(np.int64(3)) == 1.0
+        inside_ours = list(compiled)
+        compiled.clear()
+        assert theirs(np.int64(3)) == 1.0
+        inside_theirs = list(compiled)
+    finally:
+        event.unregister("numba:compile", listener)
+    for found, wrapped in ((inside_ours, False), (inside_theirs, True)):
+        impls = [(d, a) for d, a in found if d is not ours and d is not theirs]
+        assert impls, "np.empty's implementation compiled"  # not vacuous
+        assert all(_has_cfunc_wrapper(d, a) is wrapped for d, a in impls)
+    assert not _has_cfunc_wrapper(ours, (types.int64,))
+    assert _has_cfunc_wrapper(theirs, (types.int64,))
+
+
 def test_a_borrowing_kernel_may_not_return_or_allocate_an_array():
     """Without NRT a returned array would be a borrowed reference the caller frees: refused at
     compile time (the argument itself by BorrowingKernel, anything else by numba), as is an

@@ -508,6 +508,86 @@ def _inline_copies_share_one_scope() -> None:
     inline_closurecall.copy = shim
 
 
+def _callees_inherit_no_cfunc_wrapper() -> None:
+    """Compile what a collisionkit kernel's compile compiles (numba's own implementations of
+    ``np.empty``, ``min``, ...) without the C-callable wrapper too, as the kernel itself
+    (``kernels/core/jit.py``, ``njit``).
+
+    numba hands some options of the function being compiled on to the functions its typing
+    compiles (``fastmath``, ``error_model``, ...: ``Flags.inherit_if_not_set``), not
+    ``no_cfunc_wrapper``. This makes it one of them: a function that sets the option keeps
+    its own, one compiled at the top (a user's ``@njit`` called from Python) keeps numba's
+    default, and one compiled inside a compile takes the value of the compile that needs
+    it, so only kernels compiled under a collisionkit kernel drop the wrapper. About 30 of
+    a first query's 100-150 compiles are such implementations. Left alone when numba's
+    target options are not laid out as expected.
+    """
+    from numba.core import cpu
+
+    options: Any = getattr(cpu, "CPUTargetOptions", None)
+    original = getattr(options, "finalize", None)
+    if not callable(original) or getattr(original, "_collisionkit", False):
+        return
+
+    def finalize(self: Any, flags: Any, opts: Any) -> None:
+        original(self, flags, opts)
+        flags.inherit_if_not_set("no_cfunc_wrapper")
+
+    finalize._collisionkit = True  # type: ignore[attr-defined]
+    finalize.__doc__ = original.__doc__
+    options.finalize = finalize
+
+
+def _compare_compile_flags_cheaply() -> None:
+    """Make numba's comparisons of compile flags cheap, with the same answers (issue 32 item
+    2: compile from source).
+
+    numba looks up the implementation of every overloaded call (``np.empty``, ``a[i]``,
+    ``min``, ...) in a cache keyed by the argument types and the flags of the compile asking
+    (``templates._get_impl``). ``TargetConfig.__hash__`` hashes the sorted option *names*
+    (the same for every flag set of a class) and ``__eq__`` builds two dicts of every
+    option's value: a first edge check's compile made 123,000 such comparisons, 7% of its
+    CPU time under the profiler. Here the hash is the same value computed once per class,
+    and ``__eq__`` of two flag sets of one class compares only the options set in either
+    (an option set in neither reads its default in both): the same answer as numba's.
+    Left alone when numba's flags are not laid out as expected.
+    """
+    from numba.core import targetconfig
+
+    cls: Any = getattr(targetconfig, "TargetConfig", None)
+    if cls is None or "_values" not in getattr(cls, "__slots__", ()) or getattr(cls.__eq__, "_collisionkit", False):
+        return
+    original_eq = cls.__eq__
+    hashes: dict[type, int] = {}
+
+    def __hash__(self: Any) -> int:
+        kind = type(self)
+        h = hashes.get(kind)
+        if h is None:
+            h = hashes[kind] = hash(tuple(sorted(self.values())))
+        return h
+
+    def __eq__(self: Any, other: Any) -> Any:
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return original_eq(self, other)
+        mine, theirs = self._values, other._values
+        if mine == theirs:
+            return True
+        # an option set in neither reads its default in both: only the options set in one
+        # can differ (``values()`` compares every option, as a dict: ``is`` or ``==``)
+        for name in mine.keys() | theirs.keys():
+            a, b = getattr(self, name), getattr(other, name)
+            if a is not b and not a == b:
+                return False
+        return True
+
+    __eq__._collisionkit = True  # type: ignore[attr-defined]
+    cls.__hash__ = __hash__
+    cls.__eq__ = __eq__
+
+
 #: Stack slots (8 bytes each) in the frame of ``_on_fresh_stack_chunk``: more than the
 #: 2,048 of CPython's 16 KiB data-stack chunk, so its frame never fits in what is left of
 #: the current chunk and always opens a new one (of 32 KiB: about 16 KiB left for callees).
@@ -675,6 +755,8 @@ def configure() -> None:
     _harden_cache_files()
     _process_unique_function_ids()
     _cached_kernels_keep_reload_init()
+    _callees_inherit_no_cfunc_wrapper()
+    _compare_compile_flags_cheaply()
     _install_compile_listener()
     _defer_blas_probe()
     if _preload_tbb():

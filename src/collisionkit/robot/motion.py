@@ -35,8 +35,16 @@ a prefix [0, t_free]. Lower bounds come cheapest first: the distance of the two 
 padded world boxes (a lower bound of the geometry's distance), then the exact
 ``collisionkit.distance`` of the pair, asked with an ``upper_bound`` just above
 ``lam_edge + m`` (a larger distance certifies every sub-segment, so it need not be known).
-A midpoint where a pair is at most m apart is a collision: the witness, confirmed by
-``Robot.check`` (``check_with_margin`` when a margin or padding is set).
+A midpoint where a pair is at most m apart is a collision: the witness. The per-pair search
+(``_search``) confirms it by ``Robot.check`` (``check_with_margin`` when a margin or padding
+is set). The compiled search (below) confirms it where it finds it: a pair is a hit only when
+the distance kernel measured two real points of its shapes at most m apart at that very
+configuration (for m = 0, a triangle pair the exact intersection test calls crossing), or its
+oriented boxes lie within m of each other throughout, and the configuration it returns is
+the one it measured. Asking ``Robot.check`` again would compile the whole collision chain
+(``collide_task`` and the checker's driver: 3.4 CPU s of a first edge with a witness, and the
+margin kernel's chain, 3.3 more, for a margin) to repeat that answer (issue 32);
+``tests/test_robot_motion_compiled.py`` referees every witness with ``Robot.check``.
 
 Stopping (no resolution parameter; the constants below are limits of the search, not of
 the answer's validity): a sub-segment shorter than ``2**-MAX_DEPTH`` of the edge is not
@@ -180,8 +188,9 @@ class MotionCheck:
         1.0 when free, 0.0 when q_start collides; the configuration is
         ``q_start + t_free * (q_end - q_start)``.
     witness : (dof,) float64 or None, or (N, dof)
-        A configuration of the segment that collides, confirmed by ``Robot.check``
-        (``check_with_margin`` with a margin or padding); None / NaN when there is none.
+        A configuration of the segment that collides: one ``Robot.check`` calls colliding
+        (``check_with_margin`` with a margin or padding; module notes: how it is confirmed);
+        None / NaN when there is none.
     t_witness : float or (N,) float64
         Its fraction of the segment (NaN when none); ``t_free <= t_witness``.
     undecided : bool or (N,) bool
@@ -916,10 +925,11 @@ def _search(edge: _Edge, pairs: NDArray[np.int64]) -> tuple[float, float, bool, 
 COMPILED_SEARCH = True
 
 
-def _search_compiled(edge: _Edge) -> tuple[float, float, bool, int, int] | None:
+def _search_compiled(edge: _Edge) -> tuple[float, float, bool, int, int, NDArray[np.float64] | None] | None:
     """``_search`` of one edge in one compiled call over the checker's pairs: (t_free, t_hit,
-    certified free, segments, distance calls), or None where the kernel cannot decide (a
-    pair outside the distance kernel's band of scales): the caller runs ``_search``."""
+    certified free, segments, distance calls, the configuration at t_hit or None), or None
+    where the kernel cannot decide (a pair outside the distance kernel's band of scales): the
+    caller runs ``_search``."""
     ps = edge.ps
     args = ps._edge_args
     if args is None:
@@ -930,13 +940,15 @@ def _search_compiled(edge: _Edge) -> tuple[float, float, bool, int, int] | None:
             *ps._args, rows, ps.a, ps.b, ps.rows_a, ps.rows_b, np.ascontiguousarray(ps.obj_box),
             ps.mesh_ids, local, ps.local_centre, ps.local_half, ps.obj_centre, ps.obj_half, ps.slack, ps.thr,
         )  # fmt: skip
-    out = np.empty(5)
+    out = np.empty(5 + edge.q0.shape[0])
     status = edge_kernel.edge_search(
         edge.q0, edge.q1, *args, edge.lam, edge.cap, WORLD_BOX_SLACK, _limits(), out,
     )  # fmt: skip
     if status != edge_kernel.EDGE_DONE:
         return None
-    return float(out[0]), float(out[1]), bool(out[2]), int(out[3]), int(out[4])
+    t_hit = float(out[1])
+    hit = out[5:].copy() if t_hit < math.inf else None
+    return float(out[0]), t_hit, bool(out[2]), int(out[3]), int(out[4]), hit
 
 
 #: PERF: the compiled search's distances in the descent's relative-error mode: node and
@@ -986,12 +998,17 @@ def check_motion(
         if got is None:  # convex shapes, or a pair outside the kernels' band of scales
             frontier, t_hit, ok, segments[k] = _search(edge, np.arange(ps.n, dtype=np.int64))
             calls[k] = edge.calls
+            hit = None
         else:
-            frontier, t_hit, ok, segments[k], calls[k] = got
+            frontier, t_hit, ok, segments[k], calls[k], hit = got
         if ok:
             free[k], t_free[k] = True, 1.0
             continue
         t_free[k] = frontier
+        if hit is not None:
+            # the compiled search's witness is confirmed where it was found (module notes)
+            witness[k], t_witness[k] = hit, t_hit
+            continue
         if t_hit < math.inf:
             w = edge.q(t_hit)
             confirmed = _confirm(robot, w, world, m, self_collision, allowed, ignore, base, ps.padded)

@@ -867,9 +867,9 @@ class Robot:
         bounds against distance lower bounds with adaptive bisection (Schwarzer, Saha &
         Latombe 2005), not by samples: a pair collides when its distance is at most
         ``margin + pad_a + pad_b``. Otherwise ``t_free`` is the certified free prefix
-        (OMPL's lastValid) and ``witness`` a colliding configuration of the segment that
-        ``check`` confirms (``undecided`` when the search finds neither: a graze within
-        rounding of the threshold). The pairs and options are ``check``'s.
+        (OMPL's lastValid) and ``witness`` a colliding configuration of the segment, one
+        that ``check`` calls colliding (``undecided`` when the search finds neither: a graze
+        within rounding of the threshold). The pairs and options are ``check``'s.
 
         Raises
         ------

@@ -4,8 +4,8 @@ force broad phase beside the fast one for the same purpose)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..core.jit import njit
 from .common import add_pair, boxes_overlap_slots, groups_match, is_excluded
 
 

@@ -13,9 +13,8 @@ float64 boxes, so all of them return the same set as the brute-force loop.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import POSE_OK, pose_error
 
 

@@ -28,9 +28,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from .common import add_pair, boxes_overlap_slots
 
 #: Cell coordinates are clamped to +-2**50 so that they, their products in the

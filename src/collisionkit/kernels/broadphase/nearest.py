@@ -39,9 +39,8 @@ and tiny coordinates keep the bounds on the right side.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from .common import groups_match, is_excluded
 
 #: Boxes per leaf of the query tree.

@@ -30,9 +30,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from .common import add_pair, boxes_overlap_slots
 
 #: Levels are -exponent of the cell width: float64 exponents lie in [-1074, 1024].

@@ -26,9 +26,8 @@ coherence measure.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from .common import add_pair
 
 

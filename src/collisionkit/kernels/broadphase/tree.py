@@ -27,9 +27,8 @@ nodes); ``st`` = [root, free head]. Inner nodes have two children; a leaf has
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import box_half_area
 from .common import add_pair, boxes_overlap_slots
 

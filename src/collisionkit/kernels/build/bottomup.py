@@ -27,10 +27,9 @@ fit every node's volume of the requested kind over its triangles.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import BOTTOMUP_RADIUS, BUILD_BOTTOMUP, BV_AABB, BV_OBB, LEAF_FLAG
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import box_half_area
 from ..volumes.dispatch import bv_width
 from .topdown import fit_node, triangle_area

@@ -18,9 +18,9 @@ triangles:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import BV_AABB, BV_OBB, BV_RSS, BV_SPHERE, LEAF_FLAG
+from ..core.jit import njit
 from ..volumes.kdop import fit_kdop, kdop_k, kdop_vertices
 from ..volumes.rss import fit_rss
 from ..volumes.sphere import fit_sphere, merge_spheres

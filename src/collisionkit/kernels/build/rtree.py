@@ -34,10 +34,9 @@ Flat layout of one object (``build_object_rtrees``), all node indices global:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import LEAF_FLAG
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 
 # Meta row of an object's R-trees (int64).
 RT_NODES = 0  # nodes in all

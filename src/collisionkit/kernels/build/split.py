@@ -19,10 +19,9 @@ caller halves the segment).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import SPLIT_LONGEST, SPLIT_MINMAX, SPLIT_MINSUM, SPLIT_SPLATTER
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 
 #: The empty box (lo0, lo1, lo2, hi0, hi1, hi2): the first grow_box replaces it.
 EMPTY_BOX = (np.inf, np.inf, np.inf, -np.inf, -np.inf, -np.inf)

@@ -29,7 +29,6 @@ empty (all centroids equal), so depth stays logarithmic on degenerate input.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import (
     BV_AABB,
@@ -43,7 +42,7 @@ from ...constants import (
     SPLIT_SAH,
     SPLIT_SPLATTER,
 )
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import box_half_area, symmetric_eigen3
 from ..volumes.dispatch import bv_width, fit_other
 from .split import EMPTY_BOX, grow_box, split_axis_value

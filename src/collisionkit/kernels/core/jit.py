@@ -1,4 +1,12 @@
-"""``njit_internal``: kernels that only other kernels call (issue 32, compile less).
+"""``njit``, ``njit_internal``: how every kernel is compiled (issue 32, compile less).
+
+``njit`` is numba's, less the C-callable wrapper: for every function it compiles numba also
+builds a ``cfunc`` wrapper (a plain C entry point, for numba's first-class function values
+and ``@cfunc``-style callers). collisionkit never takes a kernel's C address that way (its
+slots call the native function: ``core/slots.py``), and building that wrapper cost 6-7% of a
+first edge check's compile from an empty cache (first-robot-motion-free 15.4 -> 14.5 CPU s,
+two runs each, 2026-12-08). ``no_cfunc_wrapper=True`` drops it for every collisionkit kernel;
+every kernel module imports ``njit`` from here (``tests/test_compile_less.py`` checks both).
 
 For every function it compiles, numba also builds a CPython wrapper that unboxes the
 arguments and boxes the result, so that Python can call it. A helper that only compiled
@@ -50,9 +58,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from numba import njit
+from numba import njit as _numba_njit
 from numba.core import sigutils
 from numba.core.registry import CPUDispatcher, cpu_target
+
+
+def njit(*args: Any, **options: Any) -> Any:
+    """numba's ``njit`` (``@njit`` or ``@njit(...)``) with ``no_cfunc_wrapper=True`` unless
+    given (module docstring)."""
+    options.setdefault("no_cfunc_wrapper", True)
+    return _numba_njit(*args, **options)
 
 
 class InternalKernel(CPUDispatcher):

@@ -57,12 +57,12 @@ from typing import Any
 
 from llvmlite import binding as llvm
 from llvmlite import ir
-from numba import njit
 from numba.core import cgutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.core.extending import _Intrinsic
 
+from .jit import njit
 from .slots import call_address, compiled_address, new_slot, slot_global, slot_name
 
 #: the callback kernels call for an entry whose slot is still zero (module notes)

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ...constants import POSE_RIGIDITY_TOL
-from .jit import njit_internal
+from .jit import njit, njit_internal
 
 # Codes returned by pose_error (0 = valid).
 POSE_OK = 0

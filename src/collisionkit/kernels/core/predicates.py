@@ -55,9 +55,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
-from .jit import njit_internal
+from .jit import njit, njit_internal
 from .lazy import njit_lazy
 
 _EPS = 2.0**-53

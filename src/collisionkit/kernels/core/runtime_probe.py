@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .jit import njit
 
 
 # nogil as every parallel kernel (kernels/core/lazy.py)

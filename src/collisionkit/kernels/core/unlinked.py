@@ -40,13 +40,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from numba import njit, types
+from numba import types
 from numba.core import sigutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
+from .jit import njit
 from .slots import SLOTS, call_address, compiled_address, new_slot, slot_global, slot_name
 
 

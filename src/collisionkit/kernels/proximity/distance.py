@@ -34,10 +34,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange, types
+from numba import prange, types
 
 from ...constants import BV_OBB
-from ..core.jit import njit_borrowing, njit_internal
+from ..core.jit import njit, njit_borrowing, njit_internal
 from ..core.layout import BV_T, META_DEPTH, META_FANOUT, POSE_T, TOPO_T, TRIS_T
 from ..core.lazy import njit_lazy
 from ..core.linalg import relative_pose, triangle_box

@@ -52,10 +52,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ...constants import GJK_CERTIFY_REL, GJK_MAX_ITERS, GJK_REL_TOL
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import map_triangle, relative_pose, triangle_box
 from ..core.predicates import orient3d
 from ..core.tri_rows import box_misses, map_point, mapped_row, pose_code, tri_row

@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import relative_pose
 from ..core.scaling import OUT_OF_BAND, in_band
 from ..core.tri_rows import pose_code

@@ -34,10 +34,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ...constants import LEAF_FLAG
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import map_triangle, relative_pose
 from ..core.predicates import orient3d
 from ..core.tri_rows import map_point

@@ -33,10 +33,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ...constants import BV_OBB
-from ..core.jit import njit_borrowing, njit_internal
+from ..core.jit import njit, njit_borrowing, njit_internal
 from ..core.layout import META_DEPTH, META_FANOUT
 from ..core.linalg import relative_pose, triangle_box
 from ..core.scaling import in_band

@@ -58,10 +58,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ...constants import BV_OBB
-from ..core.jit import njit_borrowing, njit_internal
+from ..core.jit import njit, njit_borrowing, njit_internal
 from ..core.linalg import pose_error, relative_pose, triangle_box
 from ..core.tri_rows import leaf_pair, mapped_box_row, pop_pair, tri_row
 from ..triangle.tri_distance import tri_tri_closest

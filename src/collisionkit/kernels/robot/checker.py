@@ -41,12 +41,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange, types
+from numba import prange, types
 
 from ...constants import BV_OBB, MODE_ANY, NO_BUDGET, WORLD_BOX_SLACK
 from ..broadphase.common import padded_box
 from ..core.atomics import fetch_add
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.layout import META_WIDTH, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.linalg import relative_pose
 from ..core.unlinked import call_unlinked, njit_driver

@@ -27,10 +27,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ..broadphase.common import padded_box
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from .checker import H_BASE_LINK, PAIR_A, PAIR_B, PAIR_SELF, _unpack, link_poses_of
 from .proximity import _pair_bound, distance_scratch
 
@@ -159,9 +158,10 @@ def edge_search(
     limits (4,) float64: max depth, max segments, witness gap, the distances' shrink
     (``_pair_bound``: 1.0 exact, ``motion._search``'s steps; < 1 the relative-error mode).
 
-    Writes out (5,) float64: frontier, t_hit (inf: none), certified free (0/1), segments,
-    distance calls. Returns EDGE_DONE, or EDGE_FALLBACK (nothing decided: a pair outside the
-    distance kernel's band of scales).
+    Writes out (5 + dof,) float64: frontier, t_hit (inf: none), certified free (0/1),
+    segments, distance calls, then the configuration at t_hit (the one measured there: the
+    witness; untouched when there is none). Returns EDGE_DONE, or EDGE_FALLBACK (nothing
+    decided: a pair outside the distance kernel's band of scales).
     """
     (
         base, parents, children, kinds, H, vsrc, vmul, vdepth,
@@ -442,4 +442,9 @@ def edge_search(
     out[2] = 1.0 if (prefix and frontier == 1.0 and t_hit == math.inf) else 0.0
     out[3] = segments
     out[4] = calls
+    if t_hit < math.inf:
+        # the same expression as each point's configuration above: the witness is the
+        # configuration whose distances were measured (``motion.check_motion``)
+        for d in range(dof):
+            out[5 + d] = q1[d] if t_hit == 1.0 else q0[d] + t_hit * dq[d]
     return EDGE_DONE

@@ -22,9 +22,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..broadphase.common import padded_box
+from ..core.jit import njit
 
 JOINT_FIXED = 0
 JOINT_PRISMATIC = 1

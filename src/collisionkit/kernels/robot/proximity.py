@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ...constants import MODE_ANY, NO_BUDGET, TRI_TEST_GUIGUE
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.layout import META_DEPTH, META_FANOUT, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.scaling import in_band
 from ..core.tri_rows import tree_rows

@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from .kinematics import JOINT_PRISMATIC
 
 

@@ -51,10 +51,10 @@ centres are mapped, as in the default AABB test).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ...constants import LEAF_FLAG, MODE_ALL, MODE_ANY
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.layout import (
     META_FACES,
     META_FANOUT,

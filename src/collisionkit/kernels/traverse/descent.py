@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit, prange, types
+from numba import prange, types
 
 from ...constants import (
     BV_AABB,
@@ -36,7 +36,7 @@ from ...constants import (
     NO_BUDGET,
 )
 from ..core.atomics import fetch_add
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.layout import (
     BV_T,
     IDS_T,

@@ -32,8 +32,9 @@ DECIDED_CONTAINED.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..core.jit import njit
 from ..core.layout import STAT_BV_TESTS, STAT_NODE_PAIRS, STAT_TRI_TESTS
 from ..core.linalg import map_triangle, relative_pose
 from ..core.tri_rows import box_misses, mapped_box_row, pop_pair, pose_code, root_pair, tri_row

@@ -45,11 +45,11 @@ on (serial only), each visit also adds 1 to ``visits_a[node]`` /
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ...constants import LEAF_FLAG, MODE_ANY, MODE_FIRST, MODE_SURFACE_PAIRS
 from ..build.rtree import RT_CAPACITY, RT_DEPTH_S, RT_DEPTH_T, RT_FACES, RT_SURFACES
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import relative_pose
 from ..core.tri_rows import mapped_box_row, tri_row
 from ..core.unlinked import call_unlinked, njit_driver

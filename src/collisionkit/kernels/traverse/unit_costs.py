@@ -11,10 +11,9 @@ its residual).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import BV_AABB, BV_OBB
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..triangle.tri_tri import tri_tri_intersect_tuples
 from ..volumes.dispatch import overlap_other
 from .descent import _aabb_overlap, _obb_overlap

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit, prange
+from numba import prange
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 
 
 @njit_internal(nogil=True)

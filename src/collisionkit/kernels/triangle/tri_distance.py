@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 
 
 # forceinline (kernels/core/jit.py): a comparison, 5 sites per segment pair (issue 16: tiny, per triangle pair).

@@ -38,9 +38,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.lazy import njit_lazy
 from ..core.linalg import map_triangle, relative_pose
 from ..core.predicates import TRI_TUPLE, normal_products, orient2d, orient3d

@@ -35,10 +35,10 @@ EXACT: no fastmath: the exact predicates rely on IEEE round-to-nearest.
 
 from __future__ import annotations
 
-from numba import njit, types
+from numba import types
 
 from ...constants import TRI_TEST_GUIGUE, TRI_TEST_MOLLER
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.lazy import njit_lazy
 from ..core.predicates import (
     TRI_TUPLE,

@@ -18,8 +18,7 @@ cross product is caught by the slack.
 
 from __future__ import annotations
 
-from numba import njit
-
+from ..core.jit import njit
 from ..core.linalg import rotate_vector
 
 

@@ -41,9 +41,8 @@ and the overlap test widens every interval by slack * |n_j|_1.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 
 #: The 13 normals: 0-2 axes, 3-6 cube diagonals, 7-12 edge diagonals.
 NORMALS = np.array(

@@ -36,9 +36,8 @@ executed: early exits stop counting).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from .box import boxes_overlap
 
 OBB_TEST_SAT = 0

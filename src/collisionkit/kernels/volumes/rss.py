@@ -36,9 +36,8 @@ kind reuses the box test the descent already trusts.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import symmetric_eigen3
 from .box import boxes_overlap, frame_in_frame
 

@@ -28,10 +28,9 @@ order, which the breadth-first strategy caches on the mesh
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...constants import LEAF_FLAG
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from .sphere import circumcentre_offset
 
 _U = 2.0**-53

@@ -24,9 +24,8 @@ so no volume update is needed (like the AABB test, ``bv_updates`` stays 0).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ..core.jit import njit_internal
+from ..core.jit import njit, njit_internal
 from ..core.linalg import rotate_vector
 
 _U = 2.0**-53
