@@ -485,7 +485,7 @@ def block_compile_times() -> str:
     robot = [(name, cpu[k]) for k, name in calls.items() if k in cpu]
     said = [f"{name} {t:.0f}" for name, t in robot]
     planner = (", a planner's first " + ", ".join(said[:-1]) + (" and " if len(said) > 1 else "") + said[-1]) if said else ""
-    if "robot_motion" in cpu and "robot_motion_free" in cpu:  # the edge's witness confirmed by Robot.check, or none
+    if "robot_motion" in cpu and "robot_motion_free" in cpu:  # an edge with a witness, and a free one
         planner += f" (an edge with a witness; {cpu['robot_motion_free']:.0f} for a free one)"
     out = (
         f"About {first:.0f} CPU seconds before the first `intersects`, "
