@@ -39,11 +39,12 @@ A midpoint where a pair is at most m apart is a collision: the witness. The per-
 (``_search``) confirms it by ``Robot.check`` (``check_with_margin`` when a margin or padding
 is set). The compiled search (below) confirms it where it finds it: a pair is a hit only when
 the distance kernel measured two real points of its shapes at most m apart at that very
-configuration (for m = 0, a triangle pair the exact intersection test calls crossing), or its
-oriented boxes lie within m of each other throughout, and the configuration it returns is
-the one it measured. Asking ``Robot.check`` again would compile the whole collision chain
-(``collide_task`` and the checker's driver: 3.4 CPU s of a first edge with a witness, and the
-margin kernel's chain, 3.3 more, for a margin) to repeat that answer (issue 32);
+configuration (for m = 0, a triangle pair the exact intersection test calls crossing), or no
+two points of its two oriented boxes are more than m apart, and the configuration it returns
+is the one it measured. Asking ``Robot.check`` again compiled the whole collision chain
+(``collide_task`` and the checker's driver: 2.8 CPU s of a first edge with a witness; with
+the margin kernel's chain, 6.2 of the robot_motion warm-up group) to repeat that answer
+(issue 32, ``benchmarks/results/compile_times.md`` stop 52);
 ``tests/test_robot_motion_compiled.py`` referees every witness with ``Robot.check``.
 
 Stopping (no resolution parameter; the constants below are limits of the search, not of
