@@ -327,6 +327,10 @@ def test_batch_drivers_call_their_chunk_unlinked_and_only_from_python():
         assert isinstance(fn, ast.FunctionDef)
         params = [a.arg for a in fn.args.args]
         calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "call_unlinked"]
+        declared = {c.py_func.__name__ for c in (d._chunk, *(m for m, _ in d._more_chunks))}
+        if d._more_chunks:  # a driver of several steps: it calls every chunk it declares, and only those
+            assert {c.args[0].id for c in calls} == declared, name  # type: ignore[attr-defined]
+            continue
         assert len(calls) == 1 and calls[0].args[0].id == d._chunk.py_func.__name__, name  # type: ignore[attr-defined]
         if d._chunk_args is not None:  # a one-call entry: it builds the chunk's arguments, typed by _chunk_args
             one_call += 1
@@ -365,10 +369,11 @@ def _calls_only_its_declared_slot(entry, sig, monkeypatch) -> None:
     calls another. (With every slot visible a mistake could pass: another driver of the same
     chunk may have published the types the body uses; a process loading the entry from the
     cache without that driver would then lack the slot its code names.)"""
-    declared = unlinked._slot_name(entry._chunk, (types.int64, types.int64, *entry._chunk_args(*sig)))
-    assert declared in unlinked.SLOTS  # the entry published it before it compiled
+    chunks = ((entry._chunk, entry._chunk_args), *entry._more_chunks)
+    declared = [unlinked._slot_name(c, (types.int64, types.int64, *f(*sig))) for c, f in chunks]
+    assert all(name in unlinked.SLOTS for name in declared)  # the entry published them before it compiled
     with monkeypatch.context() as m:
-        m.setattr(unlinked, "SLOTS", {declared: unlinked.SLOTS[declared]})
+        m.setattr(unlinked, "SLOTS", {name: unlinked.SLOTS[name] for name in declared})
         # numba keeps each intrinsic's typing per argument types: forget it, so the copy's
         # call is typed (and its slot looked up) again
         for template in cpu_target.typing_context.resolve_value_type(call_unlinked).templates:
@@ -380,7 +385,8 @@ def test_one_call_entries_call_the_chunk_slot_they_declare(monkeypatch):
     """A one-call entry (``njit_driver(chunk, chunk_args=f)``) builds its chunk's arguments
     itself; ``f`` must name their types, since the entry publishes the slot of ``f``'s types
     before it compiles or loads from the cache. Checked for the library's entries (the robot's
-    ``check_one``, ``check_one_sweep``, ``margin_one``, after a first use of each) and for a
+    ``check_one``, ``check_one_sweep``, ``margin_one``, and ``bfs_query_frontier``, whose
+    three chunk steps each have their types, after a first use of each) and for a
     small entry, which also answers for two input types; a mistyped ``f`` is refused."""
     from collisionkit.robot import checker as robot_checker
     from collisionkit.warmup import _arm_and_plate
@@ -395,8 +401,11 @@ def test_one_call_entries_call_the_chunk_slot_they_declare(monkeypatch):
         robot.check(q[0], w, self_collision=True)
     finally:
         robot_checker.SWEEP_MIN_LINKS = saved
+    from collisionkit.warmup import GROUPS
+
+    GROUPS["bfs"]()  # the breadth-first traversal's driver of three chunk steps
     entries = {n: d for n, d in kernel_dispatchers().items() if isinstance(d, DriverKernel) and d._chunk_args}
-    assert {n.split(".")[-1] for n in entries} >= {"check_one", "check_one_sweep", "margin_one"}
+    assert {n.split(".")[-1] for n in entries} >= {"check_one", "check_one_sweep", "margin_one", "bfs_query_frontier"}
     checked = 0
     for d in entries.values():
         for sig in d.signatures:

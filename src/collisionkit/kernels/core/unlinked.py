@@ -94,21 +94,31 @@ class DriverKernel(CPUDispatcher):
     _chunk: Any = None
     #: the chunk's argument types from the driver's (module notes); None: ``_chunk_types``
     _chunk_args: Callable[..., tuple] | None = None
+    #: further (chunk, argument types) a driver of several steps calls (``njit_driver``)
+    _more_chunks: tuple[tuple[Any, Callable[..., tuple]], ...] = ()
 
     def compile(self, sig: Any) -> Any:
         args, _ = sigutils.normalize_signature(sig)
         chunk_args = _chunk_types(tuple(args)) if self._chunk_args is None else self._chunk_args(*args)
         publish(self._chunk, (types.int64, types.int64, *chunk_args))
+        for chunk, more_args in self._more_chunks:
+            publish(chunk, (types.int64, types.int64, *more_args(*args)))
         return super().compile(sig)
 
 
 def njit_driver(
-    chunk: Any, chunk_args: Callable[..., tuple] | None = None, **options: Any
+    chunk: Any,
+    chunk_args: Callable[..., tuple] | None = None,
+    *,
+    more_chunks: tuple[tuple[Any, Callable[..., tuple]], ...] = (),
+    **options: Any,
 ) -> Callable[[Callable[..., Any]], DriverKernel]:
     """``@njit(cache=True, nogil=True, **options)`` for a driver that calls ``chunk`` through
     ``call_unlinked`` (module notes). ``chunk_args``: for a one-call entry, a function from its
     argument types to the chunk's (less ``c`` and ``nchunks``); a type it gets wrong makes
-    ``call_unlinked`` refuse at compile time (no published slot), never a wrong call."""
+    ``call_unlinked`` refuse at compile time (no published slot), never a wrong call.
+    ``more_chunks``: (chunk, function) pairs of the same kind for a driver that runs several
+    steps, each over chunks (the breadth-first traversal's levels: ``traverse/bfs.py``)."""
 
     def decorate(func: Callable[..., Any]) -> DriverKernel:
         options.setdefault("nogil", True)
@@ -116,6 +126,7 @@ def njit_driver(
         dispatcher.__class__ = DriverKernel  # same layout: a subclass that only adds compile
         dispatcher._chunk = chunk
         dispatcher._chunk_args = chunk_args
+        dispatcher._more_chunks = tuple(more_chunks)
         return dispatcher
 
     return decorate

@@ -51,7 +51,7 @@ centres are mapped, as in the default AABB test).
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from numba import prange, types
 
 from ...constants import LEAF_FLAG, MODE_ALL, MODE_ANY
 from ..core.jit import njit, njit_internal
@@ -380,7 +380,41 @@ def _leaf_chunk(
 # keys out in serial order) are chunk kernels already; what stays is the level loop: its
 # prange launches and the serial steps between them that size the shared buffers, which a
 # split would pass around as a dozen array arguments per level.
-@njit(cache=True, nogil=True, parallel=True)
+# The level steps' argument types from ``bfs_query_frontier``'s (its chunks are called through
+# slots: ``core/unlinked.py``); the driver's own arrays and ``_setup``'s pose terms.
+_I32_2 = types.Array(types.int32, 2, "C")
+_I64_1 = types.Array(types.int64, 1, "C")
+_I64_2 = types.Array(types.int64, 2, "C")
+_F9 = types.UniTuple(types.float64, 9)
+_F3 = types.UniTuple(types.float64, 3)
+_I64 = types.int64
+
+
+def _expand_types(*a: types.Type) -> tuple:
+    """``_expand_chunk``'s arguments less (c, nch), from the driver's argument types ``a``."""
+    return (_I32_2, _I64, _I32_2, _I64, _I32_2, _I64_2, _I64_2, a[0], a[1], _I64, a[8], a[9], _I64, _F9, _F9, _F3,
+            types.float64, a[17], a[18])  # fmt: skip
+
+
+def _compact_types(*a: types.Type) -> tuple:
+    """``_compact_chunk``'s arguments less (c, nch)."""
+    return (_I64, _I64, _I32_2, _I32_2, _I64_2, _I64_2, _I32_2, _I32_2)
+
+
+def _leaf_types(*a: types.Type) -> tuple:
+    """``_leaf_chunk``'s arguments less (c, lch)."""
+    return (_I32_2, _I64, _I64_1, _I64_1, _I64_1, _I64_2, _I64_1, a[0], a[1], a[2], a[3], a[4], _I64, _I64, a[8],
+            a[10], a[11], a[12], _I64, _I64, _I64, _F9, _F3, types.float64, a[19], a[20], a[21], a[22])  # fmt: skip
+
+
+# NOTE: a driver of three chunk steps (the level's volume tests, its compaction, its leaf
+# pairs), each called through a slot: linked, numba optimised and generated each chunk's
+# whole chain again in the driver and in each of its three parallel loops (the bfs warm-up
+# group's largest compile, issue 32)
+@njit_driver(
+    _expand_chunk, _expand_types, more_chunks=((_compact_chunk, _compact_types), (_leaf_chunk, _leaf_types)),
+    parallel=True,
+)
 def bfs_query_frontier(
     topo_a, bv_a, tris_a, ids_a, sph_a, meta_a, scale_a, poses_a,
     topo_b, bv_b, tris_b, ids_b, sph_b, meta_b, scale_b, poses_b,
@@ -449,13 +483,17 @@ def bfs_query_frontier(
             nch = one
             if m >= min_frontier:
                 nch = min(max_chunks, max(2, -(-m // 64)))
+            # NOTE: each call builds its argument tuple (a tuple made before a prange is passed
+            # to the parallel loop's body as one argument, which numba's gufuncs refuse)
             if nch == 1:
-                _expand_chunk(zero, one, cur, m, nxt, grow, leaves, cnt, cstats,
-                              topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack, volumes, thr)
+                call_unlinked(_expand_chunk, zero, one, (
+                    cur, m, nxt, grow, leaves, cnt, cstats, topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack,
+                    volumes, thr))  # fmt: skip
             else:
                 for c in prange(nch):
-                    _expand_chunk(np.int64(c), nch, cur, m, nxt, grow, leaves, cnt, cstats,
-                                  topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack, volumes, thr)
+                    call_unlinked(_expand_chunk, np.int64(c), nch, (
+                        cur, m, nxt, grow, leaves, cnt, cstats, topo_a, bv_a, na0, topo_b, bv_b, nb0, R, AbsR, t, slack,
+                        volumes, thr))  # fmt: skip
             # -- 2. prefix sums, then compaction in chunk order
             nn = zero
             nl = zero
@@ -477,7 +515,7 @@ def bfs_query_frontier(
                 if ll.shape[0] < nl:
                     ll = np.empty((2 * nl, 2), np.int32)
                 for c in prange(nch):
-                    _compact_chunk(np.int64(c), nch, m, grow, nxt, leaves, cnt, off, cur, ll)
+                    call_unlinked(_compact_chunk, np.int64(c), nch, (m, grow, nxt, leaves, cnt, off, cur, ll))
             m = nn
             if nl == 0:
                 continue
@@ -500,14 +538,14 @@ def bfs_query_frontier(
             if scratch.shape[0] < koff[lch]:
                 scratch = np.empty(2 * koff[lch], np.int64)
             if lch == 1:
-                _leaf_chunk(zero, one, ll, nl, koff, scratch, kf, cstats, stop,
-                            topo_a, bv_a, tris_a, ids_a, sph_a, na0, ta0, topo_b, tris_b, ids_b, sph_b, nb0, tb0, faces_b,
-                            R, t, slack, tri_spheres, tri_test, mode, max_pairs)
+                call_unlinked(_leaf_chunk, zero, one, (
+                    ll, nl, koff, scratch, kf, cstats, stop, topo_a, bv_a, tris_a, ids_a, sph_a, na0, ta0, topo_b, tris_b,
+                    ids_b, sph_b, nb0, tb0, faces_b, R, t, slack, tri_spheres, tri_test, mode, max_pairs))  # fmt: skip
             else:
                 for c in prange(lch):
-                    _leaf_chunk(np.int64(c), lch, ll, nl, koff, scratch, kf, cstats, stop,
-                                topo_a, bv_a, tris_a, ids_a, sph_a, na0, ta0, topo_b, tris_b, ids_b, sph_b, nb0, tb0, faces_b,
-                                R, t, slack, tri_spheres, tri_test, mode, max_pairs)
+                    call_unlinked(_leaf_chunk, np.int64(c), lch, (
+                        ll, nl, koff, scratch, kf, cstats, stop, topo_a, bv_a, tris_a, ids_a, sph_a, na0, ta0, topo_b,
+                        tris_b, ids_b, sph_b, nb0, tb0, faces_b, R, t, slack, tri_spheres, tri_test, mode, max_pairs))  # fmt: skip
             # -- 4. keys out in chunk order (the serial discovery order)
             for c in range(lch):
                 for i in range(kf[c]):
