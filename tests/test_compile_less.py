@@ -217,7 +217,7 @@ def test_no_callee_inherits_borrowing():
 
 
 def test_every_kernel_is_compiled_without_the_c_callable_wrapper():
-    """``kernels/core/jit.njit`` sets ``no_cfunc_wrapper`` (the wrapper cost 6-7% of a first
+    """``kernels/core/jit.njit`` sets ``no_cfunc_wrapper`` (the wrapper cost about 6% of a first
     edge check's compile): every kernel module imports it, none numba's own ``njit``."""
     found = kernel_dispatchers()
     assert len(found) > 300, len(found)  # the walk finds them

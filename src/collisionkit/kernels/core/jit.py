@@ -3,9 +3,9 @@
 ``njit`` is numba's, less the C-callable wrapper: for every function it compiles numba also
 builds a ``cfunc`` wrapper (a plain C entry point, for numba's first-class function values
 and ``@cfunc``-style callers). collisionkit never takes a kernel's C address that way (its
-slots call the native function: ``core/slots.py``), and building that wrapper cost 6-7% of a
-first edge check's compile from an empty cache (first-robot-motion-free 15.4 -> 14.5 CPU s,
-two runs each, 2026-12-08). ``no_cfunc_wrapper=True`` drops it for every collisionkit kernel;
+slots call the native function: ``core/slots.py``), and building that wrapper cost about 6% of a
+first edge check's compile from an empty cache (first-robot-motion-free 16.0 -> 15.1 CPU s,
+means of three interleaved runs, 2026-12-08). ``no_cfunc_wrapper=True`` drops it for every collisionkit kernel;
 every kernel module imports ``njit`` from here (``tests/test_compile_less.py`` checks both).
 
 For every function it compiles, numba also builds a CPython wrapper that unboxes the
