@@ -376,10 +376,6 @@ def _leaf_chunk(
     cstats[c, STAT_TRI_TESTS] += n_tri
 
 
-# LENGTH (~140 lines): the four phases of one frontier level (expand, compact, leaf tests,
-# keys out in serial order) are chunk kernels already; what stays is the level loop: its
-# prange launches and the serial steps between them that size the shared buffers, which a
-# split would pass around as a dozen array arguments per level.
 # The level steps' argument types from ``bfs_query_frontier``'s (its chunks are called through
 # slots: ``core/unlinked.py``); the driver's own arrays and ``_setup``'s pose terms.
 _I32_2 = types.Array(types.int32, 2, "C")
@@ -387,26 +383,30 @@ _I64_1 = types.Array(types.int64, 1, "C")
 _I64_2 = types.Array(types.int64, 2, "C")
 _F9 = types.UniTuple(types.float64, 9)
 _F3 = types.UniTuple(types.float64, 3)
-_I64 = types.int64
+_INT = types.int64
 
 
 def _expand_types(*a: types.Type) -> tuple:
     """``_expand_chunk``'s arguments less (c, nch), from the driver's argument types ``a``."""
-    return (_I32_2, _I64, _I32_2, _I64, _I32_2, _I64_2, _I64_2, a[0], a[1], _I64, a[8], a[9], _I64, _F9, _F9, _F3,
+    return (_I32_2, _INT, _I32_2, _INT, _I32_2, _I64_2, _I64_2, a[0], a[1], _INT, a[8], a[9], _INT, _F9, _F9, _F3,
             types.float64, a[17], a[18])  # fmt: skip
 
 
 def _compact_types(*a: types.Type) -> tuple:
     """``_compact_chunk``'s arguments less (c, nch)."""
-    return (_I64, _I64, _I32_2, _I32_2, _I64_2, _I64_2, _I32_2, _I32_2)
+    return (_INT, _INT, _I32_2, _I32_2, _I64_2, _I64_2, _I32_2, _I32_2)
 
 
 def _leaf_types(*a: types.Type) -> tuple:
     """``_leaf_chunk``'s arguments less (c, lch)."""
-    return (_I32_2, _I64, _I64_1, _I64_1, _I64_1, _I64_2, _I64_1, a[0], a[1], a[2], a[3], a[4], _I64, _I64, a[8],
-            a[10], a[11], a[12], _I64, _I64, _I64, _F9, _F3, types.float64, a[19], a[20], a[21], a[22])  # fmt: skip
+    return (_I32_2, _INT, _I64_1, _I64_1, _I64_1, _I64_2, _I64_1, a[0], a[1], a[2], a[3], a[4], _INT, _INT, a[8],
+            a[10], a[11], a[12], _INT, _INT, _INT, _F9, _F3, types.float64, a[19], a[20], a[21], a[22])  # fmt: skip
 
 
+# LENGTH (~140 lines): the four phases of one frontier level (expand, compact, leaf tests,
+# keys out in serial order) are chunk kernels already; what stays is the level loop: its
+# prange launches and the serial steps between them that size the shared buffers, which a
+# split would pass around as a dozen array arguments per level.
 # NOTE: a driver of three chunk steps (the level's volume tests, its compaction, its leaf
 # pairs), each called through a slot: linked, numba optimised and generated each chunk's
 # whole chain again in the driver and in each of its three parallel loops (the bfs warm-up
